@@ -1,0 +1,69 @@
+# rcamesh Makefile. `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+# Tools from the pinned tools module (outside the workspace on purpose).
+TOOL := GOWORK=off $(GO) tool -modfile=tools/go.mod
+GATEWAY_V1 := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
+BENCHMARKS ?= ../shared/benchmarks
+BIN := bin/rcamesh
+
+.PHONY: help
+help: ## List the targets.
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+.cache/googleapis/google/api/annotations.proto:
+	@dir=$$(GOWORK=off GOFLAGS=-mod=mod $(GO) mod download -json $(GATEWAY_V1) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	  test -n "$$dir" || { echo "cannot download $(GATEWAY_V1)"; exit 1; }; \
+	  mkdir -p .cache/googleapis/google/api; \
+	  cp $$dir/third_party/googleapis/google/api/{annotations,http,httpbody}.proto .cache/googleapis/google/api/; \
+	  chmod -R u+w .cache/googleapis
+
+.PHONY: googleapis
+googleapis: .cache/googleapis/google/api/annotations.proto ## Copy google/api protos from the Go module cache.
+
+.PHONY: generate
+generate: googleapis ## Regenerate gen/ from proto/ (offline, local plugins).
+	$(TOOL) buf format -w proto
+	$(TOOL) buf generate
+
+.PHONY: check-generate
+check-generate: generate ## Fail when regeneration changes anything.
+	@git diff --exit-code -- gen proto || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- gen)" || { git status --porcelain -- gen; echo "untracked generated files"; exit 1; }
+
+.PHONY: lint
+lint: googleapis ## go vet, buf lint, buf format.
+	$(GO) vet ./...
+	$(TOOL) buf lint proto
+	$(TOOL) buf format -d --exit-code proto
+
+.PHONY: build
+build: ## Build the rcamesh binary into bin/.
+	$(GO) build -o $(BIN) ./cmd/rcamesh
+
+.PHONY: run
+run: build ## Investigate the bundled demo scenario (all services, embedded NATS).
+	$(BIN) investigate --format md
+
+.PHONY: test
+test: ## Unit tests (fast; -short skips the slow ones).
+	$(GO) test -short ./...
+
+.PHONY: test-integration
+test-integration: ## All tests, including the ones that start real servers.
+	$(GO) test -count=1 -timeout 40m ./...
+
+.PHONY: test-all
+test-all: lint check-generate test-integration ## What CI runs.
+
+.PHONY: bench
+bench: ## Benchmarks.
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: eval
+eval: build ## Run the evaluation suites and print their tables.
+	$(BIN) eval --benchmarks $(BENCHMARKS) --out eval-results
+
+.PHONY: clean
+clean: ## Remove build outputs.
+	rm -rf bin .cache eval-results

@@ -1,0 +1,330 @@
+// Package facts holds the structured evidence that tool handlers extract and
+// detectors reason over. A tool puts its facts into ToolResult.metadata (as
+// JSON objects under well-known keys); detectors decode them back with
+// Decode. The types are the contract between the tools service and the
+// rules engine: add fields, never rename them.
+package facts
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Metadata keys under which tools publish facts in ToolResult.metadata.
+const (
+	KeyPods        = "pods"         // []Pod
+	KeyEvents      = "events"       // []Event
+	KeyNodes       = "nodes"        // []Node
+	KeyDeployments = "deployments"  // []Deployment
+	KeyResources   = "resources"    // []Resource (describe_resource)
+	KeyLogLines    = "log_lines"    // []LogLine (pod logs and log search hits)
+	KeySeries      = "series"       // []Series (query_prometheus, database metrics)
+	KeyDeploys     = "deploys"      // []Deploy
+	KeyCommits     = "commits"      // []Commit
+	KeyTopQueries  = "top_queries"  // []TopQuery
+	KeyDBEvents    = "db_events"    // []DBEvent
+	KeyMonitors    = "monitors"     // []Monitor
+	KeyQuery       = "query"        // string: the query a tool ran (PromQL, query_string, ...)
+	KeyResolvedPod = "resolved_pod" // string: a wildcard resolved to this pod
+)
+
+// Condition is a Kubernetes-style condition.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Container is one container of a pod.
+type Container struct {
+	Name         string `json:"name"`
+	Image        string `json:"image,omitempty"`
+	Ready        bool   `json:"ready"`
+	RestartCount int32  `json:"restart_count"`
+	// State is running, waiting or terminated.
+	State    string `json:"state,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
+	ExitCode *int32 `json:"exit_code,omitempty"`
+	// Last termination (lastState.terminated).
+	LastReason     string     `json:"last_reason,omitempty"`
+	LastExitCode   *int32     `json:"last_exit_code,omitempty"`
+	LastFinishedAt *time.Time `json:"last_finished_at,omitempty"`
+	LastMessage    string     `json:"last_message,omitempty"`
+	// Resources as quantity strings ("512Mi", "500m").
+	RequestsCPU    string `json:"requests_cpu,omitempty"`
+	RequestsMemory string `json:"requests_memory,omitempty"`
+	LimitsCPU      string `json:"limits_cpu,omitempty"`
+	LimitsMemory   string `json:"limits_memory,omitempty"`
+	// Probes, as short human text ("http-get :8080/healthz delay=0s period=10s timeout=1s failure=3").
+	LivenessProbe  string `json:"liveness_probe,omitempty"`
+	ReadinessProbe string `json:"readiness_probe,omitempty"`
+	// Env var names and the ConfigMaps/Secrets the container reads (names only, never values).
+	ConfigMaps []string `json:"config_maps,omitempty"`
+	Secrets    []string `json:"secrets,omitempty"`
+}
+
+// Pod is the status of one pod.
+type Pod struct {
+	Namespace  string            `json:"namespace"`
+	Name       string            `json:"name"`
+	Node       string            `json:"node,omitempty"`
+	Phase      string            `json:"phase,omitempty"`
+	Ready      bool              `json:"ready"`
+	Restarts   int32             `json:"restarts"`
+	Reason     string            `json:"reason,omitempty"`
+	Message    string            `json:"message,omitempty"`
+	StartTime  *time.Time        `json:"start_time,omitempty"`
+	CreatedAt  *time.Time        `json:"created_at,omitempty"`
+	OwnerKind  string            `json:"owner_kind,omitempty"`
+	OwnerName  string            `json:"owner_name,omitempty"`
+	Workload   string            `json:"workload,omitempty"` // owning Deployment/StatefulSet/DaemonSet name when known
+	Labels     map[string]string `json:"labels,omitempty"`
+	Containers []Container       `json:"containers,omitempty"`
+	Conditions []Condition       `json:"conditions,omitempty"`
+	OOMKilled  bool              `json:"oom_killed"`
+}
+
+// Event is a Kubernetes event.
+type Event struct {
+	Namespace    string     `json:"namespace,omitempty"`
+	Type         string     `json:"type"` // Normal or Warning
+	Reason       string     `json:"reason"`
+	Message      string     `json:"message"`
+	InvolvedKind string     `json:"involved_kind,omitempty"`
+	InvolvedName string     `json:"involved_name,omitempty"`
+	Count        int32      `json:"count,omitempty"`
+	FirstSeen    *time.Time `json:"first_seen,omitempty"`
+	LastSeen     *time.Time `json:"last_seen,omitempty"`
+	Source       string     `json:"source,omitempty"`
+}
+
+// Node is the health of one node.
+type Node struct {
+	Name          string            `json:"name"`
+	Ready         bool              `json:"ready"`
+	Unschedulable bool              `json:"unschedulable,omitempty"`
+	Conditions    []Condition       `json:"conditions,omitempty"`
+	Taints        []string          `json:"taints,omitempty"`
+	Capacity      map[string]string `json:"capacity,omitempty"`
+	Allocatable   map[string]string `json:"allocatable,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	InstanceType  string            `json:"instance_type,omitempty"`
+}
+
+// Deployment is the rollout state of a workload.
+type Deployment struct {
+	Namespace           string      `json:"namespace"`
+	Name                string      `json:"name"`
+	Replicas            int32       `json:"replicas"`
+	ReadyReplicas       int32       `json:"ready_replicas"`
+	UpdatedReplicas     int32       `json:"updated_replicas"`
+	AvailableReplicas   int32       `json:"available_replicas"`
+	UnavailableReplicas int32       `json:"unavailable_replicas"`
+	Revision            string      `json:"revision,omitempty"`
+	Images              []string    `json:"images,omitempty"`
+	Conditions          []Condition `json:"conditions,omitempty"`
+	Generation          int64       `json:"generation,omitempty"`
+	ObservedGeneration  int64       `json:"observed_generation,omitempty"`
+	// RolloutHistory lists ReplicaSet revisions, oldest first, when known.
+	RolloutHistory []Revision `json:"rollout_history,omitempty"`
+}
+
+// Revision is one ReplicaSet revision of a Deployment.
+type Revision struct {
+	Revision  string     `json:"revision"`
+	Name      string     `json:"name"`
+	Images    []string   `json:"images,omitempty"`
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	Replicas  int32      `json:"replicas"`
+}
+
+// Resource is the result of describing any Kubernetes object.
+type Resource struct {
+	Kind       string            `json:"kind"`
+	Namespace  string            `json:"namespace,omitempty"`
+	Name       string            `json:"name"`
+	Conditions []Condition       `json:"conditions,omitempty"`
+	Signals    []string          `json:"signals,omitempty"` // key findings, one line each
+	Data       map[string]string `json:"data,omitempty"`    // ConfigMap data (never Secret values)
+	Events     []Event           `json:"events,omitempty"`
+}
+
+// LogLine is one log record, from pod logs or a log search.
+type LogLine struct {
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+	Namespace string     `json:"namespace,omitempty"`
+	Service   string     `json:"service,omitempty"`
+	Pod       string     `json:"pod,omitempty"`
+	Container string     `json:"container,omitempty"`
+	Level     string     `json:"level,omitempty"` // ERROR, WARN, INFO, DEBUG, FATAL
+	Message   string     `json:"message"`
+	Source    string     `json:"source,omitempty"` // evidence source stem
+	Previous  bool       `json:"previous,omitempty"`
+}
+
+// Point is one sample.
+type Point struct {
+	T time.Time `json:"t"`
+	V float64   `json:"v"`
+}
+
+// Series is one time series with its statistics (seed 001 section 7.3, query_prometheus).
+type Series struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Unit   string            `json:"unit,omitempty"`
+	Count  int               `json:"count"`
+	Latest float64           `json:"latest"`
+	Peak   float64           `json:"peak"`
+	PeakAt *time.Time        `json:"peak_at,omitempty"`
+	Min    float64           `json:"min"`
+	Mean   float64           `json:"mean"`
+	Stddev float64           `json:"stddev"`
+	// Baseline is the mean of the first part of the window (before the anomaly).
+	Baseline float64 `json:"baseline"`
+	// Anomalies are points more than 2 stddev above the mean.
+	Anomalies []Point `json:"anomalies,omitempty"`
+	// Downsampled is a short series for sparklines.
+	Downsampled []Point `json:"downsampled,omitempty"`
+	// Shape is step, creep, spike, drop, flat or noisy; OnsetAt when the change began.
+	Shape   string     `json:"shape,omitempty"`
+	OnsetAt *time.Time `json:"onset_at,omitempty"`
+}
+
+// Deploy is one rollout.
+type Deploy struct {
+	ID               string     `json:"id,omitempty"`
+	Service          string     `json:"service"`
+	Namespace        string     `json:"namespace,omitempty"`
+	Revision         string     `json:"revision"`
+	PreviousRevision string     `json:"previous_revision,omitempty"`
+	StartedAt        *time.Time `json:"started_at,omitempty"`
+	FinishedAt       *time.Time `json:"finished_at,omitempty"`
+	IsRollback       bool       `json:"is_rollback"`
+	Image            string     `json:"image,omitempty"`
+	Status           string     `json:"status,omitempty"`
+}
+
+// CommitFile is one file a commit touched.
+type CommitFile struct {
+	Path       string `json:"path"`
+	ChangeType string `json:"change_type,omitempty"`
+	Additions  int    `json:"additions"`
+	Deletions  int    `json:"deletions"`
+}
+
+// Change types of commit files, classified at ingest (seed 003).
+const (
+	ChangeDBMigration    = "db_migration"
+	ChangeTimeoutRetry   = "timeout_retry"
+	ChangeConfig         = "config"
+	ChangeDependencyBump = "dependency_bump"
+	ChangeFeature        = "feature"
+	ChangeRefactor       = "refactor"
+)
+
+// Commit is one commit, summarised at push time.
+type Commit struct {
+	SHA         string       `json:"sha"`
+	Service     string       `json:"service,omitempty"`
+	Author      string       `json:"author,omitempty"`
+	Timestamp   *time.Time   `json:"timestamp,omitempty"`
+	Message     string       `json:"message,omitempty"`
+	ChangeTypes []string     `json:"change_types,omitempty"`
+	Files       []CommitFile `json:"files,omitempty"`
+	Summary     string       `json:"summary,omitempty"`
+	HasDiff     bool         `json:"has_diff"`
+	Diff        string       `json:"diff,omitempty"` // only when fetched on demand
+	// Removed is set when the commit was reverted by a rollback (the rollback removed it).
+	Removed bool `json:"removed,omitempty"`
+}
+
+// WaitEvent is a database wait event with its load.
+type WaitEvent struct {
+	Name string  `json:"name"`
+	Type string  `json:"type,omitempty"`
+	Load float64 `json:"load"`
+}
+
+// TopQuery is one statement of the database's top load (Performance Insights, pg_stat_statements).
+type TopQuery struct {
+	Instance    string      `json:"instance,omitempty"`
+	Statement   string      `json:"statement"`
+	Load        float64     `json:"load"` // average active sessions
+	CallsPerSec float64     `json:"calls_per_sec,omitempty"`
+	WaitEvents  []WaitEvent `json:"wait_events,omitempty"`
+}
+
+// DBEvent is a managed-database event (failover, storage, maintenance).
+type DBEvent struct {
+	Time       *time.Time `json:"time,omitempty"`
+	SourceID   string     `json:"source_id,omitempty"`
+	SourceType string     `json:"source_type,omitempty"`
+	Message    string     `json:"message"`
+	Categories []string   `json:"categories,omitempty"`
+}
+
+// Monitor is an alert rule or monitor and its state.
+type Monitor struct {
+	Name    string   `json:"name"`
+	Type    string   `json:"type,omitempty"`
+	Query   string   `json:"query,omitempty"`
+	Message string   `json:"message,omitempty"`
+	State   string   `json:"state,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+}
+
+// Put stores v under key in a metadata map (JSON round trip), creating it if nil.
+func Put(md map[string]any, key string, v any) (map[string]any, error) {
+	if md == nil {
+		md = map[string]any{}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return md, fmt.Errorf("facts: encode %s: %w", key, err)
+	}
+	var generic any
+	if err := json.Unmarshal(b, &generic); err != nil {
+		return md, fmt.Errorf("facts: encode %s: %w", key, err)
+	}
+	md[key] = generic
+	return md, nil
+}
+
+// ToStruct converts a metadata map into a protobuf Struct.
+func ToStruct(md map[string]any) (*structpb.Struct, error) {
+	if md == nil {
+		return &structpb.Struct{}, nil
+	}
+	s, err := structpb.NewStruct(md)
+	if err != nil {
+		return nil, fmt.Errorf("facts: metadata to struct: %w", err)
+	}
+	return s, nil
+}
+
+// Decode reads the facts stored under key in a metadata Struct into out
+// (a pointer to a slice or value of the type the key documents). A missing
+// key leaves out untouched and returns false.
+func Decode(md *structpb.Struct, key string, out any) (bool, error) {
+	if md == nil {
+		return false, nil
+	}
+	v, ok := md.GetFields()[key]
+	if !ok {
+		return false, nil
+	}
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return false, fmt.Errorf("facts: decode %s: %w", key, err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return false, fmt.Errorf("facts: decode %s: %w", key, err)
+	}
+	return true, nil
+}
