@@ -1,0 +1,64 @@
+// Package mesh holds the generated gRPC clients through which the five
+// services call each other. In all-in-one mode every client shares one
+// connection to the process's own gRPC server; in split mode each points at
+// the address of the process that runs that service. Either way calls go over
+// real gRPC, with the same interceptors and tracing.
+package mesh
+
+import (
+	"fmt"
+
+	"google.golang.org/grpc"
+
+	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
+	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+)
+
+// Service names, as used by -target and in guardrail ownership.
+const (
+	Router   = "router"
+	Tools    = "tools"
+	Critic   = "critic"
+	Brain    = "brain"
+	Delivery = "delivery"
+)
+
+// All lists the services in start order (dependencies first).
+var All = []string{Tools, Critic, Router, Delivery, Brain}
+
+// Clients are the generated clients of every service.
+type Clients struct {
+	Router   routerv1.RouterServiceClient
+	Tools    toolsv1.ToolsServiceClient
+	Critic   criticv1.CriticServiceClient
+	Brain    brainv1.BrainServiceClient
+	Delivery deliveryv1.DeliveryServiceClient
+}
+
+// NewClients builds clients from one connection per service. conns maps a
+// service name to its connection; a missing name is an error.
+func NewClients(conns map[string]grpc.ClientConnInterface) (Clients, error) {
+	for _, name := range All {
+		if conns[name] == nil {
+			return Clients{}, fmt.Errorf("mesh: no connection for service %q", name)
+		}
+	}
+	return Clients{
+		Router:   routerv1.NewRouterServiceClient(conns[Router]),
+		Tools:    toolsv1.NewToolsServiceClient(conns[Tools]),
+		Critic:   criticv1.NewCriticServiceClient(conns[Critic]),
+		Brain:    brainv1.NewBrainServiceClient(conns[Brain]),
+		Delivery: deliveryv1.NewDeliveryServiceClient(conns[Delivery]),
+	}, nil
+}
+
+// Shared builds clients that all use one connection (all-in-one mode).
+func Shared(cc grpc.ClientConnInterface) Clients {
+	c, _ := NewClients(map[string]grpc.ClientConnInterface{
+		Router: cc, Tools: cc, Critic: cc, Brain: cc, Delivery: cc,
+	})
+	return c
+}
