@@ -1,0 +1,486 @@
+// Package mutate rewrites a scenario folder consistently, so that the
+// evaluation can check that a score depends on the evidence and not on the
+// names and numbers of one recording: every namespace, service, workload,
+// pod, node, cluster, database and commit name is replaced (the same way in
+// the alert, the evidence and the answer), every timestamp is shifted by the
+// same offset, and monotonic Prometheus series (counters) are scaled by a
+// common factor, which keeps rates, ratios and shapes meaningful.
+package mutate
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Options control one mutation.
+type Options struct {
+	// Seed selects the replacement names; the same seed gives the same
+	// rewrite.
+	Seed uint64
+	// Shift moves every timestamp.
+	Shift time.Duration
+	// CounterScale multiplies the samples of monotonic Prometheus series.
+	CounterScale float64
+}
+
+// DefaultOptions derives options from a seed.
+func DefaultOptions(seed uint64) Options {
+	return Options{
+		Seed:         seed,
+		Shift:        time.Duration(17+seed%23)*24*time.Hour + time.Duration(seed%11)*time.Hour + 7*time.Minute,
+		CounterScale: 1 + float64(seed%5+1)/10,
+	}
+}
+
+// nameKeys are the fields whose values are entity names.
+var nameKeys = map[string]bool{
+	"name": true, "namespace": true, "node_name": true, "nodename": true, "node": true,
+	"pod": true, "pod_name": true, "service": true, "workload_name": true, "deployment": true,
+	"kube_namespace": true, "kube_deployment": true, "kube_pod": true, "kube_service": true,
+	"cluster": true, "cluster_name": true, "db_instance": true, "db_instance_identifier": true,
+	"dbinstanceidentifier": true, "source_identifier": true, "source_id": true, "instance": true,
+	"db_cluster": true, "job": true, "app": true, "container": true, "replicaset": true,
+	"statefulset": true, "daemonset": true, "host": true, "hostname": true,
+	"sha": true, "revision": true, "previous_revision": true,
+	"root_cause_entity": true, "acceptable_entities": true,
+}
+
+// skipValues are never rewritten: generic words that also appear as names.
+var skipValues = map[string]bool{
+	"": true, "default": true, "kube-system": true, "rds": true, "postgres": true, "true": true, "false": true,
+	"main": true, "app": true, "api": true, "web": true, "none": true, "null": true, "unknown": true,
+}
+
+// Scenario rewrites the scenario folder src into dst (created).
+func Scenario(src, dst string, opt Options) (map[string]string, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files[rel] = b
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mutate: read %s: %w", src, err)
+	}
+	// A scenario that inherits evidence from a base folder carries the
+	// base's files too, so the rewrite stays consistent.
+	if base := baseOf(files["scenario.yml"]); base != "" {
+		bdir := filepath.Join(filepath.Dir(src), base)
+		entries, err := os.ReadDir(bdir)
+		if err == nil {
+			for _, e := range entries {
+				if e.IsDir() || e.Name() == "answer.yml" || e.Name() == "alert.json" || e.Name() == "scenario.yml" {
+					continue
+				}
+				if _, ok := files[e.Name()]; ok {
+					continue
+				}
+				b, err := os.ReadFile(filepath.Join(bdir, e.Name()))
+				if err != nil {
+					return nil, fmt.Errorf("mutate: %w", err)
+				}
+				files[e.Name()] = b
+			}
+		}
+	}
+
+	names := map[string]bool{}
+	for rel, b := range files {
+		collectNames(rel, b, names)
+	}
+	mapping := buildMapping(names, opt.Seed)
+	repl := replacer(mapping)
+
+	for rel, b := range files {
+		s := string(b)
+		if rel == "scenario.yml" {
+			s = stripBase(s)
+		}
+		s = repl.Replace(s)
+		s = shiftTimestamps(s, opt.Shift)
+		if filepath.Base(rel) == "prometheus.json" {
+			out, err := rewritePrometheus([]byte(s), opt)
+			if err != nil {
+				return nil, fmt.Errorf("mutate: %s: %w", rel, err)
+			}
+			s = string(out)
+		}
+		target := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return nil, fmt.Errorf("mutate: %w", err)
+		}
+		// File names under pod_logs carry pod names too.
+		target = filepath.Join(filepath.Dir(target), repl.Replace(filepath.Base(target)))
+		if dir := filepath.Dir(rel); strings.HasPrefix(rel, "pod_logs") && dir != "pod_logs" {
+			target = filepath.Join(dst, "pod_logs", repl.Replace(filepath.Base(dir)), repl.Replace(filepath.Base(rel)))
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return nil, fmt.Errorf("mutate: %w", err)
+			}
+		}
+		if err := os.WriteFile(target, []byte(s), 0o644); err != nil {
+			return nil, fmt.Errorf("mutate: %w", err)
+		}
+	}
+	return mapping, nil
+}
+
+func baseOf(b []byte) string {
+	var m struct {
+		Base string `yaml:"base"`
+	}
+	if yaml.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	return m.Base
+}
+
+var baseLine = regexp.MustCompile(`(?m)^base:.*\n?`)
+
+func stripBase(s string) string { return baseLine.ReplaceAllString(s, "") }
+
+// collectNames finds entity names in a file: values of name-like keys in
+// JSON/YAML, label values in alerts, and pod names from pod_logs paths.
+func collectNames(rel string, b []byte, names map[string]bool) {
+	if strings.HasPrefix(rel, "pod_logs") {
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if len(parts) == 3 {
+			names[parts[1]] = true
+			pod := strings.TrimSuffix(parts[2], ".log")
+			pod = strings.TrimSuffix(pod, ".previous")
+			names[strings.SplitN(pod, ".", 2)[0]] = true
+		}
+		return
+	}
+	var v any
+	switch filepath.Ext(rel) {
+	case ".json":
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		walk(v, "", names)
+	case ".yml", ".yaml":
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		for {
+			var doc any
+			if err := dec.Decode(&doc); err != nil {
+				break
+			}
+			walk(doc, "", names)
+		}
+	}
+}
+
+func walk(v any, key string, names map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		// Kubernetes-style {Name: DBInstanceIdentifier, Value: x} dimensions.
+		if n, ok := x["Name"].(string); ok {
+			if val, ok := x["Value"].(string); ok && nameKeys[strings.ToLower(n)] {
+				addName(val, names)
+			}
+		}
+		_, dimension := x["Value"]
+		for k, c := range x {
+			if dimension && k == "Name" {
+				continue // a dimension's key (DBInstanceIdentifier) is not a name
+			}
+			walk(c, k, names)
+		}
+	case []any:
+		for _, c := range x {
+			walk(c, key, names)
+		}
+	case string:
+		lk := strings.ToLower(key)
+		if nameKeys[lk] {
+			if lk == "root_cause_entity" || lk == "acceptable_entities" {
+				// kind/namespace/name: the parts after the kind are names.
+				parts := strings.Split(x, "/")
+				for _, p := range parts[1:] {
+					addName(p, names)
+				}
+				return
+			}
+			addName(x, names)
+		}
+	}
+}
+
+var nameShape = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{2,252}$`)
+
+func addName(s string, names map[string]bool) {
+	s = strings.TrimSpace(s)
+	if skipValues[strings.ToLower(s)] || !nameShape.MatchString(s) {
+		return
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return
+	}
+	names[s] = true
+}
+
+var vocabulary = []string{
+	"amber", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
+	"kestrel", "lumen", "maple", "nimbus", "onyx", "pollen", "quartz", "raven", "sierra", "tundra",
+	"umber", "vega", "willow", "xenon", "yarrow", "zephyr", "atlas", "beacon", "cedar", "dune",
+}
+
+// buildMapping maps each name to a new name of the same shape: words are
+// replaced consistently (so a pod name keeps its workload's new name as its
+// prefix), hex-like and numeric parts are rewritten consistently too.
+func buildMapping(names map[string]bool, seed uint64) map[string]string {
+	words := map[string]string{}
+	used := map[string]bool{}
+	mapWord := func(w string) string {
+		lw := strings.ToLower(w)
+		if r, ok := words[lw]; ok {
+			return r
+		}
+		var r string
+		switch {
+		case isNumber(w):
+			r = permuteDigits(w, seed)
+		case isHexish(w):
+			r = permuteHex(w, seed)
+		case len(w) <= 2:
+			r = w
+		default:
+			h := hash(lw, seed)
+			for i := 0; ; i++ {
+				cand := vocabulary[(h+uint64(i))%uint64(len(vocabulary))]
+				if i >= len(vocabulary) {
+					cand = fmt.Sprintf("%s%d", cand, i)
+				}
+				if !used[cand] {
+					r = cand
+					break
+				}
+			}
+			used[r] = true
+		}
+		words[lw] = r
+		return r
+	}
+	out := map[string]string{}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, n := range sorted {
+		var b strings.Builder
+		start := 0
+		for i := 0; i <= len(n); i++ {
+			if i == len(n) || n[i] == '-' || n[i] == '.' || n[i] == '_' {
+				if i > start {
+					b.WriteString(mapWord(n[start:i]))
+				}
+				if i < len(n) {
+					b.WriteByte(n[i])
+				}
+				start = i + 1
+			}
+		}
+		if r := b.String(); r != n {
+			out[n] = r
+		}
+	}
+	return out
+}
+
+func isNumber(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isHexish: a generated suffix such as a ReplicaSet hash or a commit SHA.
+func isHexish(s string) bool {
+	if len(s) < 5 {
+		return false
+	}
+	digits := 0
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c >= 'a' && c <= 'z':
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+func permuteDigits(s string, seed uint64) string {
+	b := []byte(s)
+	for i := range b {
+		if i == 0 && len(b) > 1 {
+			continue // keep the leading digit: keeps magnitudes and no leading zero
+		}
+		b[i] = '0' + byte((uint64(b[i]-'0')+seed%9+1)%10)
+	}
+	return string(b)
+}
+
+func permuteHex(s string, seed uint64) string {
+	const alpha = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		idx := strings.IndexByte(alpha, c)
+		if idx < 0 {
+			continue
+		}
+		if c >= '0' && c <= '9' {
+			b[i] = '0' + byte((uint64(c-'0')+seed%7+3)%10)
+		} else {
+			b[i] = 'a' + byte((uint64(c-'a')+seed%11+5)%26)
+		}
+	}
+	return string(b)
+}
+
+func hash(s string, seed uint64) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s", seed, s)
+	return h.Sum64()
+}
+
+// replacer replaces longer names first and only whole names (not inside a
+// longer identifier).
+type nameReplacer struct {
+	re      *regexp.Regexp
+	mapping map[string]string
+}
+
+func replacer(mapping map[string]string) *nameReplacer {
+	keys := make([]string, 0, len(mapping))
+	for k := range mapping {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if len(keys[i]) != len(keys[j]) {
+			return len(keys[i]) > len(keys[j])
+		}
+		return keys[i] < keys[j]
+	})
+	if len(keys) == 0 {
+		return &nameReplacer{mapping: mapping}
+	}
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = regexp.QuoteMeta(k)
+	}
+	// Boundaries: not preceded or followed by a name character; longer
+	// names are tried first, so a pod name wins over its workload's prefix.
+	re := regexp.MustCompile(`(^|[^A-Za-z0-9_])(` + strings.Join(quoted, "|") + `)($|[^A-Za-z0-9_])`)
+	return &nameReplacer{re: re, mapping: mapping}
+}
+
+func (r *nameReplacer) Replace(s string) string {
+	if r.re == nil {
+		return s
+	}
+	// Matches can overlap at boundaries; loop until stable.
+	for i := 0; i < 4; i++ {
+		next := r.re.ReplaceAllStringFunc(s, func(m string) string {
+			sub := r.re.FindStringSubmatch(m)
+			return sub[1] + r.mapping[sub[2]] + sub[3]
+		})
+		if next == s {
+			break
+		}
+		s = next
+	}
+	return s
+}
+
+var isoTime = regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})\b`)
+
+func shiftTimestamps(s string, d time.Duration) string {
+	if d == 0 {
+		return s
+	}
+	return isoTime.ReplaceAllStringFunc(s, func(m string) string {
+		norm := strings.Replace(m, " ", "T", 1)
+		t, err := time.Parse(time.RFC3339Nano, norm)
+		if err != nil {
+			return m
+		}
+		out := t.Add(d)
+		layout := time.RFC3339
+		if strings.Contains(m, ".") {
+			layout = time.RFC3339Nano
+		}
+		res := out.In(t.Location()).Format(layout)
+		if strings.Contains(m, " ") {
+			res = strings.Replace(res, "T", " ", 1)
+		}
+		return res
+	})
+}
+
+// rewritePrometheus shifts sample times and scales monotonic series.
+func rewritePrometheus(b []byte, opt Options) ([]byte, error) {
+	var doc struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Metric map[string]string `json:"metric"`
+			Values [][2]any          `json:"values"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	secs := opt.Shift.Seconds()
+	for i := range doc.Result {
+		vals := doc.Result[i].Values
+		monotonic := len(vals) > 1
+		prev := -1e308
+		parsed := make([]float64, len(vals))
+		for j, v := range vals {
+			t, ok := v[0].(float64)
+			if !ok {
+				return nil, fmt.Errorf("sample time %v is not a number", v[0])
+			}
+			vals[j][0] = t + secs
+			s, _ := v[1].(string)
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, fmt.Errorf("sample value %q: %w", s, err)
+			}
+			parsed[j] = f
+			if f < prev {
+				monotonic = false
+			}
+			prev = f
+		}
+		if monotonic && opt.CounterScale > 0 && parsed[len(parsed)-1] > parsed[0] {
+			for j := range vals {
+				vals[j][1] = strconv.FormatFloat(parsed[j]*opt.CounterScale, 'f', -1, 64)
+			}
+		}
+	}
+	return json.Marshal(doc)
+}
