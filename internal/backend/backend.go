@@ -64,8 +64,9 @@ type PodLogReader interface {
 	PodLogs(ctx context.Context, namespace, pod string, opts PodLogOptions) (PodLog, error)
 }
 
-// Metrics is the subset of promv1.API the tools use. promv1.API satisfies it
-// as is, so the live backend is the real Prometheus HTTP client.
+// Metrics is the subset of promv1.API the tools use, without the
+// informational notices newer servers attach; the live backend adapts the
+// real Prometheus HTTP client to it (internal/backend/live).
 type Metrics interface {
 	Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error)
 	QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, error)
