@@ -1,0 +1,450 @@
+// rcamesh war room: watch and steer an investigation live. A plain client of
+// the public REST and streaming API (/api/v4); nothing private.
+import { html, render, useState, useEffect, useRef, useMemo, useCallback } from "/static/vendor/htm-preact-standalone-3.1.1.js";
+
+const DOMAINS = ["compute", "network", "storage", "control_plane", "security", "unknown"];
+const strip = (v, prefix) => (v || "").replace(prefix, "").toLowerCase();
+
+async function api(path, opts = {}) {
+  const res = await fetch(path, { headers: { "Content-Type": "application/json" }, ...opts });
+  const text = await res.text();
+  let body = {};
+  try { body = text ? JSON.parse(text) : {}; } catch { body = { message: text }; }
+  if (!res.ok) {
+    const err = new Error(body.message || `HTTP ${res.status}`);
+    err.status = res.status;
+    throw err;
+  }
+  return body;
+}
+
+function useRoute() {
+  const [hash, setHash] = useState(location.hash || "#/");
+  useEffect(() => {
+    const on = () => setHash(location.hash || "#/");
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  const m = hash.match(/^#\/s\/(.+)$/);
+  return m ? { page: "session", id: decodeURIComponent(m[1]) } : { page: "list" };
+}
+
+function App() {
+  const route = useRoute();
+  return route.page === "session" ? html`<${SessionPage} id=${route.id} />` : html`<${SessionList} />`;
+}
+
+function Header({ title, conn }) {
+  return html`<header class="top"><h1><a href="#/" class="home">rcamesh</a> · ${title}</h1>
+    ${conn && html`<span class=${"conn " + conn} data-testid="conn">${conn === "live" ? "live" : "reconnecting…"}</span>`}</header>`;
+}
+
+function SessionList() {
+  const [sessions, setSessions] = useState(null);
+  const [error, setError] = useState("");
+  useEffect(() => {
+    let stop = false;
+    const load = async () => {
+      try { const r = await api("/api/v4/sessions?limit=200"); if (!stop) { setSessions(r.sessions || []); setError(""); } }
+      catch (e) { if (!stop) setError(e.message); }
+    };
+    load();
+    const t = setInterval(load, 3000);
+    return () => { stop = true; clearInterval(t); };
+  }, []);
+  return html`<${Header} title="sessions" />
+  <main>
+    ${error && html`<div class="error" role="alert">${error}</div>`}
+    ${sessions === null ? html`<p>Loading…</p>` : sessions.length === 0 ? html`<p>No alerts received yet. Post one to <code>/api/v4/alerts</code>.</p>` :
+    html`<table class="sessions"><thead><tr><th>session</th><th>state</th><th>service</th><th>pins</th><th>root cause</th><th>confidence</th><th>updated</th></tr></thead><tbody>
+      ${sessions.map(s => html`<tr key=${s.session_id}>
+        <td><a href=${"#/s/" + encodeURIComponent(s.session_id)} data-testid="session-link">${s.title || s.session_id}</a></td>
+        <td><span class=${"badge " + (s.state || "").toLowerCase()}>${s.state || "?"}</span></td>
+        <td>${[s.namespace, s.service].filter(Boolean).join("/")}</td>
+        <td>${s.pins || 0}</td>
+        <td>${s.root_cause || ""}</td>
+        <td>${s.confidence ? Math.round(s.confidence * 100) + "%" : ""}</td>
+        <td>${s.updated_at ? new Date(s.updated_at).toLocaleTimeString() : ""}</td></tr>`)}
+    </tbody></table>`}
+  </main>`;
+}
+
+// Live pin events: replay from the last sequence seen, follow, reconnect.
+function usePinStream(sessionId, onLifecycle) {
+  const [pins, setPins] = useState({});
+  const [conn, setConn] = useState("down");
+  const lastSeq = useRef(0);
+  const lifecycleRef = useRef(onLifecycle);
+  lifecycleRef.current = onLifecycle;
+  useEffect(() => {
+    let stopped = false;
+    let ctrl = null;
+    const apply = (ev) => {
+      const seq = Number(ev.sequence || 0);
+      if (seq && seq <= lastSeq.current) return; // already applied
+      if (seq) lastSeq.current = seq;
+      if (ev.pin && ev.pin.pin) {
+        const p = ev.pin.pin;
+        setPins(prev => {
+          const old = prev[p.id];
+          if (old && Number(old.version || 0) > Number(p.version || 0)) return prev;
+          return { ...prev, [p.id]: { ...p, _kind: ev.pin.kind } };
+        });
+      } else if (ev.lifecycle && lifecycleRef.current) {
+        lifecycleRef.current(ev.lifecycle);
+      }
+    };
+    const run = async () => {
+      let backoff = 250;
+      while (!stopped) {
+        ctrl = new AbortController();
+        try {
+          const res = await fetch(`/api/v4/session/${encodeURIComponent(sessionId)}/events?from_sequence=${lastSeq.current + 1}`, { signal: ctrl.signal });
+          if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+          setConn("live");
+          backoff = 250;
+          const reader = res.body.getReader();
+          const dec = new TextDecoder();
+          let buf = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buf += dec.decode(value, { stream: true });
+            let nl;
+            while ((nl = buf.indexOf("\n")) >= 0) {
+              const line = buf.slice(0, nl).trim();
+              buf = buf.slice(nl + 1);
+              if (!line) continue;
+              let msg;
+              try { msg = JSON.parse(line); } catch { continue; }
+              if (msg.result && msg.result.event) apply(msg.result.event);
+            }
+          }
+        } catch (e) {
+          if (stopped) return;
+        }
+        if (stopped) return;
+        setConn("down");
+        await new Promise(r => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 4000);
+      }
+    };
+    run();
+    return () => { stopped = true; if (ctrl) ctrl.abort(); };
+  }, [sessionId]);
+  return { pins, conn };
+}
+
+function SessionPage({ id }) {
+  const [session, setSession] = useState(null);
+  const [tools, setTools] = useState([]);
+  const [chips, setChips] = useState([]);
+  const [diagnosis, setDiagnosis] = useState(null);
+  const [record, setRecord] = useState(null);
+  const [report, setReport] = useState(null);
+  const [tick, setTick] = useState(0);
+  const [highlight, setHighlight] = useState("");
+  const refresh = useCallback(() => setTick(t => t + 1), []);
+  const { pins, conn } = usePinStream(id, refresh);
+
+  useEffect(() => {
+    api(`/api/v4/session/${encodeURIComponent(id)}`).then(setSession).catch(() => setSession({ context: { session_id: id } }));
+  }, [id, tick]);
+  useEffect(() => { api(`/api/v4/session/${encodeURIComponent(id)}/tools`).then(r => setTools(r.tools || [])).catch(() => {}); }, [id, tick]);
+  const pinCount = Object.keys(pins).length;
+  const pinStates = Object.values(pins).map(p => p.validation_status).join(",");
+  useEffect(() => {
+    api(`/api/v4/session/${encodeURIComponent(id)}/suggestions`).then(r => setChips(r.chips || [])).catch(() => setChips([]));
+  }, [id, pinCount, pinStates]);
+  useEffect(() => {
+    api(`/api/v4/session/${encodeURIComponent(id)}/diagnosis`).then(r => setDiagnosis(r.diagnosis || null)).catch(() => {});
+    api(`/api/v4/session/${encodeURIComponent(id)}/record`).then(r => setRecord(r.record || null)).catch(() => {});
+    api(`/api/v4/session/${encodeURIComponent(id)}/report`).then(r => setReport(r.report || null)).catch(() => {});
+  }, [id, tick, pinCount]);
+
+  const ctx = useMemo(() => {
+    const c = { ...(session && session.context || {}), session_id: id };
+    const pods = new Set(c.pod_names || []), nss = new Set(c.discovered_namespaces || []);
+    for (const p of Object.values(pins)) {
+      if (p.namespace) nss.add(p.namespace);
+      if (p.resource_name && (p.source_tool || "").match(/pod/)) pods.add(p.resource_name);
+    }
+    c.pod_names = [...pods]; c.discovered_namespaces = [...nss];
+    return c;
+  }, [session, pins, id]);
+
+  const run = async (body) => {
+    const r = await api(`/api/v4/session/${encodeURIComponent(id)}/investigate`, { method: "POST", body: JSON.stringify({ ...body, context: ctx }) });
+    return r;
+  };
+
+  const focusPin = (pid) => {
+    setHighlight(pid);
+    const el = document.getElementById("pin-" + pid);
+    if (el) el.scrollIntoView({ behavior: "smooth", block: "center" });
+  };
+
+  const title = session && session.session ? (session.session.title || id) : id;
+  const latest = Object.values(pins).sort((a, b) => String(b.timestamp || "").localeCompare(String(a.timestamp || "")))[0];
+  return html`<${Header} title=${title} conn=${conn} />
+  <main>
+    <div class="layout">
+      <div>
+        <section class="panel"><h2>Quick actions</h2><${Toolbar} tools=${tools} ctx=${ctx} run=${run} /></section>
+        <section class="panel chat"><h2>Ask or command</h2><${ChatBox} tools=${tools} ctx=${ctx} sessionId=${id} run=${run} /></section>
+        <section class="panel"><h2>Evidence</h2>
+          <${EvidenceGrid} pins=${pins} highlight=${highlight} />
+          ${chips.length > 0 && html`<div class="chips" aria-label="suggestions">${latest ? html`<span class="answer">Next, based on the latest finding:</span>` : ""}
+            ${chips.map(c => html`<button key=${c.label + c.rule} data-testid="chip" onClick=${() => run({ quick_action: c.action }).catch(e => alert(e.message))}>${c.label}</button>`)}</div>`}
+        </section>
+      </div>
+      <div>
+        <section class="panel"><h2>Stages</h2><${Timeline} record=${record} /></section>
+        <section class="panel diag"><h2>Diagnosis</h2><${Diagnosis} d=${diagnosis} focusPin=${focusPin} /></section>
+        <section class="panel"><h2>Report</h2>${report && report.markdown ? html`
+          <button data-testid="download-report" onClick=${() => download(`rcamesh-${id}.md`, report.markdown)}>Download markdown</button>
+          <span class="answer">${report.silent ? " kept silent (below the confidence gate)" : ""}</span>` : html`<span class="answer">No report yet.</span>`}</section>
+      </div>
+    </div>
+  </main>`;
+}
+
+function download(name, text) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([text], { type: "text/markdown" }));
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+function missingContext(tool, ctx) {
+  return (tool.requires_context || []).filter(k => {
+    const v = ctx[k];
+    return v === undefined || v === "" || (Array.isArray(v) && v.length === 0);
+  });
+}
+
+function Toolbar({ tools, ctx, run }) {
+  const [open, setOpen] = useState(null);
+  const [error, setError] = useState("");
+  const [answer, setAnswer] = useState("");
+  const primary = tools.filter(t => !t.secondary);
+  return html`<div class="toolbar" role="toolbar" aria-label="quick actions">
+    ${primary.map(t => {
+      const missing = missingContext(t, ctx);
+      const disabled = t.available === false || missing.length > 0;
+      const why = t.available === false ? (t.unavailable_reason || "unavailable") : missing.length ? `needs context: ${missing.join(", ")}` : t.description;
+      return html`<button key=${t.intent} data-intent=${t.intent} disabled=${disabled} title=${why} aria-label=${t.label}
+        onClick=${() => { setError(""); setAnswer(""); setOpen(open === t.intent ? null : t.intent); }}>
+        <span class="icon" aria-hidden="true">${t.icon || "•"}</span>${t.label}</button>`;
+    })}
+  </div>
+  ${open && html`<${ParamForm} tool=${tools.find(t => t.intent === open)} ctx=${ctx}
+      onCancel=${() => setOpen(null)}
+      onSubmit=${async (params) => {
+        try {
+          const r = await run({ quick_action: { intent: open, params } });
+          if (r.status === "INVESTIGATE_STATUS_UNRESOLVED" || r.error) { setError(r.error || r.answer || "could not run"); return; }
+          setOpen(null); setAnswer(r.answer || "");
+        } catch (e) { setError(e.message); }
+      }} />`}
+  ${error && html`<div class="error" role="alert" data-testid="form-error">${error}</div>`}
+  ${answer && html`<div class="answer">${answer}</div>`}`;
+}
+
+function ctxValue(ctx, key) {
+  if (!key) return "";
+  const v = ctx[key];
+  return Array.isArray(v) ? "" : (v || "");
+}
+
+function optionsFor(p, ctx) {
+  if (p.options && p.options.length) return p.options;
+  if (p.name === "pod") return ctx.pod_names || [];
+  if (p.name === "namespace") return ctx.discovered_namespaces || [];
+  return [];
+}
+
+function ParamForm({ tool, ctx, onSubmit, onCancel }) {
+  const params = tool.params_schema || [];
+  const [vals, setVals] = useState(() => Object.fromEntries(params.map(p => [p.name, ctxValue(ctx, p.default_from_context)])));
+  const first = useRef(null);
+  useEffect(() => { if (first.current) first.current.focus(); }, [tool.intent]);
+  const submit = (e) => {
+    e.preventDefault();
+    const out = {};
+    for (const p of params) {
+      const v = vals[p.name];
+      if (v === "" || v === undefined) continue;
+      if (p.type === "PARAM_TYPE_NUMBER") out[p.name] = Number(v);
+      else if (p.type === "PARAM_TYPE_BOOLEAN") out[p.name] = v === true || v === "true";
+      else out[p.name] = v;
+    }
+    onSubmit(out);
+  };
+  return html`<form class="params" onSubmit=${submit} onKeyDown=${e => e.key === "Escape" && onCancel()} aria-label=${tool.label + " parameters"} data-testid="param-form">
+    ${params.map((p, i) => {
+      const id = `f-${tool.intent}-${p.name}`;
+      const opts = optionsFor(p, ctx);
+      const set = (v) => setVals({ ...vals, [p.name]: v });
+      let input;
+      if (p.type === "PARAM_TYPE_BOOLEAN") {
+        input = html`<input id=${id} name=${p.name} type="checkbox" ref=${i === 0 ? first : null} checked=${vals[p.name] === true || vals[p.name] === "true"} onChange=${e => set(e.target.checked)} />`;
+      } else {
+        input = html`<input id=${id} name=${p.name} ref=${i === 0 ? first : null} list=${opts.length ? id + "-opts" : undefined}
+          type=${p.type === "PARAM_TYPE_NUMBER" ? "number" : "text"} placeholder=${p.placeholder || ""} value=${vals[p.name] || ""}
+          onInput=${e => set(e.target.value)} />
+          ${opts.length > 0 && html`<datalist id=${id + "-opts"}>${opts.map(o => html`<option value=${o} />`)}</datalist>`}`;
+      }
+      return html`<label for=${id} key=${p.name}>${p.name}${p.required ? " *" : ""}${input}</label>`;
+    })}
+    <button type="submit" data-testid="run">Run</button>
+    <button type="button" onClick=${onCancel}>Cancel</button>
+  </form>`;
+}
+
+// Slash-command palette with ghost-text templates; plain language goes to chat.
+function ChatBox({ tools, ctx, sessionId, run }) {
+  const [text, setText] = useState("");
+  const [sel, setSel] = useState(0);
+  const [error, setError] = useState("");
+  const [answer, setAnswer] = useState("");
+  const [busy, setBusy] = useState(false);
+  const input = useRef(null);
+  const commands = tools.filter(t => t.slash_command);
+  const word = text.startsWith("/") && !text.includes(" ") ? text : null;
+  const matches = word !== null ? commands.filter(t => t.slash_command.startsWith(word)) : [];
+  const current = text.startsWith("/") ? commands.find(t => text.split(" ")[0] === t.slash_command) : null;
+
+  // Template for the chosen command: params not typed yet, with context values.
+  const pending = useMemo(() => {
+    if (!current) return [];
+    const typed = new Set(text.split(/\s+/).slice(1).map(tok => tok.split("=")[0]));
+    return (current.params_schema || []).filter(p => (p.required || p.default_from_context) && !typed.has(p.name))
+      .map(p => `${p.name}=${ctxValue(ctx, p.default_from_context) || p.placeholder || "…"}`);
+  }, [current, text, ctx]);
+  const ghost = current && pending.length ? (text.endsWith(" ") ? "" : " ") + pending.join(" ") : "";
+
+  const choose = (t) => { setText(t.slash_command + " "); setSel(0); input.current && input.current.focus(); };
+  const submit = async () => {
+    const msg = text.trim();
+    if (!msg || busy) return;
+    setBusy(true); setError(""); setAnswer("");
+    try {
+      if (msg.startsWith("/")) {
+        const r = await run({ command: msg });
+        if (r.status === "INVESTIGATE_STATUS_UNRESOLVED" || r.status === "INVESTIGATE_STATUS_ERROR") setError(r.error || r.answer || "could not run");
+        else { setText(""); setAnswer(r.answer || `running ${r.intent}`); }
+      } else {
+        const r = await api(`/api/v4/session/${encodeURIComponent(sessionId)}/chat`, { method: "POST", body: JSON.stringify({ message: msg, context: ctx }) });
+        setAnswer(r.reply || "");
+        if (r.action && r.action.status === "INVESTIGATE_STATUS_EXECUTING") setText("");
+      }
+    } catch (e) { setError(e.message); }
+    setBusy(false);
+  };
+  const onKey = (e) => {
+    if (matches.length > 0 && word !== null) {
+      if (e.key === "ArrowDown") { e.preventDefault(); setSel((sel + 1) % matches.length); return; }
+      if (e.key === "ArrowUp") { e.preventDefault(); setSel((sel - 1 + matches.length) % matches.length); return; }
+      if (e.key === "Enter" || e.key === "Tab") { e.preventDefault(); choose(matches[Math.min(sel, matches.length - 1)]); return; }
+      if (e.key === "Escape") { setText(""); return; }
+    }
+    if (e.key === "Tab" && pending.length > 0) {
+      // Accept the next parameter of the template.
+      e.preventDefault();
+      setText((text.endsWith(" ") ? text : text + " ") + pending[0] + " ");
+      return;
+    }
+    if (e.key === "Enter") { e.preventDefault(); submit(); }
+  };
+  return html`<div class="inputwrap">
+      <input ref=${input} value=${text} onInput=${e => { setText(e.target.value); setSel(0); setError(""); }} onKeyDown=${onKey}
+        placeholder="Type / for commands, or ask in plain language" aria-label="command or question" data-testid="chat-input"
+        role="combobox" aria-expanded=${matches.length > 0} aria-controls="palette" aria-autocomplete="list" />
+      ${ghost && html`<div class="ghost" aria-hidden="true" data-testid="ghost"><span class="typed">${text}</span>${ghost}</div>`}
+      ${matches.length > 0 && html`<ul class="palette" id="palette" role="listbox" data-testid="palette">
+        ${matches.map((t, i) => html`<li key=${t.intent} role="option" aria-selected=${i === sel} onMouseDown=${e => { e.preventDefault(); choose(t); }}>
+          <strong>${t.slash_command}</strong><span class="usage">${t.usage || t.description}</span></li>`)}</ul>`}
+    </div>
+    ${error && html`<div class="error" role="alert" data-testid="chat-error">${error}</div>`}
+    ${answer && html`<div class="answer" data-testid="chat-answer">${answer}</div>`}`;
+}
+
+function Sparkline({ points }) {
+  if (!points || points.length < 2) return null;
+  const vs = points.map(p => Number(p.v));
+  const min = Math.min(...vs), max = Math.max(...vs), w = 220, h = 36;
+  const span = max - min || 1;
+  const d = vs.map((v, i) => `${(i / (vs.length - 1) * w).toFixed(1)},${(h - 2 - (v - min) / span * (h - 4)).toFixed(1)}`).join(" ");
+  return html`<svg class="spark" width=${w} height=${h} viewBox=${`0 0 ${w} ${h}`} role="img" aria-label="metric sparkline">
+    <polyline fill="none" stroke="#58a6ff" stroke-width="1.5" points=${d} /></svg>`;
+}
+
+function PinCard({ p, highlight }) {
+  const status = strip(p.validation_status, "VALIDATION_STATUS_");
+  const state = status === "validated" ? "validated" : status === "rejected" ? "rejected" : "pending";
+  const role = strip(p.causal_role, "CAUSAL_ROLE_");
+  const sev = strip(p.severity, "SEVERITY_");
+  const series = p.metadata && p.metadata.series && p.metadata.series[0];
+  return html`<article id=${"pin-" + p.id} class=${`card ${state} ${highlight === p.id ? "highlight" : ""}`} data-pin=${p.id} data-state=${state} data-tool=${p.source_tool}>
+    <div class="claim">${p.claim}</div>
+    <div class="meta">
+      <span>${p.source_tool}</span>
+      ${sev && html`<span class=${"sev-" + sev}>${sev}</span>`}
+      ${state === "validated" && role && html`<span class="badge role" data-testid="role">${role.replace("_", " ")}</span>`}
+      ${state === "pending" && html`<span class="badge">critic reviewing</span>`}
+      ${p.source === "SOURCE_MANUAL" && html`<span class="badge">manual</span>`}
+      <span title=${p.id}>${p.id.slice(0, 10)}</span>
+    </div>
+    ${series && html`<${Sparkline} points=${series.downsampled} />`}
+    ${(p.supporting_evidence || []).length > 0 && html`<ul class="snips">${p.supporting_evidence.slice(0, 4).map(s => html`<li>${s}</li>`)}</ul>`}
+    ${p.critic_rationale && html`<div class="answer">critic: ${p.critic_rationale}</div>`}
+    ${p.raw_output && html`<details><summary>view raw</summary><pre class="raw">${p.raw_output}</pre></details>`}
+  </article>`;
+}
+
+function EvidenceGrid({ pins, highlight }) {
+  const all = Object.values(pins).sort((a, b) => String(a.timestamp || "").localeCompare(String(b.timestamp || "")));
+  const active = all.filter(p => p.validation_status !== "VALIDATION_STATUS_REJECTED");
+  const rejected = all.filter(p => p.validation_status === "VALIDATION_STATUS_REJECTED");
+  if (all.length === 0) return html`<p class="answer">Waiting for evidence…</p>`;
+  const by = {};
+  for (const p of active) {
+    const d = strip(p.domain, "DOMAIN_") || "unknown";
+    (by[DOMAINS.includes(d) ? d : "unknown"] ||= []).push(p);
+  }
+  return html`<div class="grid" data-testid="evidence-grid">
+    ${DOMAINS.filter(d => by[d]).map(d => html`<div class="domain" key=${d}><h3>${d.replace("_", " ")}</h3>
+      ${by[d].map(p => html`<${PinCard} key=${p.id} p=${p} highlight=${highlight} />`)}</div>`)}
+  </div>
+  ${rejected.length > 0 && html`<details class="informational" data-testid="informational"><summary>Informational (${rejected.length} rejected by the critic)</summary>
+    ${rejected.map(p => html`<${PinCard} key=${p.id} p=${p} highlight=${highlight} />`)}</details>`}`;
+}
+
+function Timeline({ record }) {
+  if (!record || !(record.stages || []).length) return html`<span class="answer">No automated investigation yet.</span>`;
+  return html`<ol class="timeline" data-testid="timeline">${record.stages.map(s => html`<li class=${(s.status || "").toLowerCase()}>
+    <strong>${s.name}</strong> ${s.status ? html`<span class="answer">${s.status}</span>` : ""} ${s.duration_ms ? html`<span class="answer">${s.duration_ms} ms</span>` : ""}
+    ${s.detail && html`<div class="answer">${s.detail}</div>`}</li>`)}</ol>
+    <div class="answer">${record.loops || 0} loops · ${(record.tool_calls || []).length} tool calls · ${(record.model_calls || []).length} model calls · ${record.wall_ms || 0} ms</div>`;
+}
+
+function PinRefs({ ids, focusPin }) {
+  return (ids || []).map(id => html`<a class="pinref" href="#" onClick=${e => { e.preventDefault(); focusPin(id); }}>[${id.slice(0, 8)}]</a>`);
+}
+
+function Diagnosis({ d, focusPin }) {
+  if (!d || !d.root_cause) return html`<span class="answer">No diagnosis yet.</span>`;
+  return html`<div data-testid="diagnosis">
+    <div class="rc">${d.root_cause}</div>
+    <div class="answer">${strip(d.category, "ROOT_CAUSE_CATEGORY_")} · confidence ${Math.round((d.confidence || 0) * 100)}% · ${strip(d.status, "DIAGNOSIS_STATUS_")}${d.root_cause_entity ? " · " + d.root_cause_entity : ""}</div>
+    ${(d.causal_chain || []).length > 0 && html`<h4>Causal chain</h4><ol>${d.causal_chain.map(c => html`<li>${c}</li>`)}</ol>`}
+    ${(d.validated_claims || []).length > 0 && html`<h4>Validated claims</h4><ul>${d.validated_claims.map(c => html`<li>${c.claim}<${PinRefs} ids=${c.pin_ids} focusPin=${focusPin} /></li>`)}</ul>`}
+    ${(d.non_validated_claims || []).length > 0 && html`<h4>Not validated</h4><ul>${d.non_validated_claims.map(c => html`<li>${c.claim}<${PinRefs} ids=${c.pin_ids} focusPin=${focusPin} /></li>`)}</ul>`}
+    ${(d.ruled_out || []).length > 0 && html`<h4>Ruled out</h4><ul>${d.ruled_out.map(r => html`<li>${r.alternative}: ${r.reason}<${PinRefs} ids=${r.pin_ids} focusPin=${focusPin} /></li>`)}</ul>`}
+    ${(d.remediation_steps || []).length > 0 && html`<h4>Remediation</h4><ol>${d.remediation_steps.map(s => html`<li>${s}</li>`)}</ol>`}
+  </div>`;
+}
+
+render(html`<${App} />`, document.getElementById("app"));
