@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+
+	"github.com/rcamesh/rcamesh/internal/mesh"
+)
+
+// TestDockerCompose loads docker-compose.yml with the Compose spec loader and
+// checks that it runs NATS with JetStream plus one container per service,
+// whose commands parse with the real `serve` flags, target their own service
+// and point every -<svc>.addr at an existing container.
+func TestDockerCompose(t *testing.T) {
+	root := filepath.Join("..", "..")
+	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yml")},
+		cli.WithWorkingDirectory(root), cli.WithName("rcamesh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := cli.ProjectFromOptions(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("docker-compose.yml does not load: %v", err)
+	}
+
+	nats, ok := project.Services["nats"]
+	if !ok {
+		t.Fatal("no nats service")
+	}
+	if !strings.HasPrefix(nats.Image, "nats:2") || !slices.Contains(nats.Command, "-js") {
+		t.Errorf("nats runs %s %v, want a nats:2 image with -js", nats.Image, nats.Command)
+	}
+	if nats.HealthCheck == nil || len(nats.HealthCheck.Test) == 0 {
+		t.Error("nats has no health check")
+	}
+
+	for _, svc := range mesh.All {
+		s, ok := project.Services[svc]
+		if !ok {
+			t.Errorf("no %s service", svc)
+			continue
+		}
+		cmd := []string(s.Command)
+		if len(cmd) == 0 || cmd[0] != "serve" {
+			t.Errorf("%s command %v does not start with serve", svc, cmd)
+			continue
+		}
+		sf, err := newServeFlags(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := parseFlags(sf.fs, cmd[1:], func(string) (string, bool) { return "", false }); err != nil {
+			t.Errorf("%s: command %v does not parse with the serve flags: %v", svc, cmd, err)
+			continue
+		}
+		if sf.cfg.Target != svc {
+			t.Errorf("%s runs -target=%s", svc, sf.cfg.Target)
+		}
+		if u := sf.cfg.NATSURL; !strings.HasPrefix(u, "nats://") || hostOf(t, strings.TrimPrefix(u, "nats://")) != "nats" {
+			t.Errorf("%s: -nats.url=%q, want nats://nats:4222", svc, u)
+		}
+		_, grpcPort, _ := net.SplitHostPort(sf.cfg.Server.GRPCAddr)
+		if host, _, _ := net.SplitHostPort(sf.cfg.Server.HTTPAddr); host != "0.0.0.0" {
+			t.Errorf("%s: -http.addr %s is not reachable from other containers", svc, sf.cfg.Server.HTTPAddr)
+		}
+		if grpcPort != "9090" {
+			t.Errorf("%s: -grpc.addr %s, want port 9090 (the port the others dial)", svc, sf.cfg.Server.GRPCAddr)
+		}
+		for remote, addr := range sf.cfg.ServiceAddrs {
+			host, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				t.Errorf("%s: -%s.addr=%q: %v", svc, remote, addr, err)
+				continue
+			}
+			if remote == svc {
+				t.Errorf("%s points -%s.addr at itself", svc, remote)
+			}
+			if _, ok := project.Services[host]; !ok || host != remote || port != "9090" {
+				t.Errorf("%s: -%s.addr=%s does not point at the %s service's gRPC port", svc, remote, addr, remote)
+			}
+		}
+		for _, other := range mesh.All {
+			if other != svc && sf.cfg.ServiceAddrs[other] == "" {
+				t.Errorf("%s lacks -%s.addr", svc, other)
+			}
+		}
+		if _, ok := s.DependsOn["nats"]; !ok {
+			t.Errorf("%s does not depend on nats", svc)
+		}
+		if s.HealthCheck == nil || len(s.HealthCheck.Test) < 2 || !slices.Contains(s.HealthCheck.Test, "healthcheck") {
+			t.Errorf("%s health check %v does not use rcamesh healthcheck", svc, s.HealthCheck)
+		}
+		scenarios := false
+		for _, v := range s.Volumes {
+			scenarios = scenarios || v.Target == "/scenarios"
+		}
+		if !scenarios {
+			t.Errorf("%s does not mount scenario data at /scenarios", svc)
+		}
+		// Once the lead registers the modules, the registry also checks
+		// that every needed service is reachable.
+		if len(sf.reg.Names()) == len(mesh.All) {
+			a, err := newApp(sf)
+			if err != nil {
+				t.Errorf("%s: %v", svc, err)
+			} else if err := a.Check(); err != nil {
+				t.Errorf("%s: %v", svc, err)
+			}
+		}
+	}
+}
+
+func hostOf(t *testing.T, hostport string) string {
+	t.Helper()
+	h, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return ""
+	}
+	return h
+}

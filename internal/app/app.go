@@ -1,0 +1,443 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/mesh"
+	"github.com/rcamesh/rcamesh/internal/server"
+	"github.com/rcamesh/rcamesh/internal/telemetry"
+)
+
+// Config is the process configuration of `rcamesh serve`.
+type Config struct {
+	// Target is "all" or a comma list of module names (-target).
+	Target string
+	// DataDir holds the embedded NATS store and module data (-data.dir).
+	DataDir string
+	// NATSURL of an external NATS; "" starts an embedded server (-nats.url).
+	NATSURL string
+	// NATSListen exposes the embedded server on host:port for other
+	// processes and subscribers; "" keeps it in-process (-nats.listen).
+	NATSListen string
+	// ServiceAddrs maps a service name to the gRPC address of the process
+	// that runs it, for services not run here (-<svc>.addr).
+	ServiceAddrs map[string]string
+
+	Server    server.Config
+	Bus       bus.Config
+	Telemetry telemetry.Config
+
+	// GRPCListener and HTTPListener, when set, are used instead of listening
+	// on Server.GRPCAddr and Server.HTTPAddr (tests, socket activation).
+	// App.Run closes them.
+	GRPCListener net.Listener
+	HTTPListener net.Listener
+	// UI, when set, is served under "/" beside the API (the web UI).
+	UI http.Handler
+}
+
+// DefaultConfig runs everything in one process with embedded NATS.
+func DefaultConfig() Config {
+	return Config{
+		Target:       TargetAll,
+		DataDir:      "./data",
+		ServiceAddrs: map[string]string{},
+		Server:       server.DefaultConfig(),
+		Bus:          bus.DefaultConfig(),
+		Telemetry:    telemetry.DefaultConfig(),
+	}
+}
+
+// RegisterFlags registers the process flags (not the modules' own flags:
+// Registry.RegisterFlags does those).
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Target, "target", c.Target, "modules to run: all, or a comma list of router,tools,critic,brain,delivery")
+	fs.StringVar(&c.DataDir, "data.dir", c.DataDir, "data directory (embedded NATS store)")
+	fs.StringVar(&c.NATSURL, "nats.url", c.NATSURL, "external NATS URL, e.g. nats://nats:4222; empty starts an embedded NATS server with JetStream")
+	fs.StringVar(&c.NATSListen, "nats.listen", c.NATSListen, "host:port where the embedded NATS server accepts other clients (no authentication: keep it on a private network); empty: in-process only")
+	if c.ServiceAddrs == nil {
+		c.ServiceAddrs = map[string]string{}
+	}
+	for _, svc := range mesh.All {
+		fs.Func(svc+".addr", "gRPC host:port of the process running "+svc+" (needed when it does not run here)", func(v string) error {
+			c.ServiceAddrs[svc] = v
+			return nil
+		})
+	}
+	c.Server.RegisterFlags(fs)
+	c.Bus.RegisterFlags(fs)
+	c.Telemetry.RegisterFlags(fs)
+}
+
+// Validate names the first bad field; it does not know the registry (Run
+// checks targets and needed addresses).
+func (c Config) Validate() error {
+	if strings.TrimSpace(c.Target) == "" {
+		return errors.New("app: -target is empty")
+	}
+	if c.NATSURL == "" && c.DataDir == "" {
+		return errors.New("app: -data.dir is empty but embedded NATS needs it (or set -nats.url)")
+	}
+	if c.NATSURL != "" && c.NATSListen != "" {
+		return errors.New("app: -nats.listen applies to the embedded server only; it cannot be combined with -nats.url")
+	}
+	for svc, addr := range c.ServiceAddrs {
+		if !slices.Contains(mesh.All, svc) {
+			return fmt.Errorf("app: address given for unknown service %q", svc)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("app: -%s.addr %q is not host:port: %w", svc, addr, err)
+		}
+	}
+	if err := c.Server.Validate(); err != nil {
+		return err
+	}
+	if err := c.Bus.Validate(); err != nil {
+		return err
+	}
+	return c.Telemetry.Validate()
+}
+
+// App is one rcamesh process.
+type App struct {
+	cfg    Config
+	reg    *Registry
+	flags  *flag.FlagSet
+	logger *slog.Logger
+}
+
+// New checks cfg and the registry. fs is the parsed flag set handed to modules.
+func New(cfg Config, reg *Registry, fs *flag.FlagSet, logger *slog.Logger) (*App, error) {
+	if reg == nil {
+		return nil, errors.New("app: nil registry")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if fs == nil {
+		fs = flag.NewFlagSet("rcamesh", flag.ContinueOnError)
+	}
+	return &App{cfg: cfg, reg: reg, flags: fs, logger: logger}, nil
+}
+
+// Check resolves -target against the registry and checks that every service
+// a module needs runs here or has an address. Run does it too; Check lets a
+// command report configuration mistakes before starting anything.
+func (a *App) Check() error {
+	_, err := a.plan()
+	return err
+}
+
+// plan resolves the targets and checks that every needed remote service has an address.
+func (a *App) plan() ([]string, error) {
+	targets, err := a.reg.Resolve(a.cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	for _, need := range a.reg.needs(targets) {
+		if slices.Contains(targets, need) {
+			continue
+		}
+		if a.cfg.ServiceAddrs[need] == "" {
+			var by []string
+			for _, t := range targets {
+				if slices.Contains(a.reg.entries[t].needs, need) {
+					by = append(by, t)
+				}
+			}
+			return nil, fmt.Errorf("app: %s needs %s, which does not run in this process: set -%s.addr or add it to -target",
+				strings.Join(by, ","), need, need)
+		}
+	}
+	return targets, nil
+}
+
+// Run runs the process until ctx is done or a part fails. Shutdown order:
+// health NOT_SERVING, gRPC and HTTP drain (in-flight requests finish within
+// the drain timeout; their JetStream publishes are acknowledged), module
+// loops stop, client connections close, NATS drains, the embedded server
+// stops. It returns nil after a shutdown caused by ctx.
+func (a *App) Run(ctx context.Context) (err error) {
+	defer func() {
+		// A shutdown requested while starting is a clean stop.
+		if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			err = nil
+		}
+	}()
+	targets, err := a.plan()
+	if err != nil {
+		a.closeListeners()
+		return err
+	}
+	log := a.logger.With("component", "app")
+	log.Info("starting", "targets", strings.Join(targets, ","), "nats", natsMode(a.cfg))
+
+	tcfg := a.cfg.Telemetry
+	if tcfg.ServiceName == telemetry.DefaultConfig().ServiceName && a.cfg.Target != TargetAll {
+		tcfg.ServiceName += "-" + strings.Join(targets, "+") // tell split-mode processes apart in traces
+	}
+	shutdownTelemetry, err := telemetry.Setup(ctx, tcfg)
+	if err != nil {
+		a.closeListeners()
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if terr := shutdownTelemetry(sctx); terr != nil {
+			log.Warn("telemetry shutdown", "err", terr)
+		}
+	}()
+
+	nc, ns, err := a.connectNATS(ctx, targets)
+	if err != nil {
+		a.closeListeners()
+		return err
+	}
+	defer a.closeNATS(nc, ns, log)
+
+	b, err := bus.ConnectConfig(ctx, nc, a.logger, a.cfg.Bus)
+	if err != nil {
+		a.closeListeners()
+		return err
+	}
+
+	gl, hl, err := a.listeners()
+	if err != nil {
+		return err
+	}
+	self, err := server.NewClientConn(dialAddr(gl.Addr()))
+	if err != nil {
+		_ = gl.Close()
+		_ = hl.Close()
+		return err
+	}
+	conns := map[string]grpc.ClientConnInterface{}
+	var remote []*grpc.ClientConn
+	defer func() {
+		for _, c := range remote {
+			_ = c.Close()
+		}
+		_ = self.Close()
+	}()
+	for _, svc := range mesh.All {
+		switch addr := a.cfg.ServiceAddrs[svc]; {
+		case slices.Contains(targets, svc):
+			conns[svc] = self
+		case addr != "":
+			cc, err := server.NewClientConn(addr)
+			if err != nil {
+				_ = gl.Close()
+				_ = hl.Close()
+				return err
+			}
+			remote = append(remote, cc)
+			conns[svc] = cc
+		default:
+			conns[svc] = unconfigured(svc)
+		}
+	}
+	clients, err := mesh.NewClients(conns)
+	if err != nil {
+		_ = gl.Close()
+		_ = hl.Close()
+		return err
+	}
+
+	hs := health.NewServer()
+	gs := server.NewGRPCServer(a.logger, server.WithHealth(hs))
+	gw := server.NewGateway(a.logger, server.GatewayConfig{MaxBodyBytes: a.cfg.Server.MaxBodyBytes, DrainTimeout: a.cfg.Server.DrainTimeout})
+	if a.cfg.UI != nil {
+		gw.Handle("/", a.cfg.UI)
+	}
+	gw.AddReadyCheck("nats", func(context.Context) error {
+		if st := nc.Status(); st != nats.CONNECTED {
+			return fmt.Errorf("NATS connection is %s", st)
+		}
+		return nil
+	})
+
+	type running struct {
+		name    string
+		m       Module
+		started atomic.Bool
+	}
+	mods := make([]*running, 0, len(targets))
+	for _, name := range targets {
+		env := Env{
+			Logger:  a.logger.With("component", name),
+			Bus:     b,
+			Clients: clients,
+			Flags:   a.flags,
+			DataDir: a.cfg.DataDir,
+			Targets: slices.Clone(targets),
+		}
+		m, err := a.reg.entries[name].newModule(ctx, env)
+		if err == nil && m == nil {
+			err = errors.New("constructor returned no module")
+		}
+		if err != nil {
+			_ = gl.Close()
+			_ = hl.Close()
+			return fmt.Errorf("app: start module %s: %w", name, err)
+		}
+		m.Register(gs)
+		if err := m.RegisterGateway(ctx, gw.Mux(), self); err != nil {
+			_ = gl.Close()
+			_ = hl.Close()
+			return fmt.Errorf("app: module %s gateway: %w", name, err)
+		}
+		r := &running{name: name, m: m}
+		gw.AddReadyCheck("module "+name, func(context.Context) error {
+			if !r.started.Load() {
+				return errors.New("not started")
+			}
+			return nil
+		})
+		mods = append(mods, r)
+	}
+	server.SetServingStatus(hs, gs, healthpb.HealthCheckResponse_NOT_SERVING)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return server.ServeGRPC(gctx, gs, gl, a.cfg.Server.DrainTimeout) })
+	g.Go(func() error { return gw.Serve(gctx, hl) })
+	for _, r := range mods {
+		g.Go(func() error {
+			r.started.Store(true)
+			if err := r.m.Run(gctx); err != nil && gctx.Err() == nil {
+				return fmt.Errorf("app: module %s: %w", r.name, err)
+			}
+			return nil
+		})
+	}
+	server.SetServingStatus(hs, gs, healthpb.HealthCheckResponse_SERVING)
+	log.Info("serving", "grpc", gl.Addr().String(), "http", hl.Addr().String(), "targets", strings.Join(targets, ","))
+	g.Go(func() error {
+		<-gctx.Done()
+		hs.Shutdown() // every service NOT_SERVING while draining
+		log.Info("shutting down")
+		return nil
+	})
+	err = g.Wait()
+	if err != nil {
+		log.Error("stopped with error", "err", err)
+	}
+	return err
+}
+
+func natsMode(c Config) string {
+	if c.NATSURL != "" {
+		return "external"
+	}
+	return "embedded"
+}
+
+func (a *App) connectNATS(ctx context.Context, targets []string) (*nats.Conn, *natsserver.Server, error) {
+	if a.cfg.NATSURL != "" {
+		nc, err := bus.Dial(ctx, bus.Options{URL: a.cfg.NATSURL, Name: "rcamesh-" + strings.Join(targets, "+"), Logger: a.logger})
+		return nc, nil, err
+	}
+	ns, nc, err := bus.StartEmbeddedConfig(ctx, bus.EmbeddedConfig{
+		StoreDir: filepath.Join(a.cfg.DataDir, "nats"),
+		Listen:   a.cfg.NATSListen,
+	}, a.logger)
+	return nc, ns, err
+}
+
+func (a *App) closeNATS(nc *nats.Conn, ns *natsserver.Server, log *slog.Logger) {
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+	}
+	select {
+	case <-closed:
+	case <-time.After(a.cfg.Server.DrainTimeout):
+		log.Warn("NATS drain timed out; closing")
+		nc.Close()
+	}
+	if ns != nil {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	}
+}
+
+func (a *App) listeners() (net.Listener, net.Listener, error) {
+	gl, hl := a.cfg.GRPCListener, a.cfg.HTTPListener
+	var err error
+	if gl == nil {
+		if gl, err = net.Listen("tcp", a.cfg.Server.GRPCAddr); err != nil {
+			if hl != nil {
+				_ = hl.Close()
+			}
+			return nil, nil, fmt.Errorf("app: listen on -grpc.addr %s: %w", a.cfg.Server.GRPCAddr, err)
+		}
+	}
+	if hl == nil {
+		if hl, err = net.Listen("tcp", a.cfg.Server.HTTPAddr); err != nil {
+			_ = gl.Close()
+			return nil, nil, fmt.Errorf("app: listen on -http.addr %s: %w", a.cfg.Server.HTTPAddr, err)
+		}
+	}
+	return gl, hl, nil
+}
+
+func (a *App) closeListeners() {
+	for _, l := range []net.Listener{a.cfg.GRPCListener, a.cfg.HTTPListener} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+}
+
+// dialAddr turns a listen address into one this process can dial
+// (an unspecified host becomes loopback).
+func dialAddr(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// unconfigured is the connection of a service that neither runs here nor has an address.
+type unconfigured string
+
+func (u unconfigured) err() error {
+	return status.Errorf(codes.Unavailable, "service %s does not run in this process and -%s.addr is not set", string(u), string(u))
+}
+
+func (u unconfigured) Invoke(context.Context, string, any, any, ...grpc.CallOption) error {
+	return u.err()
+}
+
+func (u unconfigured) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, u.err()
+}

@@ -1,0 +1,650 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+)
+
+// Options says how a process reaches NATS.
+type Options struct {
+	// URL of an external NATS server; "" means the in-process embedded server.
+	URL string
+	// Name of the connection, shown by NATS monitoring.
+	Name   string
+	Logger *slog.Logger
+}
+
+// Config holds the stream and consumer settings. The zero value is not
+// valid: start from DefaultConfig.
+type Config struct {
+	// EventsMaxAge is how long RCAMESH_EVENTS keeps events.
+	EventsMaxAge time.Duration
+	// WorkMaxAge is how long an unconsumed work item stays in RCAMESH_WORK.
+	WorkMaxAge time.Duration
+	// DuplicateWindow is how long a message id is remembered for deduplication.
+	DuplicateWindow time.Duration
+	// AckWait is how long a durable consumer waits for an ack before
+	// redelivering; a running handler extends it with progress acks.
+	AckWait time.Duration
+	// MaxDeliver is how often a durable consumer delivers one message before
+	// it gives up on it (the message is terminated and logged).
+	MaxDeliver int
+	// NakDelay is the redelivery delay after the first failure; it doubles per
+	// failure up to NakMaxDelay.
+	NakDelay    time.Duration
+	NakMaxDelay time.Duration
+	// Replicas of each stream (1 for a single server).
+	Replicas int
+	// TracerProvider for producer and consumer spans; nil uses the global one.
+	TracerProvider trace.TracerProvider
+}
+
+// DefaultConfig returns the production defaults.
+func DefaultConfig() Config {
+	return Config{
+		EventsMaxAge:    7 * 24 * time.Hour,
+		WorkMaxAge:      7 * 24 * time.Hour,
+		DuplicateWindow: 2 * time.Minute,
+		AckWait:         30 * time.Second,
+		MaxDeliver:      10,
+		NakDelay:        200 * time.Millisecond,
+		NakMaxDelay:     30 * time.Second,
+		Replicas:        1,
+	}
+}
+
+// RegisterFlags registers the -bus.* flags.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.EventsMaxAge, "bus.events-max-age", c.EventsMaxAge, "how long the "+StreamEvents+" stream keeps session events")
+	fs.DurationVar(&c.WorkMaxAge, "bus.work-max-age", c.WorkMaxAge, "how long an unconsumed alert stays in the "+StreamWork+" work queue")
+	fs.DurationVar(&c.DuplicateWindow, "bus.duplicate-window", c.DuplicateWindow, "how long message ids are remembered for idempotent publishing")
+	fs.DurationVar(&c.AckWait, "bus.ack-wait", c.AckWait, "how long a durable consumer waits for an ack before redelivering")
+	fs.IntVar(&c.MaxDeliver, "bus.max-deliver", c.MaxDeliver, "deliveries of one message to a durable consumer before it is given up")
+	fs.IntVar(&c.Replicas, "bus.replicas", c.Replicas, "replicas of each JetStream stream")
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	switch {
+	case c.EventsMaxAge <= 0:
+		return fmt.Errorf("bus: EventsMaxAge (-bus.events-max-age) must be positive, got %s", c.EventsMaxAge)
+	case c.WorkMaxAge <= 0:
+		return fmt.Errorf("bus: WorkMaxAge (-bus.work-max-age) must be positive, got %s", c.WorkMaxAge)
+	case c.DuplicateWindow <= 0 || c.DuplicateWindow > c.EventsMaxAge:
+		return fmt.Errorf("bus: DuplicateWindow (-bus.duplicate-window) must be positive and at most the max age, got %s", c.DuplicateWindow)
+	case c.AckWait < time.Second:
+		return fmt.Errorf("bus: AckWait (-bus.ack-wait) must be at least 1s, got %s", c.AckWait)
+	case c.MaxDeliver < 1:
+		return fmt.Errorf("bus: MaxDeliver (-bus.max-deliver) must be at least 1, got %d", c.MaxDeliver)
+	case c.NakDelay <= 0 || c.NakMaxDelay < c.NakDelay:
+		return fmt.Errorf("bus: NakDelay must be positive and at most NakMaxDelay, got %s and %s", c.NakDelay, c.NakMaxDelay)
+	case c.Replicas < 1 || c.Replicas > 5:
+		return fmt.Errorf("bus: Replicas (-bus.replicas) must be 1..5, got %d", c.Replicas)
+	}
+	return nil
+}
+
+// Bus publishes and consumes rcamesh events on JetStream. It is safe for
+// concurrent use. It does not own the connection: the caller drains it.
+type Bus struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	logger *slog.Logger
+	cfg    Config
+
+	mu  sync.Mutex
+	kvs map[string]jetstream.KeyValue
+}
+
+// Connect ensures the streams exist with the default configuration and
+// returns a Bus on nc.
+func Connect(ctx context.Context, nc *nats.Conn, logger *slog.Logger) (*Bus, error) {
+	return ConnectConfig(ctx, nc, logger, DefaultConfig())
+}
+
+// ConnectConfig is Connect with explicit settings. Streams are created or
+// updated (idempotent), so every process may call it at start-up.
+func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg Config) (*Bus, error) {
+	if nc == nil {
+		return nil, errors.New("bus: nil NATS connection")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kvs: map[string]jetstream.KeyValue{}}
+	for _, sc := range b.streamConfigs() {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return nil, fmt.Errorf("bus: create or update stream %s: %w", sc.Name, err)
+		}
+	}
+	return b, nil
+}
+
+func (b *Bus) streamConfigs() []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{
+		{
+			Name:        StreamEvents,
+			Description: "rcamesh session events (evidence pins and investigation lifecycle), contract " + Version,
+			Subjects:    []string{SessionSubjects},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			MaxAge:      b.cfg.EventsMaxAge,
+			Duplicates:  b.cfg.DuplicateWindow,
+			Replicas:    b.cfg.Replicas,
+			Discard:     jetstream.DiscardOld,
+		},
+		{
+			Name:        StreamWork,
+			Description: "rcamesh work queue (alerts to investigate), contract " + Version,
+			Subjects:    []string{WorkSubjects},
+			Retention:   jetstream.WorkQueuePolicy,
+			Storage:     jetstream.FileStorage,
+			MaxAge:      b.cfg.WorkMaxAge,
+			Duplicates:  b.cfg.DuplicateWindow,
+			Replicas:    b.cfg.Replicas,
+		},
+	}
+}
+
+// Conn is the underlying NATS connection.
+func (b *Bus) Conn() *nats.Conn { return b.nc }
+
+// JetStream is the underlying JetStream context.
+func (b *Bus) JetStream() jetstream.JetStream { return b.js }
+
+// PinMsgID is the idempotency key of a pin event.
+func PinMsgID(session, pinID string, kind evidencev1.PinEventKind, version int64) string {
+	return fmt.Sprintf("pin:%s:%s:%s:%d", session, pinID, PinKindToken(kind), version)
+}
+
+// PublishPin publishes a pin event on PinSubject(session, kind) and returns
+// its stream sequence once JetStream has stored it. The session is
+// ev.session_id, or the pin's session_id when that is empty. Republishing the
+// same version of a pin is deduplicated and returns the first copy's sequence.
+func (b *Bus) PublishPin(ctx context.Context, ev *evidencev1.PinEvent) (uint64, error) {
+	if ev == nil {
+		return 0, errors.New("bus: nil pin event")
+	}
+	if ev.GetPin() == nil {
+		return 0, errors.New("bus: pin event has no pin")
+	}
+	if ev.GetPin().GetId() == "" {
+		return 0, errors.New("bus: pin event's pin has no id")
+	}
+	if _, ok := evidencev1.PinEventKind_name[int32(ev.GetKind())]; !ok || ev.GetKind() == evidencev1.PinEventKind_PIN_EVENT_KIND_UNSPECIFIED {
+		return 0, fmt.Errorf("bus: pin event kind %v is not added, updated or rejected", ev.GetKind())
+	}
+	session := ev.GetSessionId()
+	if session == "" {
+		session = ev.GetPin().GetSessionId()
+	}
+	if session == "" {
+		return 0, errors.New("bus: pin event has no session_id")
+	}
+	msgID := PinMsgID(session, ev.GetPin().GetId(), ev.GetKind(), ev.GetPin().GetVersion())
+	if ev.GetSessionId() == "" || ev.GetEventId() == "" || ev.GetTime() == nil {
+		ev = proto.CloneOf(ev)
+		ev.SessionId = session
+		if ev.EventId == "" {
+			ev.EventId = msgID
+		}
+		if ev.Time == nil {
+			ev.Time = timestamppb.Now()
+		}
+	}
+	return b.publish(ctx, PinSubject(session, ev.GetKind()), msgID, EventKindPin, ev)
+}
+
+// PublishLifecycle publishes a lifecycle event on LifecycleSubject(session,
+// kind). An empty event_id is filled with a unique id; callers that retry
+// should set it so that the retry is deduplicated.
+func (b *Bus) PublishLifecycle(ctx context.Context, ev *evidencev1.LifecycleEvent) (uint64, error) {
+	if ev == nil {
+		return 0, errors.New("bus: nil lifecycle event")
+	}
+	if ev.GetSessionId() == "" {
+		return 0, errors.New("bus: lifecycle event has no session_id")
+	}
+	if _, ok := evidencev1.LifecycleEventKind_name[int32(ev.GetKind())]; !ok || ev.GetKind() == evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_UNSPECIFIED {
+		return 0, fmt.Errorf("bus: lifecycle event kind %v is not a known kind", ev.GetKind())
+	}
+	if ev.GetEventId() == "" || ev.GetTime() == nil {
+		ev = proto.CloneOf(ev)
+		if ev.EventId == "" {
+			ev.EventId = nuid.Next()
+		}
+		if ev.Time == nil {
+			ev.Time = timestamppb.Now()
+		}
+	}
+	msgID := "lifecycle:" + ev.GetSessionId() + ":" + ev.GetEventId()
+	return b.publish(ctx, LifecycleSubject(ev.GetSessionId(), ev.GetKind()), msgID, EventKindLifecycle, ev)
+}
+
+func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload proto.Message) (seq uint64, err error) {
+	data, err := proto.Marshal(payload)
+	if err != nil {
+		return 0, fmt.Errorf("bus: marshal %s event: %w", kind, err)
+	}
+	ctx, span := b.startProducer(ctx, subject, msgID)
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	msg.Header.Set(HeaderEventKind, kind)
+	msg.Header.Set(HeaderSchema, string(payload.ProtoReflect().Descriptor().FullName()))
+	msg.Header.Set(HeaderContentType, ContentType)
+	InjectTrace(ctx, msg.Header)
+	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+	if err != nil {
+		return 0, fmt.Errorf("bus: publish %s: %w", subject, err)
+	}
+	if ack.Duplicate {
+		b.logger.DebugContext(ctx, "duplicate publish ignored", "subject", subject, "msg_id", msgID, "seq", ack.Sequence)
+	}
+	return ack.Sequence, nil
+}
+
+// Decode turns a stored message into a SessionEvent.
+func Decode(subject string, seq uint64, header nats.Header, data []byte) (*evidencev1.SessionEvent, error) {
+	kind := ""
+	if header != nil {
+		kind = headerCarrier(header).Get(HeaderEventKind)
+	}
+	out := &evidencev1.SessionEvent{Sequence: seq, Subject: subject}
+	switch kind {
+	case EventKindPin:
+		ev := &evidencev1.PinEvent{}
+		if err := proto.Unmarshal(data, ev); err != nil {
+			return nil, fmt.Errorf("bus: decode pin event seq %d: %w", seq, err)
+		}
+		out.Event = &evidencev1.SessionEvent_Pin{Pin: ev}
+	case EventKindLifecycle:
+		ev := &evidencev1.LifecycleEvent{}
+		if err := proto.Unmarshal(data, ev); err != nil {
+			return nil, fmt.Errorf("bus: decode lifecycle event seq %d: %w", seq, err)
+		}
+		out.Event = &evidencev1.SessionEvent_Lifecycle{Lifecycle: ev}
+	default:
+		return nil, fmt.Errorf("bus: message seq %d on %s has %s %q, want %q or %q", seq, subject, HeaderEventKind, kind, EventKindPin, EventKindLifecycle)
+	}
+	return out, nil
+}
+
+func decodeMsg(msg jetstream.Msg) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
+	md, err := msg.Metadata()
+	if err != nil {
+		return nil, nil, fmt.Errorf("bus: message metadata: %w", err)
+	}
+	ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
+	return ev, md, err
+}
+
+func eventFilter(filter string) string {
+	if filter == "" {
+		return SessionSubjects
+	}
+	return filter
+}
+
+// Replay returns the stored events matching filter ("" = every session
+// event) whose sequence is greater than fromSeq, oldest first, as of the
+// call; it does not wait for new events.
+func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
+	filter = eventFilter(filter)
+	cons, err := b.js.CreateConsumer(ctx, StreamEvents, jetstream.ConsumerConfig{
+		FilterSubject:     filter,
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       fromSeq + 1,
+		AckPolicy:         jetstream.AckNonePolicy,
+		InactiveThreshold: time.Minute,
+		MemoryStorage:     true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus: replay %s: create consumer: %w", filter, err)
+	}
+	name := cons.CachedInfo().Name
+	defer func() {
+		// Best effort: the inactive threshold removes it anyway.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = b.js.DeleteConsumer(dctx, StreamEvents, name)
+	}()
+	pending := cons.CachedInfo().NumPending
+	out := make([]*evidencev1.SessionEvent, 0, min(pending, 4096))
+	for uint64(len(out)) < pending {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("bus: replay %s: %w", filter, err)
+		}
+		batch, err := cons.Fetch(int(min(pending-uint64(len(out)), 512)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("bus: replay %s: fetch: %w", filter, err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			ev, md, err := decodeMsg(msg)
+			if err != nil {
+				b.logger.WarnContext(ctx, "replay skips undecodable message", "subject", msg.Subject(), "err", err)
+				if md != nil && md.NumPending == 0 {
+					pending = uint64(len(out))
+				} else {
+					pending--
+				}
+				continue
+			}
+			out = append(out, ev)
+			if md.NumPending == 0 {
+				pending = uint64(len(out)) // caught up (messages may have aged out meanwhile)
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return nil, fmt.Errorf("bus: replay %s: fetch: %w", filter, err)
+		}
+		if n == 0 {
+			// Nothing arrived: the rest may have aged out since the snapshot.
+			if info, err := cons.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+				break
+			}
+			return nil, fmt.Errorf("bus: replay %s: no progress after %d of %d events", filter, len(out), pending)
+		}
+	}
+	return out, nil
+}
+
+// Follow delivers the events matching filter ("" = every session event) whose
+// sequence is greater than fromSeq (0 = from the start), in stream order,
+// then every new one as it arrives, through an ordered ephemeral consumer. It
+// blocks until ctx is done (and returns nil) or fn returns an error (returned
+// wrapped). fn's context carries the publisher's trace context.
+func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func(context.Context, *evidencev1.SessionEvent) error) error {
+	filter = eventFilter(filter)
+	cons, err := b.js.OrderedConsumer(ctx, StreamEvents, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    fromSeq + 1,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("bus: follow %s: %w", filter, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("bus: follow %s: %w", filter, err)
+	}
+	defer it.Stop()
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("bus: follow %s: %w", filter, err)
+		}
+		ev, md, err := decodeMsg(msg)
+		if err != nil {
+			b.logger.WarnContext(ctx, "follow skips undecodable message", "subject", msg.Subject(), "err", err)
+			continue
+		}
+		if err := b.handle(ctx, msg, md, "follow", func(hctx context.Context) error { return fn(hctx, ev) }); err != nil {
+			return fmt.Errorf("bus: follow %s: handler for seq %d: %w", filter, ev.GetSequence(), err)
+		}
+	}
+}
+
+// handle runs fn inside a consumer span whose parent is the publisher's trace context.
+func (b *Bus) handle(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, consumer string, fn func(context.Context) error) error {
+	hctx, span := b.startConsumer(ExtractTrace(ctx, msg.Headers()), msg.Subject(), consumer, md.Sequence.Stream)
+	defer span.End()
+	err := fn(hctx)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return err
+}
+
+// ConsumeDurable runs fn for every event matching filter through the durable
+// pull consumer named durable on RCAMESH_EVENTS (created or updated; it
+// starts with the oldest stored event and then remembers its position). A
+// message is acked when fn returns nil and redelivered after a growing delay
+// when fn returns an error, up to Config.MaxDeliver deliveries. Undecodable
+// messages are terminated. It blocks until ctx is done and then returns nil.
+func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn func(context.Context, *evidencev1.SessionEvent) error) error {
+	if durable == "" {
+		return errors.New("bus: durable consumer needs a name")
+	}
+	filter = eventFilter(filter)
+	cons, err := b.js.CreateOrUpdateConsumer(ctx, StreamEvents, jetstream.ConsumerConfig{
+		Durable:       durable,
+		Description:   "rcamesh durable consumer of " + filter,
+		FilterSubject: filter,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       b.cfg.AckWait,
+		MaxDeliver:    b.cfg.MaxDeliver,
+		MaxAckPending: 1024,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("bus: durable consumer %s on %s: %w", durable, filter, err)
+	}
+	return b.consume(ctx, cons, durable, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+		ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
+		if err != nil {
+			return errPoison{err}
+		}
+		return fn(ctx, ev)
+	})
+}
+
+// Enqueue puts payload on the work queue ("rcamesh.v1.work.alert").
+// Enqueueing the same msgID again within the duplicate window is a no-op.
+func (b *Bus) Enqueue(ctx context.Context, msgID string, payload []byte) (err error) {
+	if msgID == "" {
+		return errors.New("bus: enqueue needs a message id")
+	}
+	ctx, span := b.startProducer(ctx, SubjectWorkAlert, msgID)
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	msg := &nats.Msg{Subject: SubjectWorkAlert, Data: payload, Header: nats.Header{}}
+	InjectTrace(ctx, msg.Header)
+	if _, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID)); err != nil {
+		return fmt.Errorf("bus: enqueue %s: %w", msgID, err)
+	}
+	return nil
+}
+
+// ConsumeWork runs fn for each work item through the shared durable
+// "brain-work": every item goes to one consumer in the cluster, one at a time
+// per call. Acked when fn returns nil, redelivered with backoff on error. It
+// blocks until ctx is done and then returns nil.
+func (b *Bus) ConsumeWork(ctx context.Context, fn func(context.Context, []byte) error) error {
+	cons, err := b.js.CreateOrUpdateConsumer(ctx, StreamWork, jetstream.ConsumerConfig{
+		Durable:       ConsumerWork,
+		Description:   "rcamesh shared work-queue consumer",
+		FilterSubject: SubjectWorkAlert,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       b.cfg.AckWait,
+		MaxDeliver:    b.cfg.MaxDeliver,
+		MaxAckPending: 256,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("bus: work consumer: %w", err)
+	}
+	// One message buffered at a time: an investigation can outlive AckWait of
+	// messages waiting in a client buffer.
+	return b.consume(ctx, cons, ConsumerWork, 1, func(ctx context.Context, msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
+		return fn(ctx, msg.Data())
+	})
+}
+
+// errPoison marks a message that can never succeed.
+type errPoison struct{ err error }
+
+func (e errPoison) Error() string { return e.err.Error() }
+func (e errPoison) Unwrap() error { return e.err }
+
+func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string, buffer int,
+	fn func(context.Context, jetstream.Msg, *jetstream.MsgMetadata) error) error {
+	it, err := cons.Messages(jetstream.PullMaxMessages(buffer))
+	if err != nil {
+		return fmt.Errorf("bus: consumer %s: %w", name, err)
+	}
+	log := b.logger.With("consumer", name)
+	defer b.release(it, log)
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("bus: consumer %s: %w", name, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			log.WarnContext(ctx, "message without metadata terminated", "subject", msg.Subject(), "err", err)
+			_ = msg.Term()
+			continue
+		}
+		herr := b.withProgress(ctx, msg, func() error {
+			return b.handle(ctx, msg, md, name, func(hctx context.Context) error { return fn(hctx, msg, md) })
+		})
+		switch {
+		case herr == nil:
+			if err := msg.Ack(); err != nil {
+				log.WarnContext(ctx, "ack failed; the message will be redelivered", "seq", md.Sequence.Stream, "err", err)
+			}
+		case errors.As(herr, new(errPoison)):
+			log.ErrorContext(ctx, "undecodable message terminated", "subject", msg.Subject(), "seq", md.Sequence.Stream, "err", herr)
+			_ = msg.TermWithReason("undecodable")
+		case ctx.Err() != nil:
+			// Shutting down: hand the message back at once for another instance.
+			_ = msg.Nak()
+			return nil
+		case md.NumDelivered >= uint64(b.cfg.MaxDeliver):
+			log.ErrorContext(ctx, "handler failed on the last delivery; message given up", "subject", msg.Subject(), "seq", md.Sequence.Stream, "deliveries", md.NumDelivered, "err", herr)
+			_ = msg.TermWithReason("max deliveries: " + herr.Error())
+		default:
+			delay := b.nakDelay(md.NumDelivered)
+			log.WarnContext(ctx, "handler failed; message will be redelivered", "subject", msg.Subject(), "seq", md.Sequence.Stream, "deliveries", md.NumDelivered, "retry_in", delay, "err", herr)
+			_ = msg.NakWithDelay(delay)
+		}
+	}
+}
+
+// release stops pulling and hands every message already delivered to this
+// client back to the server at once (instead of after AckWait), so another
+// instance or a restart gets it without delay.
+func (b *Bus) release(it jetstream.MessagesContext, log *slog.Logger) {
+	it.Drain()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		msg, err := it.Next(jetstream.NextMaxWait(time.Until(deadline)))
+		if err != nil {
+			break // ErrMsgIteratorClosed once the subscription is drained
+		}
+		if err := msg.Nak(); err != nil {
+			log.Debug("nak on release failed", "subject", msg.Subject(), "err", err)
+		}
+	}
+	it.Stop()
+	if err := b.nc.FlushTimeout(5 * time.Second); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		log.Debug("flush on release failed", "err", err)
+	}
+}
+
+func (b *Bus) nakDelay(delivered uint64) time.Duration {
+	d := b.cfg.NakDelay
+	for i := uint64(1); i < delivered && d < b.cfg.NakMaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, b.cfg.NakMaxDelay)
+}
+
+// withProgress runs fn while telling the server every AckWait/3 that the
+// message is still being worked on.
+func (b *Bus) withProgress(ctx context.Context, msg jetstream.Msg, fn func() error) error {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(b.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	err := fn()
+	close(done)
+	wg.Wait()
+	return err
+}
+
+// KV returns the key-value bucket, creating it on first use (file storage).
+func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if kv, ok := b.kvs[bucket]; ok {
+		return kv, nil
+	}
+	kv, err := b.js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      bucket,
+			Description: "rcamesh " + bucket,
+			Storage:     jetstream.FileStorage,
+			History:     1,
+			Replicas:    b.cfg.Replicas,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: KV bucket %q: %w", bucket, err)
+	}
+	b.kvs[bucket] = kv
+	return kv, nil
+}

@@ -1,0 +1,63 @@
+// Package bus is rcamesh's event bus on NATS JetStream: stream, subject and
+// bucket names, idempotent publishing of evidence-pin and lifecycle events,
+// replay, live follow, durable consumers, the alert work queue and KV buckets.
+//
+// # Public contract (version v1)
+//
+// The subject scheme and the payloads below are a public contract, versioned
+// like the protos (see [Version]). Other platforms may subscribe to them.
+//
+// Stream RCAMESH_EVENTS (file storage, limits retention, max age 7 days by
+// default, duplicate window 2 minutes) holds every session event:
+//
+//	rcamesh.v1.session.<session>.pin.<added|updated|rejected>
+//	rcamesh.v1.session.<session>.lifecycle.<kind>
+//
+// <session> is the session id escaped into one subject token by [Token]
+// ('.', '*', '>' and white space become '_', an empty id becomes "_"); two ids
+// that differ only in those characters share a subject, so consumers that need
+// exact isolation compare SessionEvent payload session_id as well. <kind> of a
+// lifecycle event is the lower snake case of the LifecycleEventKind name
+// without its prefix: alert_received, started, stage, guardrail, diagnosed,
+// delivered, completed, failed, noise, alert_attached.
+//
+// Useful filters: "rcamesh.v1.session.>" (everything), [SessionFilter]
+// ("rcamesh.v1.session.<session>.>"), "rcamesh.v1.session.*.pin.added" (one
+// kind of every session), "rcamesh.v1.session.<session>.lifecycle.>".
+//
+// Payloads are protobuf binary (Content-Type: application/protobuf):
+// rcamesh.evidence.v1.PinEvent on pin subjects and
+// rcamesh.evidence.v1.LifecycleEvent on lifecycle subjects. Headers:
+//
+//	Rcamesh-Event-Kind: pin | lifecycle
+//	Rcamesh-Schema:     rcamesh.evidence.v1.PinEvent | rcamesh.evidence.v1.LifecycleEvent
+//	Content-Type:       application/protobuf
+//	Nats-Msg-Id:        idempotency key (see below)
+//	traceparent, tracestate, baggage: W3C trace context and baggage
+//
+// The JSON form of a payload (used by the REST gateway and for debugging) is
+// the protojson mapping of the same message with proto field names
+// (session_id, not sessionId), enums as their names and unpopulated fields
+// omitted.
+//
+// Idempotency: a pin event's message id is
+// "pin:<session>:<pin id>:<kind>:<version>", so republishing the same version
+// of a pin within the duplicate window stores nothing new and returns the
+// sequence of the first copy. A lifecycle event's message id is
+// "lifecycle:<session>:<event_id>".
+//
+// Sequences: a SessionEvent's sequence is the JetStream stream sequence.
+// Replay and Follow take fromSeq and deliver the events whose sequence is
+// greater than fromSeq, so a client resumes by passing back the last sequence
+// it saw; 0 means from the beginning.
+//
+// Stream RCAMESH_WORK (work-queue retention) carries alerts to investigate on
+// "rcamesh.v1.work.alert", consumed by the shared durable "brain-work".
+//
+// KV buckets (created on first use): rcamesh_sessions, rcamesh_records,
+// rcamesh_reports, rcamesh_fingerprints.
+package bus
+
+// Version is the version of the subject scheme and payload contract; it is
+// the second token of every subject.
+const Version = "v1"
