@@ -12,6 +12,7 @@ import (
 
 	"github.com/rcamesh/rcamesh/internal/app"
 	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/web"
 )
 
 // version is set at build time: -ldflags "-X main.version=v0.1.0".
@@ -101,6 +102,9 @@ func serve(ctx context.Context, args []string, stdout, logOut io.Writer, lookupE
 		return err
 	}
 	fs, cfg, lc, reg := sf.fs, *sf.cfg, *sf.log, sf.reg
+	if cfg.UI == nil {
+		cfg.UI = web.Handler()
+	}
 	logger, err := lc.logger(logOut)
 	if err != nil {
 		return err
