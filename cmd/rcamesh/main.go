@@ -25,9 +25,9 @@ var commands = map[string]command{
 	"serve":       serveCmd,
 	"version":     versionCmd,
 	"healthcheck": healthcheckCmd,
-	"investigate": notYet("investigate"),
-	"eval":        notYet("eval"),
-	"scenarios":   notYet("scenarios"),
+	"investigate": investigateCmd,
+	"eval":        evalCmd,
+	"scenarios":   scenariosCmd,
 }
 
 // summaries are the one-line descriptions `rcamesh help` prints.

@@ -110,6 +110,11 @@ func Run(ctx context.Context, inv Investigator, suite Suite, opt Options) (Suite
 			}
 			defer func() { <-sem }()
 			results[i] = runOne(ctx, inv, dir, opt)
+			if rel, err := filepath.Rel(suite.Root, dir); err == nil && rel != "." {
+				// Scenario ids repeat across families (eks/000-healthy and
+				// rds_postgres/000-healthy): name results by their path.
+				results[i].ID = filepath.ToSlash(rel)
+			}
 			log.Info("scenario scored", "suite", suite.Name, "scenario", results[i].ID,
 				"axis1", results[i].Report.Axis1.Pass, "error", results[i].Error)
 		}()
@@ -225,7 +230,7 @@ func write(out string, rep SuiteReport) error {
 		if err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
-		name := strings.ReplaceAll(r.ID, string(filepath.Separator), "_")
+		name := strings.ReplaceAll(r.ID, "/", "__")
 		if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
+	"github.com/rcamesh/rcamesh/internal/app"
+	"github.com/rcamesh/rcamesh/internal/backend"
+	"github.com/rcamesh/rcamesh/internal/backend/fixture"
+	"github.com/rcamesh/rcamesh/internal/scenario"
+	"github.com/rcamesh/rcamesh/internal/server"
+	"github.com/rcamesh/rcamesh/scenarios"
+	"github.com/rcamesh/rcamesh/services/brain"
+)
+
+// mesh is one in-process rcamesh (all services, embedded NATS) on loopback
+// ports, driven through its gRPC API like any other client.
+type meshProc struct {
+	conn   *grpc.ClientConn
+	cancel context.CancelFunc
+	done   chan error
+	http   string
+}
+
+// startMesh runs every service in this process against set.
+func startMesh(ctx context.Context, set *backend.Set, dataDir string, logger *slog.Logger, extraArgs []string) (*meshProc, error) {
+	reg := app.NewRegistry()
+	if err := registerModulesWith(reg, moduleOptions{Backend: set}); err != nil {
+		return nil, err
+	}
+	fs := flag.NewFlagSet("mesh", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg := app.DefaultConfig()
+	cfg.RegisterFlags(fs)
+	reg.RegisterFlags(fs)
+	if err := fs.Parse(extraArgs); err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	cfg.DataDir = dataDir
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		gl.Close()
+		return nil, err
+	}
+	cfg.GRPCListener, cfg.HTTPListener = gl, hl
+	grpcAddr, httpAddr := gl.Addr().String(), hl.Addr().String()
+	a, err := app.New(cfg, reg, fs, logger)
+	if err != nil {
+		gl.Close()
+		hl.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	m := &meshProc{cancel: cancel, done: make(chan error, 1), http: httpAddr}
+	go func() { m.done <- a.Run(runCtx) }()
+	conn, err := server.NewClientConn(grpcAddr)
+	if err != nil {
+		m.stop()
+		return nil, err
+	}
+	m.conn = conn
+	// Ready when every service reports SERVING.
+	hc := healthpb.NewHealthClient(conn)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return m, nil
+		}
+		select {
+		case err := <-m.done:
+			m.done <- err
+			m.stop()
+			return nil, fmt.Errorf("mesh stopped before it was ready: %w", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			m.stop()
+			return nil, fmt.Errorf("mesh not ready after 30s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (m *meshProc) stop() error {
+	if m.conn != nil {
+		m.conn.Close()
+	}
+	m.cancel()
+	err := <-m.done
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// investigation is what one run produced.
+type investigation struct {
+	Scoring  map[string]any
+	Markdown string
+}
+
+// investigateAlert submits the raw alert payload and collects the record,
+// pins and report.
+func (m *meshProc) investigateAlert(ctx context.Context, alertJSON []byte, scenarioID string) (*investigation, error) {
+	var payload structpb.Struct
+	if err := protojson.Unmarshal(alertJSON, &payload); err != nil {
+		return nil, fmt.Errorf("alert is not a JSON object: %w", err)
+	}
+	bc := brainv1.NewBrainServiceClient(m.conn)
+	resp, err := bc.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: &payload, Wait: true})
+	if err != nil {
+		return nil, fmt.Errorf("submit alert: %w", err)
+	}
+	out := &investigation{}
+	if resp.GetNoise() {
+		out.Scoring = map[string]any{"scenario_id": scenarioID, "root_cause": "noise: " + resp.GetAlert().GetNoiseReason(),
+			"root_cause_category": "healthy", "confidence": 0.0, "tools_called": []any{}, "loops": 0}
+		out.Markdown = fmt.Sprintf("# %s\n\nClassified as noise: %s. No tool was run.\n", resp.GetAlert().GetTitle(), resp.GetAlert().GetNoiseReason())
+		return out, nil
+	}
+	rec, err := bc.GetRecord(ctx, &brainv1.GetRecordRequest{SessionId: resp.GetSessionId(), InvestigationId: resp.GetInvestigationId()})
+	if err != nil {
+		return nil, fmt.Errorf("get record: %w", err)
+	}
+	pins, err := bc.ListPins(ctx, &brainv1.ListPinsRequest{SessionId: resp.GetSessionId()})
+	if err != nil {
+		return nil, fmt.Errorf("list pins: %w", err)
+	}
+	rep, err := deliveryv1.NewDeliveryServiceClient(m.conn).GetReport(ctx, &deliveryv1.GetReportRequest{SessionId: resp.GetSessionId()})
+	if err == nil {
+		out.Markdown = rep.GetReport().GetMarkdown()
+	}
+	out.Scoring = brain.Scoring(rec.GetRecord(), pins.GetPins(), scenarioID, out.Markdown)
+	return out, nil
+}
+
+func investigateCmd(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("investigate", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	alertPath := fs.String("i", "", "alert JSON file (any format the intake accepts); default: the scenario's alert.json")
+	scenarioDir := fs.String("scenario", "", "scenario folder served by the fixture backend; default: the bundled demo")
+	format := fs.String("format", "md", "output: md (the report) or json (the scoring object)")
+	dataDir := fs.String("data.dir", "", "data directory (default: a temporary one, removed afterwards)")
+	lc := &logConfig{}
+	lc.registerFlags(fs)
+	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
+		return err
+	}
+	if *format != "md" && *format != "json" {
+		return fmt.Errorf("%w: -format %q: want md or json", errUsage, *format)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())
+	}
+	if lc.level == "info" {
+		lc.level = "warn" // the report is the output; keep logs quiet unless asked
+	}
+	logger, err := lc.logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "rcamesh-investigate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dir := *scenarioDir
+	if dir == "" {
+		if dir, err = scenarios.Extract(scenarios.Demo, tmp); err != nil {
+			return err
+		}
+	}
+	sc, err := scenario.Load(dir)
+	if err != nil {
+		return err
+	}
+	alert := []byte(sc.AlertRaw)
+	if *alertPath != "" {
+		if alert, err = os.ReadFile(*alertPath); err != nil {
+			return err
+		}
+	}
+	set, err := fixture.New(sc, logger)
+	if err != nil {
+		return err
+	}
+	dd := *dataDir
+	if dd == "" {
+		dd = filepath.Join(tmp, "data")
+	}
+	m, err := startMesh(ctx, set, dd, logger, nil)
+	if err != nil {
+		return err
+	}
+	res, runErr := m.investigateAlert(ctx, alert, sc.ID)
+	if err := m.stop(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res.Scoring)
+	}
+	_, err = io.WriteString(stdout, res.Markdown)
+	return err
+}
+
+// defaultParallel is how many scenarios eval runs at once.
+func defaultParallel() int {
+	n := runtime.NumCPU()
+	if n > 4 {
+		n = 4
+	}
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
