@@ -25,14 +25,16 @@ func TestRun(t *testing.T) {
 		{"serve stray args", []string{"serve", "extra"}, errUsage, ""},
 		{"serve bad log level", []string{"serve", "-log.level=loud"}, errUsage, ""},
 		{"serve help", []string{"serve", "-h"}, flag.ErrHelp, "-nats.url"},
-		{"hook not filled", []string{"eval"}, nil, ""},
+		{"eval without benchmarks", []string{"eval", "-benchmarks=" + t.TempDir(), "-suites=opensre", "-out="}, nil, ""},
+		{"eval unknown suite", []string{"eval", "-suites=nope"}, errUsage, ""},
+		{"investigate bad format", []string{"investigate", "-format=xml"}, errUsage, ""},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), tt.args, &out, &errOut)
 		switch {
-		case tt.name == "hook not filled":
-			if err == nil || !strings.Contains(err.Error(), "eval") {
+		case tt.name == "eval without benchmarks":
+			if err == nil || !strings.Contains(err.Error(), "opensre-synthetic") {
 				t.Errorf("%s: %v", tt.name, err)
 			}
 		case tt.wantErr == nil && err != nil, tt.wantErr != nil && !errors.Is(err, tt.wantErr):

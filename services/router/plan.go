@@ -1,0 +1,704 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+)
+
+// alertView is what the planner reads from an alert.
+type alertView struct {
+	name       string
+	text       string
+	source     string
+	namespace  string
+	service    string
+	pod        string
+	deployment string
+	node       string
+	dbInstance string
+	kind       string
+	errMsg     string
+	sig        map[string]bool
+	words      map[string]bool // words of text, built on first use
+}
+
+var alertSignals = map[string]*regexp.Regexp{
+	"crash":      regexp.MustCompile(`crashloop|crash|back-?off restarting|restart|exit code|terminated`),
+	"oom":        regexp.MustCompile(`\boom|out of memory|exit code 137|memory limit`),
+	"imagepull":  regexp.MustCompile(`imagepull|errimagepull|image pull|pull access`),
+	"scheduling": regexp.MustCompile(`\bpending\b|unschedulable|insufficient|failedscheduling|quota`),
+	"probe":      regexp.MustCompile(`liveness|readiness|startup probe|probe fail`),
+	"node":       regexp.MustCompile(`notready|node (?:not ?ready|down|unreachable|failure|pressure|lost)|disk ?pressure|memory ?pressure|pid ?pressure|kubelet (?:stopped|down|not)|cordon`),
+	"rollout":    regexp.MustCompile(`rollout|progressdeadline|replicas? (?:unavailable|mismatch)|deployment (?:stuck|failed)|generation mismatch`),
+	"dns":        regexp.MustCompile(`\bdns\b|nxdomain|no such host|name resolution|resolv|coredns`),
+	"errors":     regexp.MustCompile(`5xx|\b50[0-4]\b|error rate|errors?\b|exception|failed|failure`),
+	"http":       regexp.MustCompile(`\bhttp|5xx|\brequests?\b|endpoint|\bslo\b|availability|status code`),
+	"latency":    regexp.MustCompile(`latency|p9[059]|slow|timeout|timed out|response time|duration`),
+	"cpu":        regexp.MustCompile(`\bcpu|throttl|saturat|load average`),
+	"memory":     regexp.MustCompile(`memory|\boom|heap|rss`),
+	"traffic":    regexp.MustCompile(`traffic|throughput|\brps\b|\bqps\b|requests per`),
+	"db":         regexp.MustCompile(`\b(?:rds|database|db|postgres(?:ql)?|mysql|aurora|mariadb|replication|replica ?lag|max_connections|connection slots|too many clients|deadlock|iops|failover|checkpoints?|sql|wal)\b`),
+	"dbquery":    regexp.MustCompile(`quer(?:y|ies)|\bcpu|lock|deadlock|connections?|checkpoint|statement`),
+	"dbevents":   regexp.MustCompile(`failover|reboot|maintenance|storage|replica|snapshot|restart|recover`),
+	"change":     regexp.MustCompile(`\bdeploy(?:s|ed|ing)?\b|\brelease[sd]?\b|new version|regression|\brollout|upgrade|\bcommit|config(?:uration)? change`),
+}
+
+var reNegated = regexp.MustCompile(`\b(?:no|zero|without|never|nor)\s+(?:pod-level\s+|kubernetes\s+|new\s+)?[a-z0-9_./-]+`)
+
+var k8sSignals = []string{"crash", "oom", "imagepull", "scheduling", "probe", "rollout", "node"}
+
+func lookup(a *investigationv1.Alert, keys ...string) string {
+	for _, k := range keys {
+		if v := strings.TrimSpace(a.GetLabels()[k]); v != "" {
+			return v
+		}
+	}
+	for _, k := range keys {
+		if v := strings.TrimSpace(a.GetAnnotations()[k]); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func viewAlert(a *investigationv1.Alert) *alertView {
+	v := &alertView{sig: map[string]bool{}}
+	v.name = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"), a.GetTitle())
+	v.source = strings.ToLower(a.GetAlertSource())
+	v.namespace = firstNonEmpty(a.GetNamespace(), lookup(a, "namespace", "kube_namespace", "k8s_namespace", "exported_namespace"))
+	v.pod = firstNonEmpty(a.GetPod(), lookup(a, "pod", "kube_pod", "pod_name", "k8s_pod"))
+	v.service = firstNonEmpty(a.GetService(), lookup(a, "service", "app", "app_kubernetes_io_name", "kube_service", "workload_name", "kube_deployment", "deployment"))
+	v.deployment = lookup(a, "kube_deployment", "deployment")
+	if v.deployment == "" && strings.EqualFold(lookup(a, "workload_type"), "deployment") {
+		v.deployment = lookup(a, "workload_name")
+	}
+	v.node = lookup(a, "node", "kube_node", "node_name", "kubernetes_node", "nodename")
+	v.dbInstance = lookup(a, "db_instance_identifier", "db_instance", "dbinstanceidentifier", "DBInstanceIdentifier", "rds_instance", "db_cluster", "database_instance")
+	v.kind = strings.ToLower(a.GetResourceKind())
+	switch v.kind {
+	case "pod":
+		v.pod = firstNonEmpty(v.pod, a.GetResourceName())
+	case "deployment":
+		v.deployment = firstNonEmpty(v.deployment, a.GetResourceName())
+	case "node":
+		v.node = firstNonEmpty(v.node, a.GetResourceName())
+	case "database", "db", "dbinstance", "db_instance", "rds":
+		v.dbInstance = firstNonEmpty(v.dbInstance, a.GetResourceName())
+	}
+	if v.deployment != "" && v.service == "" {
+		v.service = v.deployment
+	}
+	v.errMsg = firstNonEmpty(a.GetErrorMessage(), lookup(a, "error", "message"))
+	var b strings.Builder
+	for _, s := range []string{v.name, a.GetTitle(), a.GetSummary(), a.GetDescription(), a.GetErrorMessage(), a.GetResourceKind()} {
+		b.WriteString(s)
+		b.WriteByte('\n')
+	}
+	for _, m := range []map[string]string{a.GetLabels(), a.GetAnnotations()} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			b.WriteString(m[k]) // values only: keys like "error" are not symptoms
+			b.WriteByte('\n')
+		}
+	}
+	v.text = strings.ToLower(b.String())
+	// "no ImagePullBackOff observed", "zero restarts": a negated symptom is not a signal.
+	signalText := reNegated.ReplaceAllString(v.text, " ")
+	for name, re := range alertSignals {
+		if re.MatchString(signalText) {
+			v.sig[name] = true
+		}
+	}
+	if v.dbInstance != "" {
+		v.sig["db"] = true
+	}
+	if strings.Contains(strings.ToLower(v.name), "node") || (v.node != "" && v.kind == "node") {
+		v.sig["node"] = true
+	}
+	if v.sig["db"] && v.node == "" && v.namespace == "" && v.pod == "" {
+		delete(v.sig, "node") // "disk pressure" on a managed database is not a Kubernetes node
+	}
+	return v
+}
+
+func (v *alertView) any(names ...string) bool {
+	for _, n := range names {
+		if v.sig[n] {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *alertView) k8s() bool { return v.any(k8sSignals...) }
+
+func (v *alertView) signalList() []string {
+	var out []string
+	for n := range v.sig {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (v *alertView) target() metricTarget {
+	return metricTarget{Namespace: v.namespace, Service: v.service, Pod: v.pod}
+}
+
+// scored is one tool scored against an alert.
+type scored struct {
+	call      *Call
+	score     float64
+	rationale []string
+	worker    string
+	order     int
+}
+
+func (s *scored) add(w float64, why string) {
+	s.score += w
+	s.rationale = append(s.rationale, why)
+}
+
+// categoryPriority is the relevance ranking used when nothing scores.
+func categoryPriority(t *evidencev1.ToolDefinition) int {
+	switch t.GetCategory() {
+	case evidencev1.ToolCategory_TOOL_CATEGORY_CLUSTER:
+		return 0
+	case evidencev1.ToolCategory_TOOL_CATEGORY_LOGS:
+		return 1
+	case evidencev1.ToolCategory_TOOL_CATEGORY_METRICS:
+		return 2
+	case evidencev1.ToolCategory_TOOL_CATEGORY_CODE:
+		return 3
+	case evidencev1.ToolCategory_TOOL_CATEGORY_NETWORK:
+		return 4
+	}
+	return 5
+}
+
+func workerOf(t *evidencev1.ToolDefinition) string {
+	in := t.GetIntent()
+	switch {
+	case strings.Contains(in, "db_"):
+		return "database"
+	case strings.Contains(in, "deploy_history") || strings.Contains(in, "commit"):
+		return "git_scout"
+	case strings.Contains(in, "prometheus") || t.GetCategory() == evidencev1.ToolCategory_TOOL_CATEGORY_METRICS:
+		return "metric_analyst"
+	case t.GetCategory() == evidencev1.ToolCategory_TOOL_CATEGORY_LOGS:
+		return "logs"
+	case t.GetCategory() == evidencev1.ToolCategory_TOOL_CATEGORY_CODE:
+		return "git_scout"
+	}
+	return "k8s"
+}
+
+// errorQuery picks a log search query from the alert's error text: a
+// specific failure keyword when it names one, else "error".
+func errorQuery(v *alertView) string {
+	if v.sig["dns"] {
+		return dnsQuery
+	}
+	text := strings.ToLower(v.errMsg + " " + v.text)
+	for _, kw := range []string{"timeout", "timed out", "connection refused", "exception", "panic", "deadlock", "out of memory", "too many clients"} {
+		if strings.Contains(text, kw) {
+			if strings.Contains(kw, " ") {
+				return `"` + kw + `"`
+			}
+			return kw
+		}
+	}
+	return "error"
+}
+
+// scoreTool scores one available tool against the alert and fills its params.
+func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
+	c := &Call{Tool: t, Params: map[string]any{}}
+	s := &scored{call: c, worker: workerOf(t)}
+	hasNS := v.namespace != ""
+	workload := firstNonEmpty(v.pod, v.deployment, v.service)
+	switch t.GetIntent() {
+	case "check_pod_status", "list_pods":
+		w := 3.0
+		if t.GetIntent() == "list_pods" {
+			w = 2
+		}
+		if hasNS && v.k8s() {
+			s.add(w, "Kubernetes failure signals ("+strings.Join(v.matching(k8sSignals...), ", ")+") in namespace "+v.namespace)
+		} else if hasNS && v.any("errors", "latency", "dns") {
+			s.add(1, "namespace "+v.namespace+" is known: pod health rules out restarts")
+		}
+		c.set(v.namespace, "namespace")
+	case "get_events":
+		if hasNS && v.any(append(k8sSignals, "dns")...) {
+			s.add(3, "Kubernetes events explain "+strings.Join(v.matching(append(k8sSignals, "dns")...), ", "))
+		} else if hasNS {
+			s.add(0.5, "namespace "+v.namespace+" is known")
+		}
+		c.set(v.namespace, "namespace")
+		if v.pod != "" {
+			c.set("pod/"+v.pod, "involved_object")
+		}
+	case "fetch_pod_logs":
+		if workload != "" && hasNS {
+			switch {
+			case v.any("crash", "oom", "probe"):
+				s.add(4, "the crashed container's logs show why it died")
+				c.set(true, "previous")
+			case v.any("errors", "dns", "latency"):
+				s.add(2, "application logs of "+workload+" show the errors")
+			}
+		}
+		pod := v.pod
+		if pod == "" && workload != "" {
+			pod = strings.TrimRight(workload, "-") + "-*"
+		}
+		c.set(pod, "pod")
+		c.set(v.namespace, "namespace")
+	case "describe_resource":
+		switch {
+		case v.node != "" && v.sig["node"]:
+			s.add(3, "node conditions of "+v.node)
+			c.set("node", "kind")
+			c.set(v.node, "name", "resource_name")
+		case v.pod != "" && v.any("oom", "crash", "imagepull", "scheduling", "probe"):
+			s.add(3, "pod spec and status (limits, probes, last state) of "+v.pod)
+			c.set("pod", "kind")
+			c.set(v.pod, "name", "resource_name")
+		case v.deployment != "" && v.any("rollout", "crash", "imagepull", "scheduling", "oom", "probe"):
+			s.add(2.5, "deployment status and rollout conditions of "+v.deployment)
+			c.set("deployment", "kind")
+			c.set(v.deployment, "name", "resource_name")
+		}
+		c.set(v.namespace, "namespace")
+	case "search_logs":
+		switch {
+		case v.sig["dns"]:
+			s.add(3, "DNS failures show up in the logs")
+		case (v.service != "" || hasNS) && v.any("errors", "latency", "http") && !v.sig["db"]:
+			s.add(2, "log search for the alert's error text")
+		case v.sig["db"] && v.errMsg != "":
+			s.add(1, "client-side logs of the database error")
+		}
+		c.set(errorQuery(v), "query")
+		c.set(v.namespace, "namespace")
+		c.set(v.service, "service")
+	case "query_prometheus":
+		kind := ""
+		switch {
+		case v.sig["latency"] && v.any("http") && !v.sig["db"]:
+			kind = promLatency
+		case v.sig["errors"] && v.sig["http"] && !v.sig["db"]:
+			kind = promErrorRate
+		case v.sig["cpu"] && !v.sig["db"]:
+			kind = promCPU
+		case v.sig["memory"] && !v.sig["db"]:
+			kind = promMemory
+		case v.sig["traffic"] && !v.sig["db"]:
+			kind = promRequests
+		case v.any("crash") && !v.sig["db"]:
+			kind = promRestarts
+		}
+		if kind != "" && (v.service != "" || hasNS) {
+			w := 3.0
+			if kind == promRestarts {
+				w = 1.5
+			}
+			s.add(w, "metric shape ("+strings.ReplaceAll(kind, "_", " ")+") around the onset")
+			if strings.Contains(v.source, "prometheus") || strings.Contains(v.source, "alertmanager") || strings.Contains(v.source, "grafana") {
+				s.add(1, "the alert came from "+v.source)
+			}
+			c.set(promQL(kind, v.target(), ""), "query")
+		}
+	case "get_deploy_history":
+		if v.service != "" && !v.sig["db"] {
+			switch {
+			case v.sig["change"] || v.sig["rollout"]:
+				s.add(3, "the alert mentions a change; deploys near the onset are suspects")
+			case v.any("errors", "latency", "crash", "oom", "http"):
+				s.add(2.5, "a deploy near the onset is the most common cause of "+strings.Join(v.matching("errors", "latency", "crash", "oom"), "/"))
+			}
+		}
+		c.set(v.service, "service")
+		c.set(v.namespace, "namespace")
+	case "get_commits":
+		if v.service != "" && !v.sig["db"] && (v.sig["change"] || v.any("errors", "latency")) {
+			s.add(1.5, "commit summaries of "+v.service+" tell what a deploy changed")
+		}
+		c.set(v.service, "service")
+		c.set(truncate(firstNonEmpty(v.errMsg, v.name), 120), "hint")
+	case "list_deployments":
+		if hasNS && v.sig["rollout"] {
+			s.add(2, "rollout state of the namespace's deployments")
+		} else if hasNS && v.k8s() {
+			s.add(1, "replica counts show how many pods are affected")
+		}
+		c.set(v.namespace, "namespace")
+	case "get_node_health", "check_node_health":
+		switch {
+		case v.sig["node"]:
+			s.add(4, "node conditions and pressure")
+		case v.sig["scheduling"]:
+			s.add(2, "node capacity explains scheduling failures")
+		}
+		c.set(v.node, "node", "name")
+	case "query_db_metrics":
+		if v.sig["db"] {
+			s.add(4, "database metrics ("+firstNonEmpty(v.dbInstance, "instance unknown")+") show saturation and lag")
+		}
+		c.set(v.dbInstance, "instance", "db_instance", "db_instance_identifier", "instance_id")
+	case "get_db_top_queries":
+		if v.sig["db"] && v.sig["dbquery"] {
+			s.add(3, "top queries show which statements load the database")
+		} else if v.sig["db"] {
+			s.add(1.5, "top queries rule query load in or out")
+		}
+		c.set(v.dbInstance, "instance", "db_instance", "db_instance_identifier", "instance_id")
+	case "get_db_events":
+		if v.sig["db"] && v.sig["dbevents"] {
+			s.add(3, "database events (failover, storage, maintenance) around the onset")
+		} else if v.sig["db"] {
+			s.add(1.5, "database events rule out failover and maintenance")
+		}
+		c.set(v.dbInstance, "instance", "db_instance", "db_instance_identifier", "instance_id")
+	case "list_monitors":
+		if strings.Contains(v.source, "datadog") || strings.Contains(v.source, "grafana") {
+			s.add(0.5, "the monitor definition behind the "+v.source+" alert")
+		}
+	case "check_dns":
+		if v.sig["dns"] {
+			s.add(4, "DNS resolution checks")
+		}
+		c.set(v.namespace, "namespace")
+	case "re_investigate_service", "get_commit_diff":
+		// needs a decision (another service, a commit) the alert does not make
+	default:
+		overlap := keywordOverlap(t, v)
+		if len(overlap) > 0 {
+			s.add(float64(min(len(overlap), 2)), "tool description matches the alert ("+strings.Join(overlap, ", ")+")")
+		}
+		c.set(v.namespace, "namespace")
+		c.set(v.service, "service")
+		c.set(v.pod, "pod")
+	}
+	return s
+}
+
+func (v *alertView) matching(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if v.sig[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func keywordOverlap(t *evidencev1.ToolDefinition, v *alertView) []string {
+	if v.words == nil {
+		v.words = map[string]bool{}
+		for _, w := range reWord.FindAllString(v.text, -1) {
+			v.words[w] = true
+		}
+	}
+	alertWords := v.words
+	words := reWord.FindAllString(strings.ToLower(t.GetDescription()+" "+t.GetLabel()+" "+strings.ReplaceAll(t.GetIntent(), "_", " ")), -1)
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range words {
+		if len(w) < 4 || stopwords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		if alertWords[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// missingRequired lists the required parameters a planned call lacks.
+func missingRequired(c *Call) []string {
+	var out []string
+	for _, p := range c.Tool.GetParamsSchema() {
+		if _, ok := c.Params[p.GetName()]; !ok && p.GetRequired() {
+			out = append(out, p.GetName())
+		}
+	}
+	return out
+}
+
+// scoreAll scores every available tool, best first.
+func scoreAll(reg *Registry, v *alertView) []*scored {
+	var out []*scored
+	for i, t := range reg.Tools {
+		if !t.GetAvailable() {
+			continue
+		}
+		s := scoreTool(t, v)
+		s.order = i
+		if s.score > 0 {
+			if miss := missingRequired(s.call); len(miss) > 0 {
+				s.score /= 2
+				s.rationale = append(s.rationale, "needs "+strings.Join(miss, ", ")+" (not in the alert)")
+			}
+		}
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		pi, pj := categoryPriority(out[i].call.Tool), categoryPriority(out[j].call.Tool)
+		if pi != pj {
+			return pi < pj
+		}
+		return out[i].order < out[j].order
+	})
+	return out
+}
+
+// Plan scores the registry against an alert and keeps the top budget tools.
+func Plan(reg *Registry, alert *investigationv1.Alert, budget int) (*investigationv1.TaskPlan, []*investigationv1.GuardrailTrip, error) {
+	v := viewAlert(alert)
+	all := scoreAll(reg, v)
+	var positive []*scored
+	for _, s := range all {
+		if s.score > 0 {
+			positive = append(positive, s)
+		}
+	}
+	plan := &investigationv1.TaskPlan{ToolBudget: int32(budget)}
+	chosen := positive
+	var trips []*investigationv1.GuardrailTrip
+	if len(positive) == 0 {
+		plan.Fallback = true
+		chosen = nil
+		for _, s := range all {
+			if s.call.Tool.GetIntent() == "re_investigate_service" || s.call.Tool.GetIntent() == "get_commit_diff" {
+				continue
+			}
+			s.rationale = []string{fmt.Sprintf("fallback: no tool matched the alert's signals; category default (%s)",
+				strings.ToLower(strings.TrimPrefix(s.call.Tool.GetCategory().String(), "TOOL_CATEGORY_")))}
+			if miss := missingRequired(s.call); len(miss) > 0 {
+				s.rationale = append(s.rationale, "needs "+strings.Join(miss, ", "))
+			}
+			chosen = append(chosen, s)
+		}
+		sort.SliceStable(chosen, func(i, j int) bool {
+			mi, mj := len(missingRequired(chosen[i].call)), len(missingRequired(chosen[j].call))
+			if (mi == 0) != (mj == 0) {
+				return mi == 0
+			}
+			return categoryPriority(chosen[i].call.Tool) < categoryPriority(chosen[j].call.Tool)
+		})
+	}
+	if len(chosen) > budget {
+		var dropped []string
+		for _, s := range chosen[budget:] {
+			dropped = append(dropped, s.call.Tool.GetIntent())
+		}
+		trips = append(trips, &investigationv1.GuardrailTrip{
+			Guardrail: GuardrailToolBudget,
+			Owner:     GuardrailOwner,
+			Detail:    fmt.Sprintf("%d tools were relevant; kept the top %d, dropped %s", len(chosen), budget, strings.Join(dropped, ", ")),
+			Limit:     float64(budget),
+			Value:     float64(len(chosen)),
+			Time:      timestamppb.Now(),
+		})
+		chosen = chosen[:budget]
+	}
+	for _, s := range chosen {
+		params, err := paramsStruct(s.call.Params)
+		if err != nil {
+			return nil, nil, err
+		}
+		plan.Actions = append(plan.Actions, &investigationv1.PlannedAction{
+			Intent:    s.call.Tool.GetIntent(),
+			Params:    params,
+			Score:     s.score,
+			Rationale: strings.Join(s.rationale, "; "),
+			Worker:    s.worker,
+		})
+	}
+	var ctxParts []string
+	for _, kv := range [][2]string{{"namespace", v.namespace}, {"service", v.service}, {"pod", v.pod}, {"node", v.node}, {"db instance", v.dbInstance}} {
+		if kv[1] != "" {
+			ctxParts = append(ctxParts, kv[0]+" "+kv[1])
+		}
+	}
+	sigs := strings.Join(v.signalList(), ", ")
+	if sigs == "" {
+		sigs = "none recognised"
+	}
+	plan.Rationale = fmt.Sprintf("alert %q; signals: %s; entities: %s; %d of %d available tools scored above 0, planned %d (budget %d)",
+		v.name, sigs, firstNonEmpty(strings.Join(ctxParts, ", "), "none"), len(positive), len(all), len(plan.Actions), budget)
+	if plan.Fallback {
+		plan.Rationale += "; fallback to the category relevance ranking"
+	}
+	return plan, trips, nil
+}
+
+// PlanActions scores the tools against an alert and keeps the top tool_budget.
+func (s *Service) PlanActions(ctx context.Context, req *routerv1.PlanActionsRequest) (*routerv1.PlanActionsResponse, error) {
+	if req.GetAlert() == nil {
+		return nil, status.Error(codes.InvalidArgument, "alert is required")
+	}
+	if req.GetToolBudget() < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "tool_budget must be >= 0, got %d", req.GetToolBudget())
+	}
+	budget := s.cfg.ToolBudget
+	if req.GetToolBudget() > 0 {
+		budget = int(req.GetToolBudget())
+	}
+	reg, err := s.registry(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	plan, trips, err := Plan(reg, req.GetAlert(), budget)
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &routerv1.PlanActionsResponse{Plan: plan, Trips: trips}, nil
+}
+
+// Selection is the outcome of SelectTools.
+type Selection struct {
+	Tools   []*evidencev1.ToolDefinition
+	Dropped []string
+	Trips   []*investigationv1.GuardrailTrip
+}
+
+// Select narrows the registry to the schemas a model may see: planned tools
+// first, then the most relevant primary tools, with up to reserve slots kept
+// for secondary tools; never more than maxSchemas.
+func Select(reg *Registry, plan *investigationv1.TaskPlan, alert *investigationv1.Alert, maxSchemas, reserve int) Selection {
+	reserve = min(reserve, maxSchemas)
+	var ranked []*evidencev1.ToolDefinition
+	if alert != nil {
+		for _, s := range scoreAll(reg, viewAlert(alert)) {
+			ranked = append(ranked, s.call.Tool)
+		}
+	} else {
+		for _, t := range reg.Tools {
+			if t.GetAvailable() {
+				ranked = append(ranked, t)
+			}
+		}
+		sort.SliceStable(ranked, func(i, j int) bool { return categoryPriority(ranked[i]) < categoryPriority(ranked[j]) })
+	}
+	used := map[string]bool{}
+	var planned, primary, secondary []*evidencev1.ToolDefinition
+	for _, a := range plan.GetActions() {
+		t, ok := reg.Tool(a.GetIntent())
+		if !ok || !t.GetAvailable() || used[t.GetIntent()] {
+			continue
+		}
+		used[t.GetIntent()] = true
+		planned = append(planned, t)
+	}
+	for _, t := range ranked {
+		if used[t.GetIntent()] {
+			continue
+		}
+		used[t.GetIntent()] = true
+		if t.GetSecondary() {
+			secondary = append(secondary, t)
+		} else {
+			primary = append(primary, t)
+		}
+	}
+	keep := min(reserve, len(secondary))
+	primarySlots := maxSchemas - keep
+	var sel Selection
+	taken := map[string]bool{}
+	take := func(ts []*evidencev1.ToolDefinition, limit int) {
+		for _, t := range ts {
+			if len(sel.Tools) >= limit {
+				return
+			}
+			if !taken[t.GetIntent()] {
+				taken[t.GetIntent()] = true
+				sel.Tools = append(sel.Tools, t)
+			}
+		}
+	}
+	take(planned, primarySlots)
+	take(primary, primarySlots)
+	take(secondary[:keep], len(sel.Tools)+keep)
+	take(primary, maxSchemas)
+	take(secondary, maxSchemas)
+	total := len(planned) + len(primary) + len(secondary)
+	var droppedSecondary int
+	for _, group := range [][]*evidencev1.ToolDefinition{planned, primary, secondary} {
+		for _, t := range group {
+			if !taken[t.GetIntent()] {
+				sel.Dropped = append(sel.Dropped, t.GetIntent())
+				if t.GetSecondary() {
+					droppedSecondary++
+				}
+			}
+		}
+	}
+	now := timestamppb.Now()
+	if len(sel.Dropped) > 0 {
+		sel.Trips = append(sel.Trips, &investigationv1.GuardrailTrip{
+			Guardrail: GuardrailMaxToolSchemas,
+			Owner:     GuardrailOwner,
+			Detail:    fmt.Sprintf("%d tools available; offered %d, dropped %s", total, len(sel.Tools), strings.Join(sel.Dropped, ", ")),
+			Limit:     float64(maxSchemas),
+			Value:     float64(total),
+			Time:      now,
+		})
+	}
+	if droppedSecondary > 0 && len(secondary) > reserve {
+		sel.Trips = append(sel.Trips, &investigationv1.GuardrailTrip{
+			Guardrail: GuardrailSecondaryReserve,
+			Owner:     GuardrailOwner,
+			Detail:    fmt.Sprintf("%d secondary tools; the reserve keeps %d, %d dropped", len(secondary), reserve, droppedSecondary),
+			Limit:     float64(reserve),
+			Value:     float64(len(secondary)),
+			Time:      now,
+		})
+	}
+	return sel
+}
+
+// SelectTools narrows the registry to the schemas the ReAct loop may send a model.
+func (s *Service) SelectTools(ctx context.Context, req *routerv1.SelectToolsRequest) (*routerv1.SelectToolsResponse, error) {
+	if req.GetMaxSchemas() < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "max_schemas must be >= 0, got %d", req.GetMaxSchemas())
+	}
+	maxSchemas := s.cfg.MaxToolSchemas
+	if req.GetMaxSchemas() > 0 {
+		maxSchemas = int(req.GetMaxSchemas())
+	}
+	reserve := min(s.cfg.SecondaryReserve, maxSchemas)
+	reg, err := s.registry(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	sel := Select(reg, req.GetPlan(), req.GetAlert(), maxSchemas, reserve)
+	return &routerv1.SelectToolsResponse{
+		Tools:            sel.Tools,
+		Dropped:          sel.Dropped,
+		MaxSchemas:       int32(maxSchemas),
+		SecondaryReserve: int32(reserve),
+		Trips:            sel.Trips,
+	}, nil
+}
