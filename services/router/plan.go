@@ -21,6 +21,7 @@ type alertView struct {
 	name       string
 	text       string
 	source     string
+	rule       string // the alerting rule that fired, when named
 	namespace  string
 	service    string
 	pod        string
@@ -76,6 +77,7 @@ func viewAlert(a *investigationv1.Alert) *alertView {
 	v := &alertView{sig: map[string]bool{}}
 	v.name = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"), a.GetTitle())
 	v.source = strings.ToLower(a.GetAlertSource())
+	v.rule = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"))
 	v.namespace = firstNonEmpty(a.GetNamespace(), lookup(a, "namespace", "kube_namespace", "k8s_namespace", "exported_namespace"))
 	v.pod = firstNonEmpty(a.GetPod(), lookup(a, "pod", "kube_pod", "pod_name", "k8s_pod"))
 	v.service = firstNonEmpty(a.GetService(), lookup(a, "service", "app", "app_kubernetes_io_name", "kube_service", "workload_name", "kube_deployment", "deployment"))
@@ -377,8 +379,8 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 		}
 		c.set(v.dbInstance, "instance", "db_instance", "db_instance_identifier", "instance_id")
 	case "list_monitors":
-		if strings.Contains(v.source, "datadog") || strings.Contains(v.source, "grafana") {
-			s.add(0.5, "the monitor definition behind the "+v.source+" alert")
+		if v.rule != "" {
+			s.add(0.5, "the rule "+v.rule+" behind the alert: its condition, state and sibling monitors")
 		}
 	case "check_dns":
 		if v.sig["dns"] {

@@ -1,0 +1,537 @@
+package intake
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// ---- generic ----
+
+func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
+	a := &investigationv1.Alert{
+		Format:      investigationv1.AlertFormat_ALERT_FORMAT_GENERIC,
+		Labels:      strMap(obj["labels"]),
+		Annotations: strMap(firstPresent(obj, "annotations")),
+	}
+	// Tags as a Datadog-style list or a map.
+	mergeMissing(a.Labels, tagsMap(obj["tags"]))
+	a.AlertName = firstStr(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName")
+	if a.AlertName == "" {
+		a.AlertName = a.Labels["alertname"]
+	}
+	a.Title = firstStr(obj, "title", "subject", "headline")
+	a.Severity = firstStr(obj, "severity", "priority", "level")
+	a.State = firstStr(obj, "state", "status")
+	a.AlertSource = firstStr(obj, "source", "alert_source", "origin")
+	a.Namespace = firstStr(obj, "namespace")
+	a.Service = firstStr(obj, "service", "service_name")
+	a.Pod = firstStr(obj, "pod", "pod_name")
+	a.Cluster = firstStr(obj, "cluster", "cluster_name")
+	a.ErrorMessage = firstStr(obj, "error_message", "error", "exception")
+	a.Summary = firstStr(obj, "summary")
+	a.Description = firstStr(obj, "description", "details", "body")
+	msg := firstStr(obj, "message", "text")
+	if a.ErrorMessage == "" && a.Summary == "" && a.Description == "" {
+		a.Summary = msg
+	} else if a.Description == "" {
+		a.Description = msg
+	}
+	a.ResourceKind = firstStr(obj, "resource_kind", "kind")
+	a.ResourceName = firstStr(obj, "resource_name", "resource")
+	if t, ok := firstTime(obj, "starts_at", "startsAt", "started_at", "timestamp", "time", "fired_at", "date"); ok {
+		a.StartsAt = timestamppb.New(t)
+	}
+	a.Resolved = isResolvedState(a.State)
+	if a.AlertName == "" && a.Title == "" && len(a.Labels) == 0 && a.Summary == "" {
+		return nil, fmt.Errorf("%w: generic alert needs alert_name or title (or labels.alertname)", ErrBadFormat)
+	}
+	if a.AlertName == "" && a.Title == "" && len(a.Labels) == 0 {
+		// A bare message: a chat line, not an alert, unless it reads like one.
+		a.Title = truncate(a.Summary, 120)
+		if looksLikeChat(a.Summary) {
+			a.IsNoise = true
+			a.NoiseReason = "chat message, not an alert: " + truncate(a.Summary, 60)
+		}
+	}
+	return []*investigationv1.Alert{a}, nil
+}
+
+// ---- Alertmanager webhook v4 and Grafana unified alerting ----
+
+func parseAlertmanager(obj map[string]any) ([]*investigationv1.Alert, error) {
+	return parseGrouped(obj, investigationv1.AlertFormat_ALERT_FORMAT_ALERTMANAGER, "alertmanager")
+}
+
+func parseGrafana(obj map[string]any) ([]*investigationv1.Alert, error) {
+	if _, ok := obj["alerts"]; !ok {
+		return parseGrafanaLegacy(obj)
+	}
+	return parseGrouped(obj, investigationv1.AlertFormat_ALERT_FORMAT_GRAFANA, "grafana")
+}
+
+func parseGrouped(obj map[string]any, format investigationv1.AlertFormat, source string) ([]*investigationv1.Alert, error) {
+	rawAlerts, ok := obj["alerts"]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s webhook needs an alerts[] array (and version, groupLabels, commonLabels)", ErrBadFormat, source)
+	}
+	list, ok := rawAlerts.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s webhook field alerts is a %s, want an array", ErrBadFormat, source, jsonKind(rawAlerts))
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%w: %s webhook alerts[] is empty", ErrNoAlerts, source)
+	}
+	if format == investigationv1.AlertFormat_ALERT_FORMAT_ALERTMANAGER {
+		if v := str(obj["version"]); v != "" && v != "4" {
+			return nil, fmt.Errorf("%w: alertmanager webhook version %q, want \"4\"", ErrBadFormat, v)
+		}
+	}
+	common := strMap(obj["commonLabels"])
+	group := strMap(obj["groupLabels"])
+	commonAnn := strMap(obj["commonAnnotations"])
+	groupStatus := str(obj["status"])
+	externalURL := str(obj["externalURL"])
+	out := make([]*investigationv1.Alert, 0, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s alerts[%d] is a %s, want an object", ErrBadFormat, source, i, jsonKind(e))
+		}
+		labels := strMap(m["labels"])
+		mergeMissing(labels, common)
+		mergeMissing(labels, group)
+		ann := strMap(m["annotations"])
+		mergeMissing(ann, commonAnn)
+		if u := str(m["generatorURL"]); u != "" {
+			setMissing(ann, "generator_url", u)
+		}
+		if externalURL != "" {
+			setMissing(ann, "external_url", externalURL)
+		}
+		if vs := str(m["valueString"]); vs != "" {
+			setMissing(ann, "value_string", vs)
+		}
+		state := str(m["status"])
+		if state == "" {
+			state = groupStatus
+		}
+		a := &investigationv1.Alert{
+			Format:      format,
+			AlertName:   labels["alertname"],
+			Severity:    labels["severity"],
+			AlertSource: source,
+			State:       state,
+			Resolved:    isResolvedState(state),
+			Labels:      labels,
+			Annotations: ann,
+		}
+		if a.AlertName == "" {
+			a.AlertName = labels["__alert_rule_title__"]
+		}
+		a.Title = firstNonEmpty(ann["title"], ann["summary"], str(obj["title"]), a.AlertName)
+		if t, ok := parseTime(m["startsAt"]); ok {
+			a.StartsAt = timestamppb.New(t)
+		}
+		if a.AlertName == "" && a.Title == "" {
+			return nil, fmt.Errorf("%w: %s alerts[%d] has no labels.alertname", ErrBadFormat, source, i)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func parseGrafanaLegacy(obj map[string]any) ([]*investigationv1.Alert, error) {
+	a := &investigationv1.Alert{
+		Format:      investigationv1.AlertFormat_ALERT_FORMAT_GRAFANA,
+		AlertName:   firstStr(obj, "ruleName", "title"),
+		Title:       firstStr(obj, "title", "ruleName"),
+		AlertSource: "grafana",
+		State:       str(obj["state"]),
+		Labels:      strMap(obj["tags"]),
+		Annotations: map[string]string{},
+		Summary:     str(obj["message"]),
+	}
+	if u := str(obj["ruleUrl"]); u != "" {
+		a.Annotations["rule_url"] = u
+	}
+	a.Severity = a.Labels["severity"]
+	a.Resolved = isResolvedState(a.State)
+	if a.AlertName == "" {
+		return nil, fmt.Errorf("%w: grafana legacy alert needs ruleName or title", ErrBadFormat)
+	}
+	return []*investigationv1.Alert{a}, nil
+}
+
+// ---- Datadog webhook ----
+
+func parseDatadog(obj map[string]any) ([]*investigationv1.Alert, error) {
+	title := firstStr(obj, "title", "event_title", "alert_title")
+	if title == "" {
+		return nil, fmt.Errorf("%w: datadog webhook needs title (with alert_type, tags, date)", ErrBadFormat)
+	}
+	labels := tagsMap(obj["tags"])
+	mergeMissing(labels, tagsMap(obj["alert_scope"]))
+	ann := map[string]string{}
+	for _, k := range []string{"url", "link", "alert_query", "alert_metric", "alert_id", "id", "priority", "org", "hostname", "aggreg_key", "event_type"} {
+		if v := str(obj[k]); v != "" {
+			ann[k] = v
+		}
+	}
+	alertType := strings.ToLower(str(obj["alert_type"]))
+	transition := str(obj["alert_transition"])
+	state := firstNonEmpty(transition, str(obj["alert_status"]), alertType)
+	a := &investigationv1.Alert{
+		Format:      investigationv1.AlertFormat_ALERT_FORMAT_DATADOG,
+		Title:       strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(title, "[Triggered]"), "[Recovered]")),
+		AlertName:   firstNonEmpty(labels["alertname"], labels["monitor"], str(obj["alert_id"]), title),
+		Severity:    firstNonEmpty(labels["severity"], datadogSeverity(alertType, str(obj["priority"]))),
+		AlertSource: "datadog",
+		State:       state,
+		Labels:      labels,
+		Annotations: ann,
+	}
+	a.Title = strings.TrimSpace(a.Title)
+	body := firstStr(obj, "body", "text", "event_msg", "message")
+	a.Description = body
+	a.Resolved = strings.EqualFold(transition, "Recovered") || alertType == "success" || isResolvedState(str(obj["alert_status"]))
+	if t, ok := firstTime(obj, "date", "last_updated", "timestamp"); ok {
+		a.StartsAt = timestamppb.New(t)
+	}
+	if hn := str(obj["hostname"]); hn != "" {
+		setMissing(a.Labels, "host", hn)
+	}
+	return []*investigationv1.Alert{a}, nil
+}
+
+func datadogSeverity(alertType, priority string) string {
+	switch strings.ToLower(priority) {
+	case "p1", "p2":
+		return "critical"
+	}
+	switch alertType {
+	case "error":
+		return "critical"
+	case "warning":
+		return "warning"
+	case "info", "success":
+		return "info"
+	}
+	return ""
+}
+
+// ---- PagerDuty v3 webhook ----
+
+func parsePagerDuty(obj map[string]any) ([]*investigationv1.Alert, error) {
+	ev, ok := obj["event"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: pagerduty v3 webhook needs an event object with event.data (the incident)", ErrBadFormat)
+	}
+	data, ok := ev["data"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: pagerduty v3 webhook needs event.data (the incident)", ErrBadFormat)
+	}
+	eventType := str(ev["event_type"])
+	status := firstNonEmpty(str(data["status"]), strings.TrimPrefix(eventType, "incident."))
+	title := firstStr(data, "title", "summary", "description")
+	if title == "" {
+		return nil, fmt.Errorf("%w: pagerduty event.data has no title", ErrBadFormat)
+	}
+	labels := map[string]string{}
+	ann := map[string]string{}
+	if svc, ok := data["service"].(map[string]any); ok {
+		if s := firstStr(svc, "summary", "name"); s != "" {
+			labels["service"] = s
+		}
+	}
+	if p, ok := data["priority"].(map[string]any); ok {
+		if s := firstStr(p, "summary", "name"); s != "" {
+			labels["priority"] = s
+		}
+	}
+	for _, k := range []string{"html_url", "incident_key", "id", "number", "urgency"} {
+		if v := str(data[k]); v != "" {
+			ann[k] = v
+		}
+	}
+	if v := str(ev["event_type"]); v != "" {
+		ann["event_type"] = v
+	}
+	var details string
+	if body, ok := data["body"].(map[string]any); ok {
+		switch d := body["details"].(type) {
+		case string:
+			details = d
+		case map[string]any:
+			mergeMissing(labels, strMap(d))
+		}
+	}
+	if d, ok := data["custom_details"].(map[string]any); ok {
+		mergeMissing(labels, strMap(d))
+	}
+	a := &investigationv1.Alert{
+		Format:      investigationv1.AlertFormat_ALERT_FORMAT_PAGERDUTY,
+		AlertName:   firstNonEmpty(labels["alertname"], title),
+		Title:       title,
+		Severity:    firstNonEmpty(labels["severity"], pagerDutySeverity(str(data["urgency"]), labels["priority"])),
+		AlertSource: "pagerduty",
+		State:       status,
+		Resolved:    eventType == "incident.resolved" || isResolvedState(status),
+		Labels:      labels,
+		Annotations: ann,
+		Description: details,
+	}
+	if t, ok := firstTime(data, "created_at"); ok {
+		a.StartsAt = timestamppb.New(t)
+	} else if t, ok := firstTime(ev, "occurred_at"); ok {
+		a.StartsAt = timestamppb.New(t)
+	}
+	return []*investigationv1.Alert{a}, nil
+}
+
+func pagerDutySeverity(urgency, priority string) string {
+	switch strings.ToUpper(priority) {
+	case "P1", "P2":
+		return "critical"
+	case "P3":
+		return "warning"
+	case "P4", "P5":
+		return "info"
+	}
+	switch strings.ToLower(urgency) {
+	case "high":
+		return "critical"
+	case "low":
+		return "warning"
+	}
+	return ""
+}
+
+// ---- opensre-style object ----
+
+func parseOpenSRE(obj map[string]any) ([]*investigationv1.Alert, error) {
+	labels := strMap(obj["commonLabels"])
+	ann := strMap(obj["commonAnnotations"])
+	mergeMissing(labels, strMap(obj["labels"]))
+	mergeMissing(ann, strMap(obj["annotations"]))
+	title := str(obj["title"])
+	if title == "" && labels["alertname"] == "" {
+		return nil, fmt.Errorf("%w: opensre-style alert needs title or commonLabels.alertname", ErrBadFormat)
+	}
+	state := firstStr(obj, "state", "status")
+	a := &investigationv1.Alert{
+		Format:      investigationv1.AlertFormat_ALERT_FORMAT_OPENSRE,
+		AlertName:   firstNonEmpty(labels["alertname"], title),
+		Title:       firstNonEmpty(title, ann["summary"], labels["alertname"]),
+		Severity:    firstNonEmpty(labels["severity"], str(obj["severity"])),
+		AlertSource: firstNonEmpty(str(obj["alert_source"]), "opensre"),
+		State:       state,
+		Resolved:    isResolvedState(state),
+		Labels:      labels,
+		Annotations: ann,
+	}
+	if t, ok := firstTime(obj, "startsAt", "starts_at", "fired_at", "timestamp"); ok {
+		a.StartsAt = timestamppb.New(t)
+	}
+	return []*investigationv1.Alert{a}, nil
+}
+
+// ---- helpers ----
+
+// isResolvedState reports whether a state string says the alert is over.
+// "normal" is not resolved: scheduled checks report it while still asking for a look.
+func isResolvedState(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "resolved", "ok", "recovered", "closed", "success":
+		return true
+	}
+	return false
+}
+
+func str(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return strings.TrimSpace(t)
+	case json.Number:
+		return t.String()
+	case bool:
+		return strconv.FormatBool(t)
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case map[string]any, []any:
+		b, err := json.Marshal(t)
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+func firstStr(obj map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s := str(obj[k]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func firstPresent(obj map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := obj[k]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// strMap converts a JSON object to a string map (non-string values as JSON text).
+func strMap(v any) map[string]string {
+	out := map[string]string{}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return out
+	}
+	for k, val := range m {
+		if s := str(val); s != "" {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// tagsMap reads Datadog-style tags: a "k:v,k2:v2" string, a ["k:v"] list, or an object.
+func tagsMap(v any) map[string]string {
+	out := map[string]string{}
+	var items []string
+	switch t := v.(type) {
+	case string:
+		items = strings.Split(t, ",")
+	case []any:
+		for _, e := range t {
+			items = append(items, str(e))
+		}
+	case map[string]any:
+		return strMap(t)
+	}
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if it == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(it, ":")
+		if !ok {
+			setMissing(out, it, "true")
+			continue
+		}
+		setMissing(out, strings.TrimSpace(k), strings.TrimSpace(val))
+	}
+	return out
+}
+
+func mergeMissing(dst, src map[string]string) {
+	keys := make([]string, 0, len(src))
+	for k := range src {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		setMissing(dst, k, src[k])
+	}
+}
+
+func setMissing(m map[string]string, k, v string) {
+	if _, ok := m[k]; !ok && v != "" {
+		m[k] = v
+	}
+}
+
+func firstTime(obj map[string]any, keys ...string) (time.Time, bool) {
+	for _, k := range keys {
+		if t, ok := parseTime(obj[k]); ok {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// parseTime reads RFC 3339 text, or epoch seconds / milliseconds as a number or numeric string.
+func parseTime(v any) (time.Time, bool) {
+	var s string
+	switch t := v.(type) {
+	case string:
+		s = strings.TrimSpace(t)
+	case json.Number:
+		s = t.String()
+	case float64:
+		s = strconv.FormatFloat(t, 'f', -1, 64)
+	default:
+		return time.Time{}, false
+	}
+	if s == "" {
+		return time.Time{}, false
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return time.Time{}, false
+		}
+		if f > 1e11 { // milliseconds
+			return time.UnixMilli(int64(f)).UTC(), true
+		}
+		sec, frac := math.Modf(f)
+		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			if t.Year() <= 1 { // Alertmanager's zero time
+				return time.Time{}, false
+			}
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+var chatWords = []string{"hi", "hello", "hey", "thanks", "thank you", "ok", "okay", "lgtm", "+1", "good morning", "ack", "ty"}
+
+// looksLikeChat reports whether a bare message is a greeting or a reply rather than an alert.
+func looksLikeChat(s string) bool {
+	t := strings.ToLower(strings.Trim(strings.TrimSpace(s), "!.?:) "))
+	if t == "" {
+		return true
+	}
+	for _, w := range chatWords {
+		if t == w || strings.HasPrefix(t, w+" ") && len(strings.Fields(t)) <= 4 {
+			return true
+		}
+	}
+	return false
+}

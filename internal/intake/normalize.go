@@ -1,0 +1,218 @@
+package intake
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// Incident window around starts_at when the payload does not give one.
+const (
+	WindowBefore = 30 * time.Minute
+	WindowAfter  = 15 * time.Minute
+)
+
+// Label and annotation keys the fields are read from, in priority order.
+var (
+	namespaceKeys = []string{"namespace", "kube_namespace", "k8s_namespace", "exported_namespace", "k8s.namespace.name"}
+	serviceKeys   = []string{"service", "service_name", "kube_service", "app_kubernetes_io_name", "app.kubernetes.io/name", "app", "workload_name", "kube_deployment", "deployment"}
+	podKeys       = []string{"pod", "kube_pod", "pod_name", "k8s.pod.name", "exported_pod"}
+	clusterKeys   = []string{"cluster", "cluster_name", "kube_cluster_name", "k8s_cluster", "eks_cluster"}
+	envKeys       = []string{"env", "environment", "stage", "tier"}
+	errorKeys     = []string{"error", "error_message", "exception", "message"}
+	summaryKeys   = []string{"summary", "message"}
+	descKeys      = []string{"description", "details"}
+	nodeKeys      = []string{"node", "kube_node", "nodename", "node_name", "kubernetes_node", "k8s.node.name"}
+	dbKeys        = []string{"db_instance_identifier", "dbinstanceidentifier", "db_instance", "database_instance", "rds_instance"}
+)
+
+// workload kinds read from label pairs (<kind> label -> name).
+var workloadKeys = []struct{ key, kind string }{
+	{"kube_deployment", "deployment"},
+	{"deployment", "deployment"},
+	{"kube_statefulset", "statefulset"},
+	{"statefulset", "statefulset"},
+	{"kube_daemonset", "daemonset"},
+	{"daemonset", "daemonset"},
+	{"kube_job", "job"},
+	{"job_name", "job"},
+	{"kube_cronjob", "cronjob"},
+}
+
+// lookup returns the first non-empty value of keys in labels, then annotations.
+func lookup(a *investigationv1.Alert, keys []string) string {
+	for _, k := range keys {
+		if v := strings.TrimSpace(a.GetLabels()[k]); v != "" {
+			return v
+		}
+	}
+	for _, k := range keys {
+		if v := strings.TrimSpace(a.GetAnnotations()[k]); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// finish derives the fields every format shares: identity, text, resource,
+// window, fingerprint and noise classification.
+func finish(a *investigationv1.Alert) {
+	if a.Labels == nil {
+		a.Labels = map[string]string{}
+	}
+	if a.Annotations == nil {
+		a.Annotations = map[string]string{}
+	}
+	a.Severity = strings.ToLower(firstNonEmpty(a.Severity, lookup(a, []string{"severity", "priority"})))
+	a.Namespace = firstNonEmpty(a.Namespace, lookup(a, namespaceKeys))
+	a.Service = firstNonEmpty(a.Service, lookup(a, serviceKeys))
+	a.Pod = firstNonEmpty(a.Pod, lookup(a, podKeys))
+	a.Cluster = firstNonEmpty(a.Cluster, lookup(a, clusterKeys))
+	a.ErrorMessage = firstNonEmpty(a.ErrorMessage, lookupAnn(a, errorKeys))
+	a.Summary = firstNonEmpty(a.Summary, lookupAnn(a, summaryKeys))
+	a.Description = firstNonEmpty(a.Description, lookupAnn(a, descKeys))
+	if a.Title == "" {
+		a.Title = firstNonEmpty(a.Summary, a.AlertName)
+	}
+	if a.AlertName == "" {
+		a.AlertName = a.Title
+	}
+	if a.ResourceKind == "" || a.ResourceName == "" {
+		a.ResourceKind, a.ResourceName = resource(a)
+	}
+	if a.IncidentWindow == nil {
+		a.IncidentWindow = window(a)
+	}
+	a.Fingerprint = Fingerprint(a)
+	if !a.IsNoise {
+		if reason := NoiseReason(a); reason != "" {
+			a.IsNoise = true
+			a.NoiseReason = reason
+		}
+	}
+}
+
+func lookupAnn(a *investigationv1.Alert, keys []string) string {
+	for _, k := range keys {
+		if v := strings.TrimSpace(a.GetAnnotations()[k]); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// resource names the object the alert is about: a pod, a workload, a node or a database instance.
+func resource(a *investigationv1.Alert) (kind, name string) {
+	if a.Pod != "" {
+		return "pod", a.Pod
+	}
+	if wt, wn := lookup(a, []string{"workload_type", "workload_kind"}), lookup(a, []string{"workload_name", "workload"}); wn != "" {
+		return firstNonEmpty(strings.ToLower(wt), "deployment"), wn
+	}
+	for _, w := range workloadKeys {
+		if v := lookup(a, []string{w.key}); v != "" {
+			return w.kind, v
+		}
+	}
+	if v := lookup(a, nodeKeys); v != "" {
+		return "node", v
+	}
+	if v := lookup(a, dbKeys); v != "" {
+		return "db_instance", v
+	}
+	if v := lookup(a, []string{"resource_name", "resource"}); v != "" {
+		return firstNonEmpty(strings.ToLower(lookup(a, []string{"resource_kind", "kind"})), "resource"), v
+	}
+	if a.Service != "" {
+		return "service", a.Service
+	}
+	return "", ""
+}
+
+// window reads an explicit incident window from the annotations, else
+// starts_at - 30m .. starts_at + 15m; nil when the alert carries no time.
+func window(a *investigationv1.Alert) *evidencev1.TimeWindow {
+	start, okS := parseTime(lookupAnn(a, []string{"incident_window_start", "window_start"}))
+	end, okE := parseTime(lookupAnn(a, []string{"incident_window_end", "window_end"}))
+	if okS && okE && end.After(start) {
+		return &evidencev1.TimeWindow{Start: timestamppb.New(start), End: timestamppb.New(end)}
+	}
+	if a.StartsAt == nil {
+		return nil
+	}
+	t := a.StartsAt.AsTime()
+	if okS {
+		return &evidencev1.TimeWindow{Start: timestamppb.New(start), End: timestamppb.New(t.Add(WindowAfter))}
+	}
+	return &evidencev1.TimeWindow{Start: timestamppb.New(t.Add(-WindowBefore)), End: timestamppb.New(t.Add(WindowAfter))}
+}
+
+// Fingerprint is a stable hash of an alert's identity: alert name, namespace,
+// service or workload, cluster and environment. Wording, annotations, pod
+// replicas and timestamps do not change it, so a storm of the same alert
+// across replicas collapses to one fingerprint, while the same alert in
+// another cluster or environment does not.
+func Fingerprint(a *investigationv1.Alert) string {
+	kind, name := a.GetResourceKind(), a.GetResourceName()
+	if kind == "pod" {
+		// Replicas of one workload are one incident: use the workload when known.
+		kind, name = "", ""
+		if wn := lookup(a, []string{"workload_name", "workload", "kube_deployment", "deployment", "kube_statefulset", "statefulset", "kube_daemonset", "daemonset"}); wn != "" {
+			kind, name = "workload", wn
+		}
+	}
+	if kind == "service" {
+		kind, name = "", ""
+	}
+	parts := []string{
+		"alertname=" + strings.ToLower(a.GetAlertName()),
+		"namespace=" + strings.ToLower(a.GetNamespace()),
+		"service=" + strings.ToLower(a.GetService()),
+		"resource=" + strings.ToLower(kind+"/"+name),
+		"cluster=" + strings.ToLower(a.GetCluster()),
+		"env=" + strings.ToLower(lookup(a, envKeys)),
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\n")))
+	return hex.EncodeToString(sum[:])[:24]
+}
+
+var heartbeatNames = map[string]bool{
+	"watchdog": true, "deadmansswitch": true, "deadmanswitch": true, "infoinhibitor": true,
+	"heartbeat": true, "testalert": true, "test": true,
+}
+
+// NoiseReason classifies an alert as noise and says why, or returns "".
+// Noise: resolved alerts (nothing is firing), test / heartbeat / watchdog
+// alerts, and informational alerts that describe no symptom.
+func NoiseReason(a *investigationv1.Alert) string {
+	if a.GetResolved() {
+		return "resolved: the alert is no longer firing (state " + firstNonEmpty(a.GetState(), "resolved") + ")"
+	}
+	name := strings.ToLower(a.GetAlertName())
+	compact := strings.NewReplacer(" ", "", "_", "", "-", "").Replace(name)
+	if heartbeatNames[compact] {
+		return "heartbeat/test alert: " + a.GetAlertName() + " fires continuously to prove the alerting pipeline works"
+	}
+	title := strings.ToLower(a.GetTitle())
+	for _, s := range []string{"[test]", "test alert", "test notification", "this is a test", "heartbeat"} {
+		if strings.Contains(title, s) || strings.Contains(name, s) {
+			return "test/heartbeat alert: " + truncate(a.GetTitle(), 80)
+		}
+	}
+	if strings.EqualFold(a.GetLabels()["test"], "true") {
+		return "test alert: labelled test=true"
+	}
+	switch a.GetSeverity() {
+	case "none", "info", "informational", "ok", "debug":
+		if a.GetErrorMessage() == "" && a.GetSummary() == "" && a.GetDescription() == "" {
+			return "informational: severity " + a.GetSeverity() + " and no symptom described"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,645 @@
+package brain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/intake"
+)
+
+// Submit statuses (SubmitAlertResponse.status).
+const (
+	statusQueued    = "queued"
+	statusRunning   = "running"
+	statusCompleted = "completed"
+	statusAttached  = "attached"
+	statusNoise     = "noise"
+	statusResolved  = "resolved"
+)
+
+// SubmitAlert parses, de-duplicates and queues an alert.
+func (s *Service) SubmitAlert(ctx context.Context, req *brainv1.SubmitAlertRequest) (*brainv1.SubmitAlertResponse, error) {
+	if req.GetPayload() == nil {
+		return nil, status.Error(codes.InvalidArgument, "payload is required: the alert body as a JSON object")
+	}
+	raw, err := protojson.Marshal(req.GetPayload())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "payload: %v", err)
+	}
+	alerts, err := intake.Parse(raw, req.GetSource())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if _, err := s.store(ctx); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
+	}
+	primary := 0
+	for i, a := range alerts {
+		if !a.GetIsNoise() {
+			primary = i
+			break
+		}
+	}
+	var out *brainv1.SubmitAlertResponse
+	for i, a := range alerts {
+		resp, err := s.submitOne(ctx, a, req.GetSessionId(), req.GetWait() && i == primary)
+		if err != nil {
+			return nil, err
+		}
+		if i == primary {
+			out = resp
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessionID string, wait bool) (*brainv1.SubmitAlertResponse, error) {
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
+	}
+	now := s.now()
+	fp := a.GetFingerprint()
+	if a.GetIsNoise() {
+		if a.GetResolved() {
+			// A resolution of an open incident: attach it there.
+			if e, ok, err := store.lookupFingerprint(ctx, fp, now, s.cfg.DedupWindow); err == nil && ok {
+				s.publishLifecycle(ctx, e.SessionID, e.InvestigationID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_ALERT_ATTACHED,
+					"", "resolved: "+a.GetTitle(), map[string]any{"fingerprint": fp, "resolved": true})
+				return &brainv1.SubmitAlertResponse{SessionId: e.SessionID, InvestigationId: e.InvestigationID, Fingerprint: fp,
+					Attached: true, Noise: true, Alert: a, Status: statusResolved}, nil
+			}
+		}
+		sid := sessionID
+		if sid == "" {
+			sid = "noise-" + strings.TrimPrefix(s.deriveSessionID(fp, now), "inc-")
+		}
+		st, err := s.recordNoise(ctx, a, sid, investigationID(sid, fp, "noise"))
+		if err != nil {
+			return nil, status.Errorf(codes.Unavailable, "record noise: %v", err)
+		}
+		return &brainv1.SubmitAlertResponse{SessionId: sid, InvestigationId: st.rec.GetInvestigationId(), Fingerprint: fp,
+			Noise: true, Alert: a, Status: statusNoise, Diagnosis: st.rec.GetDiagnosis()}, nil
+	}
+
+	sid := sessionID
+	if sid == "" {
+		sid = s.deriveSessionID(fp, now)
+	}
+	invID := investigationID(sid, fp, fmt.Sprint(s.windowIndex(now)))
+	claim, err := store.claimFingerprint(ctx, fp, now, s.cfg.DedupWindow,
+		fpEntry{SessionID: sid, InvestigationID: invID, FirstSeen: now, LastSeen: now, Count: 1})
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "fingerprint dedup: %v", err)
+	}
+	if claim.attached {
+		e := claim.entry
+		if _, err := store.updateSession(ctx, e.SessionID, func() *sessionEntry { return newSessionEntry(e.SessionID, a, nil, now) },
+			func(se *sessionEntry) { se.Session.AttachedAlerts++ }); err != nil {
+			return nil, status.Errorf(codes.Unavailable, "attach alert: %v", err)
+		}
+		s.publishLifecycle(ctx, e.SessionID, e.InvestigationID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_ALERT_ATTACHED,
+			"", "alert attached to the open investigation: "+a.GetTitle(), map[string]any{"fingerprint": fp, "count": e.Count})
+		resp := &brainv1.SubmitAlertResponse{SessionId: e.SessionID, InvestigationId: e.InvestigationID, Fingerprint: fp,
+			Attached: true, Alert: a, Status: statusAttached}
+		if wait {
+			fin, err := s.waitFinal(ctx, e.InvestigationID)
+			if err != nil {
+				return nil, waitErr(err)
+			}
+			resp.Diagnosis = fin.rec.GetDiagnosis()
+		}
+		return resp, nil
+	}
+
+	st := s.newState(a, sid, invID, "", nil)
+	rollback := func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = store.fingerprints.Delete(dctx, fp)
+		_ = store.records.Delete(dctx, invID)
+	}
+	if _, err := store.updateSession(ctx, sid, func() *sessionEntry { return newSessionEntry(sid, a, st.rc, now) },
+		func(se *sessionEntry) { addInvestigation(se, invID) }); err != nil {
+		rollback()
+		return nil, status.Errorf(codes.Unavailable, "create session: %v", err)
+	}
+	if err := s.checkpoint(ctx, st); err != nil {
+		rollback()
+		return nil, status.Errorf(codes.Unavailable, "create investigation: %v", err)
+	}
+	s.publishLifecycle(ctx, sid, invID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_ALERT_RECEIVED, "",
+		a.GetTitle(), map[string]any{"fingerprint": fp, "format": a.GetFormat().String(), "severity": a.GetSeverity()})
+	resp := &brainv1.SubmitAlertResponse{SessionId: sid, InvestigationId: invID, Fingerprint: fp, Alert: a, Status: statusQueued}
+	if wait && s.bus == nil {
+		if err := s.runPipeline(ctx, st); err != nil {
+			return nil, waitErr(err)
+		}
+		resp.Status, resp.Diagnosis = statusCompleted, st.rec.GetDiagnosis()
+		return resp, nil
+	}
+	msgID := fp + "-" + fmt.Sprint(s.windowIndex(now))
+	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, msgID); err != nil {
+		rollback()
+		return nil, status.Errorf(codes.Unavailable, "queue investigation: %v", err)
+	}
+	if wait {
+		fin, err := s.waitFinal(ctx, invID)
+		if err != nil {
+			return nil, waitErr(err)
+		}
+		resp.Status, resp.Diagnosis = statusCompleted, fin.rec.GetDiagnosis()
+	}
+	return resp, nil
+}
+
+func waitErr(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, "cancelled while waiting for the diagnosis")
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return status.Error(codes.DeadlineExceeded, "deadline exceeded while waiting for the diagnosis; the investigation continues")
+	}
+	return status.Errorf(codes.Internal, "investigation: %v", err)
+}
+
+func newSessionEntry(sid string, a *investigationv1.Alert, rc *evidencev1.RouterContext, now time.Time) *sessionEntry {
+	return &sessionEntry{
+		Session: &brainv1.SessionSummary{
+			SessionId: sid, Title: a.GetTitle(), State: sessReceived, CreatedAt: timestamppb.New(now),
+			Namespace: a.GetNamespace(), Service: a.GetService(),
+		},
+		Alert:   a,
+		Context: rc,
+	}
+}
+
+func addInvestigation(se *sessionEntry, invID string) {
+	for _, id := range se.InvestigationIds {
+		if id == invID {
+			return
+		}
+	}
+	se.InvestigationIds = append(se.InvestigationIds, invID)
+}
+
+// newState builds the initial state of an investigation.
+func (s *Service) newState(a *investigationv1.Alert, sid, invID, parent string, extra *evidencev1.RouterContext) *invState {
+	now := s.now()
+	rec := &investigationv1.InvestigationRecord{
+		InvestigationId: invID,
+		SessionId:       sid,
+		ParentSessionId: parent,
+		Alert:           a,
+		StartedAt:       timestamppb.New(now),
+		State:           stateQueued,
+		Guardrails:      s.guardrails(),
+	}
+	return &invState{rec: rec, rc: routerContext(a, sid, invID, extra), done: map[string]bool{}, runStart: now}
+}
+
+func (s *Service) guardrails() *investigationv1.Guardrails {
+	return &investigationv1.Guardrails{
+		ToolBudget:            int32(s.cfg.ToolBudget),
+		MaxLoops:              int32(s.cfg.MaxLoops),
+		MaxStagnantIterations: int32(s.cfg.MaxStagnantIterations),
+		ContextBudgetChars:    s.cfg.ContextBudgetChars,
+		MaxToolCalls:          int32(s.cfg.MaxToolCalls),
+		MaxWallMs:             s.cfg.MaxWall.Milliseconds(),
+		MaxStalledRetrievals:  int32(s.cfg.MaxStalledRetrievals),
+		Owners:                owners(),
+	}
+}
+
+// recordNoise stores a noise session and its record: no tool runs.
+func (s *Service) recordNoise(ctx context.Context, a *investigationv1.Alert, sid, invID string) (*invState, error) {
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	st := s.newState(a, sid, invID, "", nil)
+	st.rec.State = stateNoise
+	st.rec.FinishedAt = timestamppb.New(now)
+	st.rec.Stages = append(st.rec.Stages, &investigationv1.StageRecord{
+		Name: stageExtract, StartedAt: timestamppb.New(now), Status: "noise", Detail: a.GetNoiseReason(),
+	})
+	st.rec.Diagnosis = &investigationv1.Diagnosis{
+		RootCause:  "Not investigated: " + a.GetNoiseReason(),
+		Category:   investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNSPECIFIED,
+		Status:     investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NOISE,
+		StopReason: "noise: " + a.GetNoiseReason(),
+	}
+	for _, stg := range pipelineStages {
+		st.done[stg] = true
+	}
+	if _, err := store.updateSession(ctx, sid, func() *sessionEntry { return newSessionEntry(sid, a, st.rc, now) },
+		func(se *sessionEntry) {
+			addInvestigation(se, invID)
+			se.Session.State = sessNoise
+			se.Session.RootCause = st.rec.Diagnosis.RootCause
+		}); err != nil {
+		return nil, err
+	}
+	if err := s.checkpoint(ctx, st); err != nil {
+		return nil, err
+	}
+	s.publishLifecycle(ctx, sid, invID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_ALERT_RECEIVED, "", a.GetTitle(),
+		map[string]any{"fingerprint": a.GetFingerprint()})
+	s.publishLifecycle(ctx, sid, invID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_NOISE, stageExtract, a.GetNoiseReason(),
+		map[string]any{"fingerprint": a.GetFingerprint()})
+	return st, nil
+}
+
+// Investigate runs one investigation of alert to completion in this process
+// (no queue, no de-duplication) and returns its record. The CLI and the
+// evaluation use it. An empty sessionID is derived from the fingerprint.
+func (s *Service) Investigate(ctx context.Context, alert *investigationv1.Alert, sessionID string) (*investigationv1.InvestigationRecord, error) {
+	if alert == nil {
+		return nil, errors.New("brain: investigate: nil alert")
+	}
+	a := proto.CloneOf(alert)
+	if a.GetFingerprint() == "" {
+		a.Fingerprint = intake.Fingerprint(a)
+	}
+	now := s.now()
+	sid := sessionID
+	if sid == "" {
+		sid = s.deriveSessionID(a.GetFingerprint(), now)
+	}
+	invID := investigationID(sid, a.GetFingerprint(), now.Format(time.RFC3339Nano))
+	if a.GetIsNoise() {
+		st, err := s.recordNoise(ctx, a, sid, invID)
+		if err != nil {
+			return nil, fmt.Errorf("brain: investigate: %w", err)
+		}
+		return st.rec, nil
+	}
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := s.newState(a, sid, invID, "", nil)
+	if _, err := store.updateSession(ctx, sid, func() *sessionEntry { return newSessionEntry(sid, a, st.rc, now) },
+		func(se *sessionEntry) { addInvestigation(se, invID) }); err != nil {
+		return nil, fmt.Errorf("brain: investigate: %w", err)
+	}
+	s.publishLifecycle(ctx, sid, invID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_ALERT_RECEIVED, "", a.GetTitle(),
+		map[string]any{"fingerprint": a.GetFingerprint()})
+	if err := s.runPipeline(ctx, st); err != nil {
+		return st.rec, fmt.Errorf("brain: investigate: %w", err)
+	}
+	return st.rec, nil
+}
+
+// StartInvestigation starts an investigation of a service (re_investigate_service).
+func (s *Service) StartInvestigation(ctx context.Context, req *brainv1.StartInvestigationRequest) (*brainv1.StartInvestigationResponse, error) {
+	sid := strings.TrimSpace(req.GetSessionId())
+	if sid == "" {
+		return nil, status.Error(codes.InvalidArgument, "session_id is required")
+	}
+	svc, ns := strings.TrimSpace(req.GetService()), strings.TrimSpace(req.GetNamespace())
+	if svc == "" && ns == "" {
+		return nil, status.Error(codes.InvalidArgument, "service or namespace is required: name what to investigate")
+	}
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
+	}
+	parent := strings.TrimSpace(req.GetParentSessionId())
+	if parent == "" {
+		parent = sid
+	}
+	invID := strings.TrimSpace(req.GetInvestigationId())
+	if invID == "" {
+		invID = investigationID("sub", sid, parent, ns, svc)
+	}
+	if existing, err := store.loadState(ctx, invID); err == nil {
+		// Idempotent: the same request again returns the same investigation.
+		resp := &brainv1.StartInvestigationResponse{SessionId: existing.rec.GetSessionId(), InvestigationId: invID, Status: existing.rec.GetState()}
+		if req.GetWait() && !isFinal(existing.rec.GetState()) {
+			fin, err := s.waitFinal(ctx, invID)
+			if err != nil {
+				return nil, waitErr(err)
+			}
+			existing = fin
+		}
+		resp.Status, resp.Diagnosis = existing.rec.GetState(), existing.rec.GetDiagnosis()
+		return resp, nil
+	} else if !errors.Is(err, errNotFound) {
+		return nil, status.Errorf(codes.Unavailable, "load investigation: %v", err)
+	}
+	now := s.now()
+	a := serviceAlert(svc, ns, req.GetContext())
+	st := s.newState(a, sid, invID, parent, req.GetContext())
+	if _, err := store.updateSession(ctx, sid, func() *sessionEntry { return newSessionEntry(sid, a, st.rc, now) },
+		func(se *sessionEntry) { addInvestigation(se, invID) }); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "session: %v", err)
+	}
+	if err := s.checkpoint(ctx, st); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "create investigation: %v", err)
+	}
+	resp := &brainv1.StartInvestigationResponse{SessionId: sid, InvestigationId: invID, Status: statusQueued}
+	if req.GetWait() {
+		// Inline: a caller waiting inside another investigation must not wait
+		// on the shared queue that investigation occupies.
+		if err := s.runPipeline(ctx, st); err != nil {
+			return nil, waitErr(err)
+		}
+		resp.Status, resp.Diagnosis = st.rec.GetState(), st.rec.GetDiagnosis()
+		return resp, nil
+	}
+	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, "sub-"+invID); err != nil {
+		_ = store.records.Delete(context.WithoutCancel(ctx), invID)
+		return nil, status.Errorf(codes.Unavailable, "queue investigation: %v", err)
+	}
+	return resp, nil
+}
+
+// serviceAlert is the synthetic alert of a service investigation.
+func serviceAlert(svc, ns string, rc *evidencev1.RouterContext) *investigationv1.Alert {
+	target := svc
+	if target == "" {
+		target = "namespace " + ns
+	}
+	a := &investigationv1.Alert{
+		Format:       investigationv1.AlertFormat_ALERT_FORMAT_GENERIC,
+		AlertName:    "ServiceInvestigation",
+		Title:        "Investigate " + target,
+		Severity:     "warning",
+		AlertSource:  "rcamesh",
+		State:        "firing",
+		Namespace:    ns,
+		Service:      svc,
+		Labels:       map[string]string{"alertname": "ServiceInvestigation"},
+		Annotations:  map[string]string{"summary": "Investigation of " + target + " requested from another investigation"},
+		Summary:      "Investigation of " + target + " requested from another investigation",
+		ResourceKind: "service",
+		ResourceName: svc,
+	}
+	if svc != "" {
+		a.Labels["service"] = svc
+	}
+	if ns != "" {
+		a.Labels["namespace"] = ns
+	}
+	if rc.GetTimeWindow() != nil {
+		a.IncidentWindow = rc.GetTimeWindow()
+		a.StartsAt = rc.GetTimeWindow().GetStart()
+	}
+	if svc == "" {
+		a.ResourceKind, a.ResourceName = "namespace", ns
+	}
+	a.Fingerprint = intake.Fingerprint(a)
+	return a
+}
+
+// GetSession returns a session's state.
+func (s *Service) GetSession(ctx context.Context, req *brainv1.GetSessionRequest) (*brainv1.GetSessionResponse, error) {
+	e, err := s.session(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (s *Service) session(ctx context.Context, sid string) (*sessionEntry, error) {
+	if strings.TrimSpace(sid) == "" {
+		return nil, status.Error(codes.InvalidArgument, "session_id is required")
+	}
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
+	}
+	e, _, err := store.getSession(ctx, sid)
+	if errors.Is(err, errNotFound) {
+		return nil, status.Errorf(codes.NotFound, "session %q not found", sid)
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "load session %q: %v", sid, err)
+	}
+	return e, nil
+}
+
+// ListSessions lists sessions, newest first.
+func (s *Service) ListSessions(ctx context.Context, req *brainv1.ListSessionsRequest) (*brainv1.ListSessionsResponse, error) {
+	limit := int(req.GetLimit())
+	if limit < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "limit must be >= 0, got %d", limit)
+	}
+	if limit == 0 {
+		limit = 50
+	}
+	limit = min(limit, 1000)
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
+	}
+	all, err := store.listSessions(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "list sessions: %v", err)
+	}
+	out := &brainv1.ListSessionsResponse{}
+	for i, e := range all {
+		if i >= limit {
+			break
+		}
+		out.Sessions = append(out.Sessions, e.GetSession())
+	}
+	return out, nil
+}
+
+// ListPins returns the session's pins in their latest state.
+func (s *Service) ListPins(ctx context.Context, req *brainv1.ListPinsRequest) (*brainv1.ListPinsResponse, error) {
+	sid := strings.TrimSpace(req.GetSessionId())
+	if sid == "" {
+		return nil, status.Error(codes.InvalidArgument, "session_id is required")
+	}
+	pins, seq, err := s.sessionPins(ctx, sid)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "pins of session %q: %v", sid, err)
+	}
+	if len(pins) == 0 {
+		if _, err := s.session(ctx, sid); err != nil {
+			return nil, err
+		}
+	}
+	return &brainv1.ListPinsResponse{Pins: pins, Sequence: seq}, nil
+}
+
+// Pins returns a session's pins in their latest state (library form of ListPins).
+func (s *Service) Pins(ctx context.Context, sessionID string) ([]*evidencev1.EvidencePin, error) {
+	pins, _, err := s.sessionPins(ctx, sessionID)
+	return pins, err
+}
+
+// sessionPins replays the session's pin events (latest version of each pin,
+// in arrival order); without a bus it reads the investigations' checkpoints.
+func (s *Service) sessionPins(ctx context.Context, sid string) ([]*evidencev1.EvidencePin, uint64, error) {
+	if s.bus != nil {
+		evs, err := s.bus.Replay(ctx, pinFilter(sid), 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		var seq uint64
+		st := &invState{}
+		for _, ev := range evs {
+			seq = max(seq, ev.GetSequence())
+			if p := ev.GetPin().GetPin(); p != nil {
+				st.addPin(p)
+			}
+		}
+		return st.pins, seq, nil
+	}
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	e, _, err := store.getSession(ctx, sid)
+	if errors.Is(err, errNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	acc := &invState{}
+	for _, id := range e.GetInvestigationIds() {
+		st, err := store.loadState(ctx, id)
+		if err != nil {
+			continue
+		}
+		for _, p := range st.pins {
+			acc.addPin(p)
+		}
+	}
+	return acc.pins, 0, nil
+}
+
+func pinFilter(sid string) string {
+	return bus.SubjectPrefix + ".session." + bus.Token(sid) + ".pin.>"
+}
+
+// StreamEvents streams a session's events: history after from_sequence, then live.
+func (s *Service) StreamEvents(req *brainv1.StreamEventsRequest, stream grpc.ServerStreamingServer[brainv1.StreamEventsResponse]) error {
+	sid := strings.TrimSpace(req.GetSessionId())
+	if sid == "" {
+		return status.Error(codes.InvalidArgument, "session_id is required")
+	}
+	if s.bus == nil {
+		return status.Error(codes.FailedPrecondition, "event streaming needs the event bus (the brain runs without one)")
+	}
+	ctx := stream.Context()
+	filter := bus.SessionFilter(sid)
+	if req.GetPinsOnly() {
+		filter = pinFilter(sid)
+	}
+	send := func(_ context.Context, ev *evidencev1.SessionEvent) error {
+		return stream.Send(&brainv1.StreamEventsResponse{Event: ev})
+	}
+	if req.GetNoFollow() {
+		evs, err := s.bus.Replay(ctx, filter, req.GetFromSequence())
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return status.Errorf(codes.Unavailable, "replay session %q: %v", sid, err)
+		}
+		for _, ev := range evs {
+			if err := send(ctx, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := s.bus.Follow(ctx, filter, req.GetFromSequence(), send); err != nil {
+		if ctx.Err() != nil {
+			return nil // the client went away
+		}
+		return status.Errorf(codes.Unavailable, "follow session %q: %v", sid, err)
+	}
+	return nil
+}
+
+// latest returns the state of an investigation of a session (the latest when invID is empty).
+func (s *Service) latest(ctx context.Context, sid, invID string) (*invState, error) {
+	e, err := s.session(ctx, sid)
+	if err != nil {
+		return nil, err
+	}
+	if invID == "" {
+		ids := e.GetInvestigationIds()
+		if len(ids) == 0 {
+			return nil, status.Errorf(codes.NotFound, "session %q has no investigation", sid)
+		}
+		invID = ids[len(ids)-1]
+	} else {
+		found := false
+		for _, id := range e.GetInvestigationIds() {
+			found = found || id == invID
+		}
+		if !found {
+			return nil, status.Errorf(codes.NotFound, "investigation %q is not part of session %q", invID, sid)
+		}
+	}
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
+	}
+	st, err := store.loadState(ctx, invID)
+	if errors.Is(err, errNotFound) {
+		return nil, status.Errorf(codes.NotFound, "investigation %q of session %q not found", invID, sid)
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "load investigation %q: %v", invID, err)
+	}
+	return st, nil
+}
+
+// GetDiagnosis returns the session's latest diagnosis.
+func (s *Service) GetDiagnosis(ctx context.Context, req *brainv1.GetDiagnosisRequest) (*brainv1.GetDiagnosisResponse, error) {
+	st, err := s.latest(ctx, req.GetSessionId(), "")
+	if err != nil {
+		return nil, err
+	}
+	if st.rec.GetDiagnosis() == nil {
+		return nil, status.Errorf(codes.NotFound, "session %q has no diagnosis yet: investigation %q is %s",
+			req.GetSessionId(), st.rec.GetInvestigationId(), st.rec.GetState())
+	}
+	return &brainv1.GetDiagnosisResponse{Diagnosis: st.rec.GetDiagnosis(), InvestigationId: st.rec.GetInvestigationId()}, nil
+}
+
+// GetRecord returns an investigation record.
+func (s *Service) GetRecord(ctx context.Context, req *brainv1.GetRecordRequest) (*brainv1.GetRecordResponse, error) {
+	st, err := s.latest(ctx, req.GetSessionId(), req.GetInvestigationId())
+	if err != nil {
+		return nil, err
+	}
+	return &brainv1.GetRecordResponse{Record: st.rec}, nil
+}
+
+// Report returns the delivered report markdown of an investigation ("" when none).
+func (s *Service) Report(ctx context.Context, investigationID string) (string, error) {
+	store, err := s.store(ctx)
+	if err != nil {
+		return "", err
+	}
+	st, err := store.loadState(ctx, investigationID)
+	if err != nil {
+		return "", fmt.Errorf("brain: report of %s: %w", investigationID, err)
+	}
+	return st.report, nil
+}

@@ -1,0 +1,159 @@
+package brain
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+)
+
+// Guardrail names the brain owns; they appear in GuardrailTrip.guardrail and
+// in the record's guardrail owners map.
+const (
+	GuardrailMaxLoops          = "max_loops"
+	GuardrailStagnation        = "max_stagnant_iterations"
+	GuardrailContextBudget     = "context_budget_chars"
+	GuardrailMaxToolCalls      = "max_tool_calls"
+	GuardrailMaxWall           = "max_wall_ms"
+	GuardrailStalledRetrievals = "max_stalled_retrievals"
+	GuardrailDegraded          = "degraded_result"
+	// Owner is the owner string of every trip the brain reports.
+	Owner = "brain"
+)
+
+// Config holds the brain's guardrails and settings. Every field has a
+// default (DefaultConfig) and a flag prefixed "brain.".
+type Config struct {
+	// MaxLoops is the ReAct loop iteration cap (seed 000: 20).
+	MaxLoops int
+	// MaxStagnantIterations: after this many consecutive iterations whose tool
+	// calls were all replays, tool access is stripped and the loop must conclude.
+	MaxStagnantIterations int
+	// ContextBudgetChars bounds the model conversation; above it the
+	// lowest-value evidence is evicted to one-line summaries.
+	ContextBudgetChars int64
+	// MaxToolCalls bounds the tool calls of one investigation (seed 004 circuit breaker).
+	MaxToolCalls int
+	// MaxWall bounds one investigation's wall time (seed 004 circuit breaker).
+	MaxWall time.Duration
+	// MaxStalledRetrievals: this many consecutive rounds that add no new
+	// evidence end the loop (seed 004 stalled progress).
+	MaxStalledRetrievals int
+	// ToolBudget overrides the router's plan size when > 0 (the router owns it).
+	ToolBudget int
+	// DedupWindow: an alert whose fingerprint had an investigation opened less
+	// than this long ago attaches to it instead of starting another.
+	DedupWindow time.Duration
+	// CallTimeout bounds one call to another service.
+	CallTimeout time.Duration
+	// Workers is the number of work-queue consumers per process.
+	Workers int
+	// ModelMaxTokens bounds one model completion.
+	ModelMaxTokens int
+	// MaxPinsInPrompt bounds the evidence summaries listed in a model prompt.
+	MaxPinsInPrompt int
+	// DryRunDelivery renders and stores reports without sending them.
+	DryRunDelivery bool
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxLoops:              20,
+		MaxStagnantIterations: 2,
+		ContextBudgetChars:    120_000,
+		MaxToolCalls:          40,
+		MaxWall:               5 * time.Minute,
+		MaxStalledRetrievals:  3,
+		ToolBudget:            0,
+		DedupWindow:           30 * time.Minute,
+		CallTimeout:           2 * time.Minute,
+		Workers:               2,
+		ModelMaxTokens:        4096,
+		MaxPinsInPrompt:       60,
+	}
+}
+
+// RegisterFlags registers the brain's flags, prefixed "brain.".
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.MaxLoops, "brain.max-loops", c.MaxLoops, "ReAct loop iteration cap")
+	fs.IntVar(&c.MaxStagnantIterations, "brain.max-stagnant-iterations", c.MaxStagnantIterations, "replay-only iterations before tool access is stripped")
+	fs.Int64Var(&c.ContextBudgetChars, "brain.context-budget-chars", c.ContextBudgetChars, "model conversation size above which low-value evidence is evicted")
+	fs.IntVar(&c.MaxToolCalls, "brain.max-tool-calls", c.MaxToolCalls, "tool calls per investigation")
+	fs.DurationVar(&c.MaxWall, "brain.max-wall", c.MaxWall, "wall time per investigation")
+	fs.IntVar(&c.MaxStalledRetrievals, "brain.max-stalled-retrievals", c.MaxStalledRetrievals, "consecutive rounds without new evidence before the loop stops")
+	fs.IntVar(&c.ToolBudget, "brain.tool-budget", c.ToolBudget, "plan size asked of the router (0 = the router's default)")
+	fs.DurationVar(&c.DedupWindow, "brain.dedup-window", c.DedupWindow, "alerts with the same fingerprint within this window attach to one investigation")
+	fs.DurationVar(&c.CallTimeout, "brain.call-timeout", c.CallTimeout, "timeout of one call to another service")
+	fs.IntVar(&c.Workers, "brain.workers", c.Workers, "work-queue consumers per process")
+	fs.IntVar(&c.ModelMaxTokens, "brain.model-max-tokens", c.ModelMaxTokens, "max tokens of one model completion")
+	fs.IntVar(&c.MaxPinsInPrompt, "brain.max-pins-in-prompt", c.MaxPinsInPrompt, "evidence summaries listed in a model prompt")
+	fs.BoolVar(&c.DryRunDelivery, "brain.dry-run-delivery", c.DryRunDelivery, "render and store reports without sending them")
+}
+
+// Validate checks the configuration; the error names the field.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.MaxLoops < 1 {
+		errs = append(errs, fmt.Errorf("brain.max-loops must be >= 1, got %d", c.MaxLoops))
+	}
+	if c.MaxStagnantIterations < 1 {
+		errs = append(errs, fmt.Errorf("brain.max-stagnant-iterations must be >= 1, got %d", c.MaxStagnantIterations))
+	}
+	if c.ContextBudgetChars < 1000 {
+		errs = append(errs, fmt.Errorf("brain.context-budget-chars must be >= 1000, got %d", c.ContextBudgetChars))
+	}
+	if c.MaxToolCalls < 1 {
+		errs = append(errs, fmt.Errorf("brain.max-tool-calls must be >= 1, got %d", c.MaxToolCalls))
+	}
+	if c.MaxWall <= 0 {
+		errs = append(errs, fmt.Errorf("brain.max-wall must be positive, got %s", c.MaxWall))
+	}
+	if c.MaxStalledRetrievals < 1 {
+		errs = append(errs, fmt.Errorf("brain.max-stalled-retrievals must be >= 1, got %d", c.MaxStalledRetrievals))
+	}
+	if c.ToolBudget < 0 {
+		errs = append(errs, fmt.Errorf("brain.tool-budget must be >= 0, got %d", c.ToolBudget))
+	}
+	if c.DedupWindow <= 0 {
+		errs = append(errs, fmt.Errorf("brain.dedup-window must be positive, got %s", c.DedupWindow))
+	}
+	if c.CallTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("brain.call-timeout must be positive, got %s", c.CallTimeout))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("brain.workers must be >= 1, got %d", c.Workers))
+	}
+	if c.ModelMaxTokens < 1 {
+		errs = append(errs, fmt.Errorf("brain.model-max-tokens must be >= 1, got %d", c.ModelMaxTokens))
+	}
+	if c.MaxPinsInPrompt < 1 {
+		errs = append(errs, fmt.Errorf("brain.max-pins-in-prompt must be >= 1, got %d", c.MaxPinsInPrompt))
+	}
+	return errors.Join(errs...)
+}
+
+// owners maps every guardrail of the record's Guardrails message to the
+// service that owns it (DESIGN.md "Guardrails, each owned by one service").
+func owners() map[string]string {
+	return map[string]string{
+		"max_tool_schemas":          "router",
+		"secondary_tool_reserve":    "router",
+		"tool_budget":               "router",
+		GuardrailMaxLoops:           Owner,
+		GuardrailStagnation:         Owner,
+		GuardrailContextBudget:      Owner,
+		GuardrailMaxToolCalls:       Owner,
+		GuardrailMaxWall:            Owner,
+		GuardrailStalledRetrievals:  Owner,
+		GuardrailDegraded:           Owner,
+		"tool_timeout_ms":           "tools",
+		"max_output_bytes":          "tools",
+		"duplicate_call_replay":     "tools",
+		"critic_threshold":          "critic",
+		"critic_max_rounds":         "critic",
+		"evaluator_rejection_limit": "critic",
+		"confidence_gate":           "delivery",
+		"fingerprint_dedup":         "delivery",
+	}
+}

@@ -1,0 +1,157 @@
+package brain
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// publishLifecycle publishes a lifecycle event; failures are logged (the
+// event stream is a view of the record, which holds the same facts).
+func (s *Service) publishLifecycle(ctx context.Context, sid, invID string, kind evidencev1.LifecycleEventKind, stage, msg string, details map[string]any) {
+	if s.bus == nil {
+		return
+	}
+	ev := &evidencev1.LifecycleEvent{
+		Kind: kind, SessionId: sid, InvestigationId: invID, Stage: stage, Message: msg, Time: timestamppb.New(s.now()),
+	}
+	if len(details) > 0 {
+		if st, err := structpb.NewStruct(sanitize(details)); err == nil {
+			ev.Details = st
+		} else {
+			s.log.WarnContext(ctx, "lifecycle details not encodable", "err", err)
+		}
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout)
+	defer cancel()
+	if _, err := s.bus.PublishLifecycle(pctx, ev); err != nil {
+		s.log.WarnContext(ctx, "publish lifecycle event failed", "kind", kind.String(), "session_id", sid, "err", err)
+	}
+}
+
+// sanitize converts details into structpb-compatible values.
+func sanitize(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch t := v.(type) {
+		case int:
+			out[k] = float64(t)
+		case int32:
+			out[k] = float64(t)
+		case int64:
+			out[k] = float64(t)
+		case uint64:
+			out[k] = float64(t)
+		case []string:
+			l := make([]any, len(t))
+			for i, x := range t {
+				l[i] = x
+			}
+			out[k] = l
+		case nil, string, bool, float64:
+			out[k] = t
+		default:
+			out[k] = fmt.Sprint(t)
+		}
+	}
+	return out
+}
+
+// trip records a guardrail trip in the record and publishes it.
+func (s *Service) trip(ctx context.Context, st *invState, t *investigationv1.GuardrailTrip) {
+	if t == nil {
+		return
+	}
+	if t.Time == nil {
+		t.Time = timestamppb.New(s.now())
+	}
+	st.rec.GuardrailTrips = append(st.rec.GuardrailTrips, t)
+	s.publishLifecycle(ctx, st.rec.GetSessionId(), st.rec.GetInvestigationId(), evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_GUARDRAIL,
+		"", fmt.Sprintf("%s (%s): %s", t.GetGuardrail(), t.GetOwner(), t.GetDetail()),
+		map[string]any{"guardrail": t.GetGuardrail(), "owner": t.GetOwner(), "limit": t.GetLimit(), "value": t.GetValue()})
+}
+
+func (s *Service) brainTrip(ctx context.Context, st *invState, guardrail, detail string, limit, value float64) {
+	s.trip(ctx, st, &investigationv1.GuardrailTrip{Guardrail: guardrail, Owner: Owner, Detail: detail, Limit: limit, Value: value})
+}
+
+// tripsFrom records trips another service reported (each keeps its owner).
+func (s *Service) tripsFrom(ctx context.Context, st *invState, trips []*investigationv1.GuardrailTrip) {
+	for _, t := range trips {
+		s.trip(ctx, st, proto.CloneOf(t))
+	}
+}
+
+// routerContext is the context every tool call of the investigation carries.
+func routerContext(a *investigationv1.Alert, sid, invID string, extra *evidencev1.RouterContext) *evidencev1.RouterContext {
+	rc := &evidencev1.RouterContext{
+		ActiveNamespace: a.GetNamespace(),
+		ActiveService:   a.GetService(),
+		ActivePod:       a.GetPod(),
+		TimeWindow:      a.GetIncidentWindow(),
+		SessionId:       sid,
+		IncidentId:      invID,
+		LastAgentPhase:  "automated_pipeline",
+		Extra:           map[string]string{},
+	}
+	if extra != nil {
+		merged := proto.CloneOf(extra)
+		if a.GetNamespace() != "" {
+			merged.ActiveNamespace = a.GetNamespace()
+		}
+		if a.GetService() != "" {
+			merged.ActiveService = a.GetService()
+			if !strings.HasPrefix(merged.GetActivePod(), a.GetService()) {
+				merged.ActivePod = ""
+			}
+		}
+		if merged.TimeWindow == nil {
+			merged.TimeWindow = rc.TimeWindow
+		}
+		merged.SessionId, merged.IncidentId, merged.LastAgentPhase = sid, invID, rc.LastAgentPhase
+		if merged.Extra == nil {
+			merged.Extra = map[string]string{}
+		}
+		rc = merged
+	}
+	if c := a.GetCluster(); c != "" {
+		setIfEmpty(rc.Extra, "cluster", c)
+	}
+	if k, n := a.GetResourceKind(), a.GetResourceName(); k != "" && n != "" {
+		setIfEmpty(rc.Extra, "resource_kind", k)
+		setIfEmpty(rc.Extra, "resource_name", n)
+		setIfEmpty(rc.Extra, k, n)
+	}
+	if a.GetNamespace() != "" {
+		rc.DiscoveredNamespaces = appendUnique(rc.DiscoveredNamespaces, a.GetNamespace())
+	}
+	if a.GetService() != "" {
+		rc.DiscoveredServices = appendUnique(rc.DiscoveredServices, a.GetService())
+	}
+	if a.GetPod() != "" {
+		rc.PodNames = appendUnique(rc.PodNames, a.GetPod())
+	}
+	return rc
+}
+
+func setIfEmpty(m map[string]string, k, v string) {
+	if _, ok := m[k]; !ok && v != "" {
+		m[k] = v
+	}
+}
+
+func appendUnique(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}

@@ -1,0 +1,354 @@
+package brain
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	"github.com/rcamesh/rcamesh/internal/analysis"
+)
+
+const (
+	dsConcluded   = "DIAGNOSIS_STATUS_CONCLUDED"
+	dsNeedsReview = "DIAGNOSIS_STATUS_NEEDS_REVIEW"
+	dsEscalated   = "DIAGNOSIS_STATUS_ESCALATED"
+)
+
+func (st *invState) stop(status, reason string) {
+	st.loop.Done = true
+	st.loop.Status = status
+	st.loop.StopReason = reason
+}
+
+// rulesLoop is the offline supervisor (seed 003 / seed 004): seed calls from
+// the plan, synthesis over the pins, the critic's review; GATHER_MORE runs
+// the intents the critic asks for and loops. Every round is one loop and is
+// checkpointed. It stops on ACCEPT (then the critic's conclusion gate),
+// ESCALATE, the loop cap, the stagnation breaker, stalled retrievals, or the
+// tool-call and wall-time breakers.
+func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
+	if !st.loop.Seeded {
+		st.loop.Seeded = true
+		st.loop.Pending = planCalls(st.rec.GetPlan())
+		for i := range st.loop.Pending {
+			st.loop.Pending[i].Origin = originSeed
+		}
+	}
+	for !st.loop.Done {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if !st.loop.InRound {
+			if name, tripped := s.breakerTripped(ctx, st); tripped {
+				st.stop(dsNeedsReview, "circuit breaker "+name)
+				break
+			}
+			if st.loop.Round >= s.cfg.MaxLoops {
+				s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d rounds reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
+				st.stop(dsNeedsReview, "loop iteration cap reached ("+GuardrailMaxLoops+")")
+				break
+			}
+			st.loop.Round++
+			st.rec.Loops = int32(st.loop.Round)
+			st.loop.InRound = true
+			st.loop.RoundCalls, st.loop.RoundFresh, st.loop.RoundNew, st.loop.Breaker = 0, 0, 0, ""
+			st.loop.Progressed = false
+		}
+		breaker, err := s.runPending(ctx, st, st.loop.Round, nil)
+		if err != nil {
+			return "", err
+		}
+		if breaker != "" {
+			st.loop.Breaker = breaker
+		}
+		if !st.loop.Progressed {
+			s.updateProgress(ctx, st, st.loop.RoundCalls, st.loop.RoundFresh, st.loop.RoundNew)
+			st.loop.Progressed = true
+		}
+		final, reason := s.forcedFinal(st)
+		review, err := s.synthesizeAndReview(ctx, st)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		st.loop.InRound = false
+		switch {
+		case err != nil:
+			st.stop(dsNeedsReview, "hypothesis review failed: "+err.Error())
+		case final:
+			st.stop(dsNeedsReview, reason)
+		case review.GetAction() == investigationv1.CriticAction_CRITIC_ACTION_ACCEPT:
+			s.acceptConclusion(ctx, st)
+		case review.GetAction() == investigationv1.CriticAction_CRITIC_ACTION_ESCALATE:
+			st.stop(dsEscalated, "critic escalated: "+firstNonEmpty(review.GetSummary(), "conflicting evidence"))
+		default:
+			st.loop.Pending = s.requestedCalls(ctx, st, review)
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if err := s.checkpoint(ctx, st); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%d loops, %d tool calls, %d pins; stop: %s", st.loop.Round, len(st.rec.GetToolCalls()), len(st.pins), st.loop.StopReason), nil
+}
+
+// updateProgress updates the stagnation and stalled-retrieval counters after
+// a round and says whether a breaker forces the final answer.
+func (s *Service) updateProgress(ctx context.Context, st *invState, calls, fresh, newEvid int) (bool, string) {
+	if calls > 0 && fresh == 0 {
+		st.loop.Stagnant++
+	} else if fresh > 0 {
+		st.loop.Stagnant = 0
+	}
+	if newEvid == 0 {
+		st.loop.Stalled++
+	} else {
+		st.loop.Stalled = 0
+	}
+	if st.loop.Stagnant >= s.cfg.MaxStagnantIterations {
+		s.brainTrip(ctx, st, GuardrailStagnation, fmt.Sprintf("%d consecutive iterations only replayed earlier calls; tools stripped, final answer forced", st.loop.Stagnant),
+			float64(s.cfg.MaxStagnantIterations), float64(st.loop.Stagnant))
+		st.loop.Stripped = true
+		return true, "stagnation breaker (" + GuardrailStagnation + ")"
+	}
+	if st.loop.Stalled >= s.cfg.MaxStalledRetrievals {
+		s.brainTrip(ctx, st, GuardrailStalledRetrievals, fmt.Sprintf("%d consecutive rounds added no new evidence", st.loop.Stalled),
+			float64(s.cfg.MaxStalledRetrievals), float64(st.loop.Stalled))
+		st.loop.Stripped = true
+		return true, "stalled retrievals (" + GuardrailStalledRetrievals + ")"
+	}
+	return false, ""
+}
+
+// forcedFinal says whether a breaker ends the loop after this round.
+func (s *Service) forcedFinal(st *invState) (bool, string) {
+	switch {
+	case st.loop.Breaker != "":
+		return true, "circuit breaker " + st.loop.Breaker
+	case st.loop.Stagnant >= s.cfg.MaxStagnantIterations:
+		return true, "stagnation breaker (" + GuardrailStagnation + ")"
+	case st.loop.Stalled >= s.cfg.MaxStalledRetrievals:
+		return true, "stalled retrievals (" + GuardrailStalledRetrievals + ")"
+	}
+	return false, ""
+}
+
+// synthesizeAndReview ranks hypotheses over the pins and has the critic review them.
+func (s *Service) synthesizeAndReview(ctx context.Context, st *invState) (*investigationv1.CriticReview, error) {
+	st.refreshPins(ctx, s)
+	res, err := analysis.Analyze(ctx, analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins})
+	if err != nil {
+		s.subStageFailed(ctx, st, "synthesize", err)
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
+	st.loop.Unknowns = res.Unknowns
+	round := int32(len(st.rec.GetHypothesisRounds()) + 1)
+	set := &investigationv1.HypothesisSet{Hypotheses: res.Hypotheses, Round: round}
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	resp, err := s.clients.Critic.ReviewHypotheses(cctx, &criticv1.ReviewHypothesesRequest{
+		SessionId: st.rec.GetSessionId(), Hypotheses: set, Alert: st.rec.GetAlert(), Round: round, Pins: st.pins,
+	})
+	if err != nil {
+		st.rec.HypothesisRounds = append(st.rec.HypothesisRounds, set)
+		s.subStageFailed(ctx, st, "critic.review_hypotheses", err)
+		return nil, fmt.Errorf("critic.ReviewHypotheses: %w", err)
+	}
+	s.tripsFrom(ctx, st, resp.GetTrips())
+	if rr := resp.GetReranked(); rr != nil && len(rr.GetHypotheses()) > 0 {
+		set = rr
+		set.Round = round
+	}
+	st.rec.HypothesisRounds = append(st.rec.HypothesisRounds, set)
+	review := resp.GetReview()
+	if review == nil {
+		review = &investigationv1.CriticReview{Action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, Round: round, Summary: "empty review"}
+	}
+	st.rec.Reviews = append(st.rec.Reviews, review)
+	st.review = review
+	if th := review.GetThreshold(); th > 0 {
+		st.rec.Guardrails.CriticThreshold = th
+	}
+	return review, nil
+}
+
+// subStageFailed records a failed step inside a stage (never swallowed).
+func (s *Service) subStageFailed(ctx context.Context, st *invState, name string, err error) {
+	now := s.now()
+	st.rec.Stages = append(st.rec.Stages, &investigationv1.StageRecord{
+		Name: stageGather + "/" + name, StartedAt: timestamppb.New(now), Status: "failed", Detail: err.Error(),
+	})
+	s.log.WarnContext(ctx, "step failed", "step", name, "investigation_id", st.rec.GetInvestigationId(), "err", err)
+}
+
+// requestedCalls turns the critic's requested intents into calls; without
+// requests it falls back to planned actions that have not run.
+func (s *Service) requestedCalls(ctx context.Context, st *invState, review *investigationv1.CriticReview) []pendingCall {
+	var intents []string
+	for _, o := range review.GetObjections() {
+		if o.GetPassed() {
+			continue
+		}
+		for _, in := range o.GetRequestedIntents() {
+			intents = appendUnique(intents, in)
+		}
+	}
+	calls := s.callsFor(ctx, st, intents, originCritic)
+	fresh := calls[:0:0]
+	for _, c := range calls {
+		if !st.ranEquivalent(c) {
+			fresh = append(fresh, c)
+		}
+	}
+	if len(fresh) > 0 {
+		return fresh
+	}
+	// Everything requested already ran: widen the scope with the most relevant
+	// tools that have not run yet (seed 003: expand scope). When there is none,
+	// the repeated calls go ahead and the stagnation breaker ends the loop.
+	if alt := s.alternatives(ctx, st, 3); len(alt) > 0 {
+		return alt
+	}
+	return calls
+}
+
+// ranEquivalent reports whether a call of the same intent already ran with
+// at least these parameters (the tools fill the rest from the context, so
+// asking again adds nothing).
+func (st *invState) ranEquivalent(c pendingCall) bool {
+	for _, r := range st.rec.GetToolCalls() {
+		if r.GetIntent() != c.Intent || (r.GetError() != "" && r.GetPinId() == "") {
+			continue
+		}
+		have := structMap(r.GetParams())
+		same := true
+		for k, v := range c.Params {
+			if fmt.Sprint(have[k]) != fmt.Sprint(v) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+// alternatives are up to n of the router's selected tools for this alert
+// whose intent has not run yet, with inferred parameters.
+func (s *Service) alternatives(ctx context.Context, st *invState, n int) []pendingCall {
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	resp, err := s.clients.Router.SelectTools(cctx, &routerv1.SelectToolsRequest{
+		SessionId: st.rec.GetSessionId(), Plan: st.rec.GetPlan(), Alert: st.rec.GetAlert(),
+	})
+	if err != nil {
+		s.subStageFailed(ctx, st, "router.select_tools", err)
+		return nil
+	}
+	ran := map[string]bool{}
+	for _, in := range st.executedIntents() {
+		ran[in] = true
+	}
+	var out []pendingCall
+	for _, d := range resp.GetTools() {
+		in := d.GetIntent()
+		if ran[in] || in == intentReinvestigate || d.GetSecondary() || (d.GetUnavailableReason() != "" && !d.GetAvailable()) {
+			continue
+		}
+		out = append(out, pendingCall{Intent: in, Params: s.inferParams(ctx, st, in), Origin: originExpand})
+		if len(out) >= n {
+			break
+		}
+	}
+	return out
+}
+
+func (s *Service) callsFor(ctx context.Context, st *invState, intents []string, origin string) []pendingCall {
+	var out []pendingCall
+	for _, in := range intents {
+		if in == "" || (in == intentReinvestigate && st.isSub()) {
+			continue
+		}
+		// A planned action keeps the router's parameters.
+		var params map[string]any
+		for _, a := range st.rec.GetPlan().GetActions() {
+			if a.GetIntent() == in && !st.executed(callKey(in, structMap(a.GetParams()))) {
+				params = structMap(a.GetParams())
+				break
+			}
+		}
+		if params == nil {
+			params = s.inferParams(ctx, st, in)
+		}
+		out = append(out, pendingCall{Intent: in, Params: params, Origin: origin})
+	}
+	if len(out) == 0 && origin == originCritic {
+		for _, c := range planCalls(st.rec.GetPlan()) {
+			if !st.executed(callKey(c.Intent, c.Params)) {
+				c.Origin = originPlan
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// acceptConclusion asks the critic whether the loop may stop with the
+// proposed diagnosis; a refusal with missing intents runs them once more.
+func (s *Service) acceptConclusion(ctx context.Context, st *invState) {
+	proposed := s.proposedDiagnosis(ctx, st)
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	resp, err := s.clients.Critic.AcceptConclusion(cctx, criticAcceptRequest(st, proposed))
+	if err != nil {
+		s.subStageFailed(ctx, st, "critic.accept_conclusion", err)
+		st.stop(dsNeedsReview, "conclusion gate unavailable: "+err.Error())
+		return
+	}
+	s.tripsFrom(ctx, st, resp.GetTrips())
+	if resp.GetAccepted() {
+		st.stop(dsConcluded, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
+		return
+	}
+	st.loop.Rejections++
+	for _, g := range resp.GetBlockingGaps() {
+		st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
+	}
+	reason := firstNonEmpty(resp.GetReason(), "conclusion refused")
+	switch {
+	case resp.GetLimitReached():
+		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+reason)
+	case len(resp.GetMissingIntents()) > 0 && !st.loop.RetriedMissing:
+		st.loop.RetriedMissing = true
+		st.loop.Pending = s.callsFor(ctx, st, resp.GetMissingIntents(), originCritic)
+		if len(st.loop.Pending) == 0 {
+			st.stop(dsNeedsReview, "conclusion refused: "+reason)
+		}
+	default:
+		st.stop(dsNeedsReview, "conclusion refused: "+reason)
+	}
+}
+
+// proposedDiagnosis is the rules diagnosis over the current pins.
+func (s *Service) proposedDiagnosis(ctx context.Context, st *invState) *investigationv1.Diagnosis {
+	in := analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins}
+	res, err := analysis.Analyze(ctx, in)
+	if err != nil {
+		return &investigationv1.Diagnosis{RootCause: "analysis failed: " + err.Error()}
+	}
+	if rr := st.lastReranked(); len(rr) > 0 {
+		res.Hypotheses = rr
+	}
+	d := analysis.Diagnose(in, res)
+	if md := st.modelDiagnosis(); md != nil && d != nil {
+		d = mergeModelDiagnosis(d, md)
+	}
+	return d
+}

@@ -1,0 +1,133 @@
+package brain
+
+import (
+	"context"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// ScoringJSON is the scoring object of benchmarks/FORMAT.md ("What the engine
+// reports for scoring") for one investigation, with the report markdown the
+// delivery service rendered for it.
+func (s *Service) ScoringJSON(rec *investigationv1.InvestigationRecord, pins []*evidencev1.EvidencePin, scenarioID string) map[string]any {
+	report := ""
+	if rec != nil {
+		if r, err := s.Report(context.Background(), rec.GetInvestigationId()); err == nil {
+			report = r
+		}
+	}
+	return Scoring(rec, pins, scenarioID, report)
+}
+
+// Scoring builds the scoring object from a record, its pins and a report.
+func Scoring(rec *investigationv1.InvestigationRecord, pins []*evidencev1.EvidencePin, scenarioID, report string) map[string]any {
+	d := rec.GetDiagnosis()
+	hyps := make([]any, 0, len(d.GetHypotheses()))
+	for _, h := range d.GetHypotheses() {
+		hyps = append(hyps, map[string]any{
+			"id": h.GetId(), "entity": h.GetEntity(), "category": categoryName(h.GetCategory()),
+			"confidence": h.GetConfidence(), "pin_ids": strs(h.GetPinIds()), "statement": h.GetStatement(),
+			"detector": h.GetDetector(),
+		})
+	}
+	claimList := func(cs []*investigationv1.Claim) []any {
+		out := make([]any, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, map[string]any{"claim": c.GetClaim(), "status": claimStatus(c.GetStatus()), "pin_ids": strs(c.GetPinIds())})
+		}
+		return out
+	}
+	ruled := make([]any, 0, len(d.GetRuledOut()))
+	for _, r := range d.GetRuledOut() {
+		text := r.GetAlternative()
+		if r.GetReason() != "" {
+			text += ": " + r.GetReason()
+		}
+		ruled = append(ruled, map[string]any{"text": text, "alternative": r.GetAlternative(), "reason": r.GetReason(), "pin_ids": strs(r.GetPinIds())})
+	}
+	calls := make([]any, 0, len(rec.GetToolCalls()))
+	for _, c := range rec.GetToolCalls() {
+		calls = append(calls, map[string]any{
+			"intent": c.GetIntent(), "params": structMap(c.GetParams()), "pin_id": c.GetPinId(),
+			"iteration": c.GetIteration(), "origin": c.GetOrigin(), "replayed": c.GetReplayed(), "no_data": c.GetNoData(),
+		})
+	}
+	sources := rec.GetEvidenceSources()
+	if len(sources) == 0 && len(pins) > 0 {
+		sources = evidenceSources(pins)
+	}
+	pinIDs := make([]any, 0, len(pins))
+	for _, p := range pins {
+		pinIDs = append(pinIDs, p.GetId())
+	}
+	trips := make([]any, 0, len(rec.GetGuardrailTrips()))
+	for _, t := range rec.GetGuardrailTrips() {
+		trips = append(trips, map[string]any{"guardrail": t.GetGuardrail(), "owner": t.GetOwner(), "detail": t.GetDetail()})
+	}
+	return map[string]any{
+		"scenario_id":          scenarioID,
+		"session_id":           rec.GetSessionId(),
+		"investigation_id":     rec.GetInvestigationId(),
+		"status":               diagStatus(d.GetStatus()),
+		"root_cause":           d.GetRootCause(),
+		"root_cause_category":  categoryName(d.GetCategory()),
+		"root_cause_entity":    d.GetRootCauseEntity(),
+		"hypotheses":           hyps,
+		"validated_claims":     claimList(d.GetValidatedClaims()),
+		"non_validated_claims": claimList(d.GetNonValidatedClaims()),
+		"causal_chain":         strs(d.GetCausalChain()),
+		"ruled_out":            ruled,
+		"remediation_steps":    strs(d.GetRemediationSteps()),
+		"unknowns":             strs(d.GetUnknowns()),
+		"confidence":           d.GetConfidence(),
+		"stop_reason":          d.GetStopReason(),
+		"tools_called":         calls,
+		"evidence_sources":     strs(sources),
+		"pins":                 pinIDs,
+		"guardrail_trips":      trips,
+		"loops":                rec.GetLoops(),
+		"llm_calls":            len(rec.GetModelCalls()),
+		"tokens":               rec.GetTokens(),
+		"wall_ms":              rec.GetWallMs(),
+		"report":               report,
+	}
+}
+
+func strs(in []string) []any {
+	out := make([]any, 0, len(in))
+	for _, s := range in {
+		out = append(out, s)
+	}
+	return out
+}
+
+func claimStatus(c investigationv1.ClaimStatus) string {
+	switch c {
+	case investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED:
+		return "supported"
+	case investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE:
+		return "tentative"
+	case investigationv1.ClaimStatus_CLAIM_STATUS_REJECTED:
+		return "rejected"
+	case investigationv1.ClaimStatus_CLAIM_STATUS_CONFLICTING:
+		return "conflicting"
+	}
+	return "unspecified"
+}
+
+func diagStatus(s investigationv1.DiagnosisStatus) string {
+	switch s {
+	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED:
+		return "concluded"
+	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW:
+		return "needs_review"
+	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_ESCALATED:
+		return "escalated"
+	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_DEGRADED:
+		return "degraded"
+	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NOISE:
+		return "noise"
+	}
+	return "unspecified"
+}

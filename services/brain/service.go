@@ -1,0 +1,332 @@
+// Package brain is the BrainService: alert intake with fingerprint
+// de-duplication, the investigation pipeline of seed 000
+// (resolve_integrations, extract_alert, plan_actions, the ReAct loop,
+// diagnose, deliver), the supervisor / critic loop of seed 003, and the
+// session state it builds. Investigations are queued on the JetStream work
+// queue so several brain processes share them, and checkpointed in KV after
+// every stage so a crashed investigation resumes where it stopped.
+//
+// The brain owns the loop iteration cap, the stagnation breaker, the context
+// budget, the tool-call / wall-time / stalled-retrieval circuit breakers and
+// the degraded result on model failure (Config); trips are reported in the
+// investigation record as GuardrailTrip{owner: "brain"}.
+package brain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+
+	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/llm"
+	"github.com/rcamesh/rcamesh/internal/mesh"
+)
+
+// Deps are the brain's collaborators.
+type Deps struct {
+	Logger *slog.Logger
+	// Bus carries events, the work queue and the KV state. Nil keeps state in
+	// memory and runs investigations in-process (tests, one-shot CLI runs).
+	Bus     *bus.Bus
+	Clients mesh.Clients
+	// LLM is the model of the ReAct loop; nil runs the offline rules supervisor.
+	LLM llm.Provider
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service implements brainv1.BrainServiceServer.
+type Service struct {
+	brainv1.UnimplementedBrainServiceServer
+
+	cfg     Config
+	log     *slog.Logger
+	bus     *bus.Bus
+	clients mesh.Clients
+	model   llm.Provider
+	now     func() time.Time
+
+	storeMu sync.Mutex
+	st      *stateStore
+
+	// local work queue when there is no bus.
+	local chan workItem
+
+	// changed is closed (and replaced) whenever a checkpoint is saved: waiters wake.
+	chMu    sync.Mutex
+	changed chan struct{}
+
+	// defs caches tool definitions per process.
+	defsMu sync.Mutex
+	defs   map[string]*evidencev1.ToolDefinition
+	defsAt time.Time
+}
+
+// New builds the service.
+func New(cfg Config, deps Deps) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("brain: %w", err)
+	}
+	if deps.Clients.Tools == nil || deps.Clients.Router == nil || deps.Clients.Critic == nil || deps.Clients.Delivery == nil {
+		return nil, errors.New("brain: Deps.Clients needs the tools, router, critic and delivery clients")
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := deps.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Service{
+		cfg:     cfg,
+		log:     log.With("service", mesh.Brain),
+		bus:     deps.Bus,
+		clients: deps.Clients,
+		model:   deps.LLM,
+		now:     now,
+		local:   make(chan workItem, 1024),
+		changed: make(chan struct{}),
+	}
+	if deps.Bus == nil {
+		s.st = &stateStore{sessions: newMemKV(), records: newMemKV(), fingerprints: newMemKV()}
+	}
+	return s, nil
+}
+
+// Register registers the BrainService on gs.
+func (s *Service) Register(gs *grpc.Server) { brainv1.RegisterBrainServiceServer(gs, s) }
+
+// RegisterGateway registers the REST routes of the BrainService on mux.
+func (s *Service) RegisterGateway(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
+	if err := brainv1.RegisterBrainServiceHandler(ctx, mux, conn); err != nil {
+		return fmt.Errorf("brain: register gateway: %w", err)
+	}
+	return nil
+}
+
+// Run consumes the work queue (Config.Workers consumers; with a bus the
+// durable consumer is shared by every brain process) until ctx is done.
+func (s *Service) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, s.cfg.Workers)
+	for i := 0; i < s.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if s.bus != nil {
+				err = s.bus.ConsumeWork(ctx, s.handleWork)
+			} else {
+				err = s.consumeLocal(ctx)
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.Join(all...)
+}
+
+func (s *Service) consumeLocal(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case it := <-s.local:
+			if err := s.processItem(ctx, it); err != nil && ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "investigation failed", "investigation_id", it.InvestigationID, "err", err)
+			}
+		}
+	}
+}
+
+// workItem is the payload of the work queue.
+type workItem struct {
+	SessionID       string `json:"session_id"`
+	InvestigationID string `json:"investigation_id"`
+}
+
+func (s *Service) handleWork(ctx context.Context, data []byte) error {
+	var it workItem
+	if err := json.Unmarshal(data, &it); err != nil || it.InvestigationID == "" {
+		// Unusable forever: log and drop (ack) rather than redeliver.
+		s.log.ErrorContext(ctx, "dropping undecodable work item", "err", err, "bytes", len(data))
+		return nil
+	}
+	return s.processItem(ctx, it)
+}
+
+// processItem runs (or resumes) the investigation of a work item. It returns
+// an error only when the item should be redelivered.
+func (s *Service) processItem(ctx context.Context, it workItem) error {
+	store, err := s.store(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := store.loadState(ctx, it.InvestigationID)
+	if errors.Is(err, errNotFound) {
+		s.log.WarnContext(ctx, "work item names an unknown investigation; dropped", "investigation_id", it.InvestigationID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if isFinal(st.rec.GetState()) {
+		return nil // already done (a redelivery after completion)
+	}
+	return s.runPipeline(ctx, st)
+}
+
+func (s *Service) enqueue(ctx context.Context, it workItem, msgID string) error {
+	if s.bus == nil {
+		select {
+		case s.local <- it:
+			return nil
+		default:
+			return errors.New("local work queue is full")
+		}
+	}
+	data, err := json.Marshal(it)
+	if err != nil {
+		return fmt.Errorf("encode work item: %w", err)
+	}
+	return s.bus.Enqueue(ctx, msgID, data)
+}
+
+// store returns the state store, opening the KV buckets on first use.
+func (s *Service) store(ctx context.Context) (*stateStore, error) {
+	s.storeMu.Lock()
+	defer s.storeMu.Unlock()
+	if s.st != nil {
+		return s.st, nil
+	}
+	open := func(bucket string) (kv, error) {
+		b, err := s.bus.KV(ctx, bucket)
+		if err != nil {
+			return nil, fmt.Errorf("brain: open %s: %w", bucket, err)
+		}
+		return jsKV{b}, nil
+	}
+	sess, err := open(bus.BucketSessions)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := open(bus.BucketRecords)
+	if err != nil {
+		return nil, err
+	}
+	fps, err := open(bus.BucketFingerprints)
+	if err != nil {
+		return nil, err
+	}
+	s.st = &stateStore{sessions: sess, records: recs, fingerprints: fps}
+	return s.st, nil
+}
+
+func (s *Service) notifyChanged() {
+	s.chMu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.chMu.Unlock()
+}
+
+func (s *Service) changedCh() <-chan struct{} {
+	s.chMu.Lock()
+	defer s.chMu.Unlock()
+	return s.changed
+}
+
+// checkpoint saves the investigation state.
+func (s *Service) checkpoint(ctx context.Context, st *invState) error {
+	store, err := s.store(ctx)
+	if err != nil {
+		return err
+	}
+	st.rec.WallMs = st.wallMs(s.now())
+	// A checkpoint must survive the caller's cancellation (a crash mid-write is
+	// what redelivery handles, a cancelled context is not a crash).
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := store.saveState(wctx, st); err != nil {
+		return err
+	}
+	s.notifyChanged()
+	return nil
+}
+
+// waitFinal blocks until the investigation reaches a final state.
+func (s *Service) waitFinal(ctx context.Context, invID string) (*invState, error) {
+	store, err := s.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	poll := time.NewTicker(250 * time.Millisecond) // other brain processes: poll the KV
+	defer poll.Stop()
+	for {
+		ch := s.changedCh()
+		st, err := store.loadState(ctx, invID)
+		if err != nil && !errors.Is(err, errNotFound) {
+			return nil, err
+		}
+		if err == nil && isFinal(st.rec.GetState()) {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ch:
+		case <-poll.C:
+		}
+	}
+}
+
+func isFinal(state string) bool {
+	return state == stateCompleted || state == stateNoise || state == stateFailed
+}
+
+// ---- ids ----
+
+func shortHash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func (s *Service) windowIndex(now time.Time) int64 {
+	return now.Unix() / int64(s.cfg.DedupWindow/time.Second)
+}
+
+func (s *Service) deriveSessionID(fp string, now time.Time) string {
+	f := fp
+	if len(f) > 16 {
+		f = f[:16]
+	}
+	return "inc-" + f + "-" + strconv.FormatInt(s.windowIndex(now), 36)
+}
+
+func investigationID(parts ...string) string { return "inv-" + shortHash(parts...) }

@@ -1,0 +1,89 @@
+package brain
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/bus/bustest"
+)
+
+func TestKVKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"inc-abc_1", "inc-abc_1"},
+		{"", "_"},
+	}
+	for _, tc := range tests {
+		if got := kvKey(tc.in); got != tc.want {
+			t.Errorf("kvKey(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	a, b := kvKey("a.b"), kvKey("a b")
+	if a == b || !strings.HasPrefix(a, "a_b=") {
+		t.Errorf("escaped ids must stay distinct: %q %q", a, b)
+	}
+}
+
+func TestCheckpointRoundTripAndSizeCap(t *testing.T) {
+	t.Parallel()
+	st := &invState{rec: &investigationv1.InvestigationRecord{InvestigationId: "inv-1", SessionId: "s", Loops: 2, WallMs: 1234},
+		done: map[string]bool{stageResolve: true, stagePlan: true}}
+	st.loop = loopState{Round: 2, Stagnant: 1, Pending: []pendingCall{{Intent: "get_events", Params: map[string]any{"namespace": "x"}, Origin: originCritic}}}
+	big := strings.Repeat("z", 40_000)
+	md, _ := structpb.NewStruct(map[string]any{"log_lines": big})
+	for i := range 30 {
+		st.addPin(&evidencev1.EvidencePin{Id: "p" + string(rune('a'+i)), RawOutput: big, Metadata: md, Version: 1, Sources: []string{"logs"}})
+	}
+	data, err := st.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 900<<10 {
+		t.Fatalf("checkpoint of %d bytes exceeds the KV message limit", len(data))
+	}
+	back, err := unmarshalState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.pins) != 30 || back.loop.Round != 2 || back.loop.Pending[0].Params["namespace"] != "x" ||
+		!back.done[stagePlan] || back.done[stageGather] || back.baseWallMs != 1234 {
+		t.Fatalf("round trip lost state: pins %d loop %+v done %v", len(back.pins), back.loop, back.done)
+	}
+	small := &invState{rec: &investigationv1.InvestigationRecord{InvestigationId: "i"}, done: map[string]bool{}}
+	small.addPin(&evidencev1.EvidencePin{Id: "p", RawOutput: "full output", Version: 3})
+	small.addPin(&evidencev1.EvidencePin{Id: "p", RawOutput: "older", Version: 2})
+	data, _ = small.marshal()
+	back, _ = unmarshalState(data)
+	if back.pins[0].GetRawOutput() != "full output" {
+		t.Errorf("small checkpoints keep pins whole and the latest version: %v", back.pins[0])
+	}
+}
+
+func TestResolvedAlertAttachesToOpenIncident(t *testing.T) {
+	b := bustest.New(t)
+	h := newHarness(t, harnessOpts{bus: b})
+	ctx := testCtx(t)
+	first, err := h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, crashAlert)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved := strings.ReplaceAll(crashAlert, `"firing"`, `"resolved"`)
+	resp, err := h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, resolved)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetStatus() != statusResolved || !resp.GetAttached() || resp.GetSessionId() != first.GetSessionId() {
+		t.Fatalf("resolved alert: %v", resp)
+	}
+	// A resolution without an open incident is noise.
+	other := strings.ReplaceAll(resolved, "KubePodCrashLooping", "KubeJobFailed")
+	resp, err = h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, other)})
+	if err != nil || resp.GetStatus() != statusNoise || resp.GetAttached() {
+		t.Fatalf("lone resolution: %v %v", resp, err)
+	}
+}
