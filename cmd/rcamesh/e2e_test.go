@@ -74,7 +74,11 @@ type lockedWriter struct {
 	b  *bytes.Buffer
 }
 
-func (w lockedWriter) Write(p []byte) (int, error) { w.mu.Lock(); defer w.mu.Unlock(); return w.b.Write(p) }
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
 
 // startBinary runs `rcamesh serve args...` and waits for /readyz.
 func startBinary(t *testing.T, httpAddr string, args ...string) proc {

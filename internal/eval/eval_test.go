@@ -19,9 +19,9 @@ func mkScenario(t *testing.T, root, name, category string) string {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"alert.json":  `{"title":"Pod crashloop checkout-5d7f-abcde","state":"alerting","commonLabels":{"alertname":"CrashLoop","namespace":"storefront","service":"checkout"}}`,
-		"answer.yml":  "root_cause_category: " + category + "\nrequired_keywords:\n  - checkout\n  - memory\nrequired_evidence_sources:\n  - eks_pods\n",
-		"scenario.yml": "scenario_id: " + name + "\nfailure_mode: oom\n",
+		"alert.json":    `{"title":"Pod crashloop checkout-5d7f-abcde","state":"alerting","commonLabels":{"alertname":"CrashLoop","namespace":"storefront","service":"checkout"}}`,
+		"answer.yml":    "root_cause_category: " + category + "\nrequired_keywords:\n  - checkout\n  - memory\nrequired_evidence_sources:\n  - eks_pods\n",
+		"scenario.yml":  "scenario_id: " + name + "\nfailure_mode: oom\n",
 		"eks_pods.json": `{"pods":[{"name":"checkout-5d7f-abcde","namespace":"storefront","phase":"Running"}]}`,
 	}
 	for f, c := range files {
@@ -103,7 +103,9 @@ func TestRunInvestigatorError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := func(ctx context.Context, sc *scenario.Scenario) ([]byte, error) { return nil, errors.New("backend exploded") }
+	inv := func(ctx context.Context, sc *scenario.Scenario) ([]byte, error) {
+		return nil, errors.New("backend exploded")
+	}
 	rep, err := Run(context.Background(), inv, suite, Options{})
 	if err != nil {
 		t.Fatal(err)
