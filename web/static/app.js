@@ -99,7 +99,7 @@ function usePinStream(sessionId, onLifecycle) {
       while (!stopped) {
         ctrl = new AbortController();
         try {
-          const res = await fetch(`/api/v4/session/${encodeURIComponent(sessionId)}/events?from_sequence=${lastSeq.current + 1}`, { signal: ctrl.signal });
+          const res = await fetch(`/api/v4/session/${encodeURIComponent(sessionId)}/events?from_sequence=${lastSeq.current}`, { signal: ctrl.signal });
           if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
           setConn("live");
           backoff = 250;
