@@ -1,0 +1,142 @@
+package critic
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// fakeTools reports a fixed tool availability.
+type fakeTools struct {
+	toolsv1.ToolsServiceClient
+	avail map[string]bool
+	calls int
+}
+
+func (f *fakeTools) ListToolDefinitions(context.Context, *toolsv1.ListToolDefinitionsRequest, ...grpc.CallOption) (*toolsv1.ListToolDefinitionsResponse, error) {
+	f.calls++
+	resp := &toolsv1.ListToolDefinitionsResponse{}
+	for in, ok := range f.avail {
+		resp.Tools = append(resp.Tools, &evidencev1.ToolDefinition{Intent: in, Available: ok})
+	}
+	return resp, nil
+}
+
+func TestUnavailableToolsDoNotHoldTheLoop(t *testing.T) {
+	ft := &fakeTools{avail: map[string]bool{"check_pod_status": true, "get_events": true, "query_prometheus": false, "get_deploy_history": false, "re_investigate_service": true}}
+	s := newTestService(t, nil)
+	s.tools = ft
+	// A code-defect hypothesis with no deploy in evidence: the deploy check
+	// cannot be settled where no deploy history is available.
+	pins := []*evidencev1.EvidencePin{
+		validated(newPin("l1", "fetch_pod_logs", md(t, facts.KeyLogLines, []facts.LogLine{{Level: "ERROR", Service: "api",
+			Message: "panic: runtime error: nil pointer dereference", Timestamp: tp(t0)}})), roleRoot),
+		validated(newPin("p1", "check_pod_status", crashPod(t, "api-7d9f8b6c5-x2x1z")), roleRoot),
+	}
+	hyp := &investigationv1.Hypothesis{Id: "h", Statement: "api has a nil pointer defect", Category: catCode, Entity: "deployment/shop/api",
+		Confidence: 0.8, PinIds: []string{"l1", "p1"}}
+	resp, err := s.ReviewHypotheses(context.Background(), &criticv1.ReviewHypothesesRequest{SessionId: "av",
+		Hypotheses: &investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, Pins: pins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := objection(resp.GetReview(), CheckRegressionBeforeDeploy)
+	if o == nil || !o.GetPassed() || !strings.Contains(o.GetDetail(), "unverifiable here") {
+		t.Fatalf("deploy check: %+v", o)
+	}
+	for _, ob := range resp.GetReview().GetObjections() {
+		for _, in := range ob.GetRequestedIntents() {
+			if !ft.avail[in] {
+				t.Errorf("objection %s requests unavailable %s", ob.GetCheck(), in)
+			}
+		}
+	}
+
+	// AcceptConclusion does not wait for planned tools that cannot run.
+	plan := &investigationv1.TaskPlan{Actions: []*investigationv1.PlannedAction{{Intent: "check_pod_status"}, {Intent: "get_deploy_history"}}}
+	acc, err := s.AcceptConclusion(context.Background(), &criticv1.AcceptConclusionRequest{SessionId: "av", Plan: plan,
+		ExecutedIntents: []string{"check_pod_status"}, Pins: pins,
+		Proposed: &investigationv1.Diagnosis{RootCause: "nil pointer defect in api", Category: catCode, RootCauseEntity: "deployment/shop/api", Hypotheses: []*investigationv1.Hypothesis{hyp}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !acc.GetAccepted() || len(acc.GetMissingIntents()) != 0 {
+		t.Fatalf("accept: %+v", acc)
+	}
+	if ft.calls != 1 {
+		t.Errorf("availability fetched %d times, want 1 (cached)", ft.calls)
+	}
+}
+
+func TestHealthyHypothesisToleratesHistory(t *testing.T) {
+	now := t0
+	oldPod := facts.Pod{Namespace: "shop", Name: "api-6c4ab5d9c-old01", Phase: "Running", Restarts: 2,
+		Containers: []facts.Container{{Name: "app", State: "waiting", Reason: "CrashLoopBackOff"}}}
+	newPods := []facts.Pod{oldPod,
+		{Namespace: "shop", Name: "api-7d9f8b6c5-aaaaa", Phase: "Running", Ready: true, Containers: []facts.Container{{Name: "app", Ready: true, State: "running"}}},
+		{Namespace: "shop", Name: "api-7d9f8b6c5-bbbbb", Phase: "Running", Ready: true, Containers: []facts.Container{{Name: "app", Ready: true, State: "running"}}}}
+	pins := []*evidencev1.EvidencePin{
+		validated(newPin("dep", "list_deployments", md(t, facts.KeyDeployments, []facts.Deployment{{Namespace: "shop", Name: "api", Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}}), at(now)), roleInfo),
+		validated(newPin("pods", "list_pods", md(t, facts.KeyPods, newPods), at(now.Add(time.Second))), roleRoot),
+		validated(newPin("ev", "get_events", md(t, facts.KeyEvents, []facts.Event{{Type: "Warning", Reason: "FailedScheduling", InvolvedKind: "Pod", InvolvedName: "api-7d9f8b6c5-aaaaa", Message: "0/2 nodes are available"}}), at(now)), roleRoot),
+		validated(newPin("m", "query_prometheus", md(t, facts.KeySeries, []facts.Series{{Name: "free_storage_bytes", Labels: map[string]string{"service": "api"}, Shape: "step", Baseline: 10, Peak: 200, Min: 10, Latest: 200}})), roleInfo),
+	}
+	hyp := &investigationv1.Hypothesis{Id: "h", Statement: "api is healthy; the old replica set is draining", Category: catHealth, Entity: "deployment/shop/api", Confidence: 0.8, PinIds: []string{"dep", "pods"}}
+	s := newTestService(t, nil)
+	resp := s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins, nil)
+	if resp.GetReview().GetAction() != investigationv1.CriticAction_CRITIC_ACTION_ACCEPT {
+		t.Fatalf("healthy hypothesis: %s %s", resp.GetReview().GetAction(), resp.GetReview().GetSummary())
+	}
+	// Without the deployment's word the failing pod is current and objects.
+	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins[1:], nil)
+	if o := objection(resp.GetReview(), CheckContradictingPins); o == nil || o.GetPassed() {
+		t.Fatalf("current failure not raised: %+v", o)
+	}
+	// A failing pod of the serving replica set is current even when the deployment reports ready.
+	cur := newPods[2]
+	cur.Ready, cur.Containers = false, []facts.Container{{Name: "app", State: "waiting", Reason: "CrashLoopBackOff"}}
+	pins[1] = validated(newPin("pods", "list_pods", md(t, facts.KeyPods, []facts.Pod{newPods[1], cur}), at(now.Add(time.Second))), roleRoot)
+	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins, nil)
+	if resp.GetReview().GetAction() == investigationv1.CriticAction_CRITIC_ACTION_ACCEPT {
+		t.Fatalf("healthy accepted over a failing current pod: %s", resp.GetReview().GetSummary())
+	}
+}
+
+func TestGatherMoreWidensBeyondExecutedTools(t *testing.T) {
+	ft := &fakeTools{avail: map[string]bool{"get_events": true, "fetch_pod_logs": true, "list_pods": true, "query_prometheus": false}}
+	s := newTestService(t, nil)
+	s.tools = ft
+	pins := []*evidencev1.EvidencePin{validated(newPin("e", "get_events", nil, noData()), roleInfo)}
+	resp, err := s.ReviewHypotheses(context.Background(), &criticv1.ReviewHypothesesRequest{SessionId: "w", Pins: pins, Hypotheses: &investigationv1.HypothesisSet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requested := func(r *criticv1.ReviewHypothesesResponse) []string {
+		var intents []string
+		for _, o := range r.GetReview().GetObjections() {
+			intents = append(intents, o.GetRequestedIntents()...)
+		}
+		return intents
+	}
+	if in := requested(resp); !containsStr(in, "fetch_pod_logs") || containsStr(in, "query_prometheus") {
+		t.Fatalf("requested %v", in)
+	}
+	// Once the suggested tools ran, the critic widens to tools that have not.
+	pins = append(pins, validated(newPin("l", "fetch_pod_logs", nil, noData()), roleInfo))
+	resp, err = s.ReviewHypotheses(context.Background(), &criticv1.ReviewHypothesesRequest{SessionId: "w", Pins: pins, Hypotheses: &investigationv1.HypothesisSet{}, Round: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := requested(resp); !containsStr(in, "list_pods") {
+		t.Fatalf("requested %v", in)
+	}
+}

@@ -1,0 +1,104 @@
+package critic
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+)
+
+// Guardrail names the critic owns; they appear in GuardrailTrip.guardrail and
+// in the investigation record's guardrail owners.
+const (
+	GuardrailThreshold      = "critic_threshold"
+	GuardrailMaxRounds      = "critic_max_rounds"
+	GuardrailRejectionLimit = "evaluator_rejection_limit"
+	GuardrailEvidence       = "evidence_sufficiency"
+	// Owner is the owner string of every trip the critic reports.
+	Owner = "critic"
+)
+
+// Config holds the critic's guardrails and tuning. Every field has a default
+// (DefaultConfig) and a flag prefixed "critic.".
+type Config struct {
+	// Threshold is the Loop of Truth acceptance score (0-1): a review scoring at
+	// or above it recommends ACCEPT.
+	Threshold float64
+	// MaxRounds bounds the Loop of Truth: at this round a review that is still
+	// below the threshold recommends ESCALATE instead of GATHER_MORE.
+	MaxRounds int
+	// EvaluatorRejectionLimit is the number of refused conclusions after which
+	// AcceptConclusion lets the loop stop with limit_reached (NEEDS_REVIEW).
+	EvaluatorRejectionLimit int
+	// MinIndependentSources is the number of distinct tools whose validated pins
+	// must back the leading hypothesis.
+	MinIndependentSources int
+	// AlternativeMargin: a runner-up hypothesis whose confidence is within this
+	// margin of the leader's is an unresolved alternative.
+	AlternativeMargin float64
+	// ChangeWindow is how long before the onset of a regression a deploy is
+	// still a root-cause candidate.
+	ChangeWindow time.Duration
+	// OnsetTolerance is the clock skew allowed when comparing an onset with a
+	// deploy start.
+	OnsetTolerance time.Duration
+	// MaxSessions bounds the number of session pools kept in memory; the least
+	// recently used pool is dropped and rebuilt from the stream when needed.
+	MaxSessions int
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		Threshold:               0.80,
+		MaxRounds:               3,
+		EvaluatorRejectionLimit: 3,
+		MinIndependentSources:   2,
+		AlternativeMargin:       0.05,
+		ChangeWindow:            2 * time.Hour,
+		OnsetTolerance:          2 * time.Minute,
+		MaxSessions:             4096,
+	}
+}
+
+// RegisterFlags registers the critic's flags, prefixed "critic.".
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.Float64Var(&c.Threshold, "critic.threshold", c.Threshold, "Loop of Truth acceptance score (0-1)")
+	fs.IntVar(&c.MaxRounds, "critic.max-rounds", c.MaxRounds, "Loop of Truth rounds before escalating to a human")
+	fs.IntVar(&c.EvaluatorRejectionLimit, "critic.evaluator-rejection-limit", c.EvaluatorRejectionLimit, "refused conclusions before the investigation ends as NEEDS_REVIEW")
+	fs.IntVar(&c.MinIndependentSources, "critic.min-sources", c.MinIndependentSources, "distinct tools that must back the leading hypothesis")
+	fs.Float64Var(&c.AlternativeMargin, "critic.alternative-margin", c.AlternativeMargin, "confidence margin under which a runner-up hypothesis is unresolved")
+	fs.DurationVar(&c.ChangeWindow, "critic.change-window", c.ChangeWindow, "how long before an onset a deploy is still a root-cause candidate")
+	fs.DurationVar(&c.OnsetTolerance, "critic.onset-tolerance", c.OnsetTolerance, "clock skew allowed between onset and deploy start")
+	fs.IntVar(&c.MaxSessions, "critic.max-sessions", c.MaxSessions, "session pools kept in memory")
+}
+
+// Validate checks the configuration; the error names the field.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Threshold <= 0 || c.Threshold > 1 {
+		errs = append(errs, fmt.Errorf("critic.threshold must be in (0,1], got %v", c.Threshold))
+	}
+	if c.MaxRounds < 1 {
+		errs = append(errs, fmt.Errorf("critic.max-rounds must be >= 1, got %d", c.MaxRounds))
+	}
+	if c.EvaluatorRejectionLimit < 1 {
+		errs = append(errs, fmt.Errorf("critic.evaluator-rejection-limit must be >= 1, got %d", c.EvaluatorRejectionLimit))
+	}
+	if c.MinIndependentSources < 1 {
+		errs = append(errs, fmt.Errorf("critic.min-sources must be >= 1, got %d", c.MinIndependentSources))
+	}
+	if c.AlternativeMargin < 0 || c.AlternativeMargin >= 1 {
+		errs = append(errs, fmt.Errorf("critic.alternative-margin must be in [0,1), got %v", c.AlternativeMargin))
+	}
+	if c.ChangeWindow <= 0 {
+		errs = append(errs, fmt.Errorf("critic.change-window must be positive, got %s", c.ChangeWindow))
+	}
+	if c.OnsetTolerance < 0 {
+		errs = append(errs, fmt.Errorf("critic.onset-tolerance must not be negative, got %s", c.OnsetTolerance))
+	}
+	if c.MaxSessions < 1 {
+		errs = append(errs, fmt.Errorf("critic.max-sessions must be >= 1, got %d", c.MaxSessions))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,590 @@
+package critic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/bus"
+)
+
+// errPinNotFound is returned when a pin id is not in the session's pool.
+var errPinNotFound = errors.New("pin not found in session")
+
+// entry is one pin of a session pool with its profile (which depends only on
+// the pin's data, never on the critic's verdict, so it survives updates).
+type entry struct {
+	pin  *evidencev1.EvidencePin
+	prof *profile
+	seq  int // arrival order
+}
+
+// sessionPool is the critic's view of one session's evidence. mu serializes
+// every revalidation of the session (seed 001 section 5.4).
+type sessionPool struct {
+	mu      sync.Mutex
+	loaded  bool
+	entries map[string]*entry
+	next    int
+	used    int64
+}
+
+func newSessionPool() *sessionPool {
+	return &sessionPool{entries: map[string]*entry{}}
+}
+
+func pinVersion(p *evidencev1.EvidencePin) int64 {
+	if p.GetVersion() < 1 {
+		return 1
+	}
+	return p.GetVersion()
+}
+
+func judged(p *evidencev1.EvidencePin) bool {
+	st := p.GetValidationStatus()
+	return st == evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED || st == evidencev1.ValidationStatus_VALIDATION_STATUS_REJECTED
+}
+
+// apply merges one pin version into the pool: the highest version wins.
+func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
+	if p.GetId() == "" {
+		return
+	}
+	e := sp.entries[p.GetId()]
+	if e == nil {
+		sp.entries[p.GetId()] = &entry{pin: p, prof: newProfile(p), seq: sp.next}
+		sp.next++
+		return
+	}
+	if pinVersion(p) > pinVersion(e.pin) || pinVersion(p) == pinVersion(e.pin) && judged(p) && !judged(e.pin) {
+		e.pin = p
+	}
+}
+
+// ordered returns the entries in arrival order.
+func (sp *sessionPool) ordered() []*entry {
+	out := make([]*entry, 0, len(sp.entries))
+	for _, e := range sp.entries {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// pool returns the session's pool, creating it, and evicts the least recently
+// used pools beyond MaxSessions (they are rebuilt from the stream on demand).
+func (s *Service) pool(session string) *sessionPool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tick++
+	p := s.pools[session]
+	if p == nil {
+		p = newSessionPool()
+		s.pools[session] = p
+	}
+	p.used = s.tick
+	for len(s.pools) > s.cfg.MaxSessions {
+		var oldest string
+		var min int64 = math.MaxInt64
+		for k, v := range s.pools {
+			if k != session && v.used < min {
+				oldest, min = k, v.used
+			}
+		}
+		if oldest == "" {
+			break
+		}
+		delete(s.pools, oldest)
+	}
+	return p
+}
+
+// ensureLoaded rebuilds the pool from the session's stream history the first
+// time the critic sees the session, so a restart loses nothing. Caller holds sp.mu.
+func (s *Service) ensureLoaded(ctx context.Context, session string, sp *sessionPool) error {
+	if sp.loaded {
+		return nil
+	}
+	if s.bus != nil {
+		events, err := s.bus.Replay(ctx, bus.SessionFilter(session), 0)
+		if err != nil {
+			return fmt.Errorf("critic: replay session %q: %w", session, err)
+		}
+		for _, ev := range events {
+			pe := ev.GetPin()
+			if pe == nil || pe.GetPin() == nil {
+				continue
+			}
+			if sid := sessionOf(pe); sid != "" && sid != session {
+				continue // another session escaped to the same subject token
+			}
+			sp.apply(pe.GetPin())
+		}
+	}
+	sp.loaded = true
+	return nil
+}
+
+func sessionOf(pe *evidencev1.PinEvent) string {
+	if pe.GetSessionId() != "" {
+		return pe.GetSessionId()
+	}
+	return pe.GetPin().GetSessionId()
+}
+
+// revalidate runs delta revalidation of one pin under the session lock. given
+// may be nil (the pin is then read from the pool). With commit the verdict is
+// published (when a bus is configured) and merged into the pool.
+func (s *Service) revalidate(ctx context.Context, session, pinID string, given *evidencev1.EvidencePin, commit bool) (*evidencev1.EvidencePin, []*evidencev1.EvidencePin, error) {
+	sp := s.pool(session)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if err := s.ensureLoaded(ctx, session, sp); err != nil {
+		return nil, nil, err
+	}
+	existing := sp.entries[pinID]
+	cand := given
+	if cand == nil || existing != nil && pinVersion(existing.pin) >= pinVersion(cand) && judged(existing.pin) {
+		if existing == nil {
+			return nil, nil, fmt.Errorf("%w: session %q pin %q", errPinNotFound, session, pinID)
+		}
+		cand = existing.pin
+	}
+	if judged(cand) {
+		// Already decided: revalidation is idempotent.
+		return cand, nil, nil
+	}
+	prof := newProfile(cand)
+	if existing != nil {
+		prof = existing.prof
+	}
+	out, contradicted := s.judge(cand, prof, sp)
+	if !commit {
+		return out, contradicted, nil
+	}
+	if s.bus != nil {
+		if err := s.publish(ctx, session, out); err != nil {
+			return nil, nil, err
+		}
+		for _, c := range contradicted {
+			if err := s.publish(ctx, session, c); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if existing == nil {
+		sp.entries[pinID] = &entry{pin: out, prof: prof, seq: sp.next}
+		sp.next++
+	} else {
+		existing.pin = out
+	}
+	for _, c := range contradicted {
+		if e := sp.entries[c.GetId()]; e != nil {
+			e.pin = c
+		}
+	}
+	return out, contradicted, nil
+}
+
+func (s *Service) publish(ctx context.Context, session string, p *evidencev1.EvidencePin) error {
+	kind := evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED
+	if p.GetValidationStatus() == evidencev1.ValidationStatus_VALIDATION_STATUS_REJECTED {
+		kind = evidencev1.PinEventKind_PIN_EVENT_KIND_REJECTED
+	}
+	ev := &evidencev1.PinEvent{
+		EventId:   fmt.Sprintf("%s:%s:v%d", p.GetId(), bus.PinKindToken(kind), p.GetVersion()),
+		Kind:      kind,
+		SessionId: session,
+		Pin:       p,
+		Time:      timestamppb.New(s.now()),
+	}
+	if _, err := s.bus.PublishPin(ctx, ev); err != nil {
+		return fmt.Errorf("critic: publish %s of pin %q: %w", bus.PinKindToken(kind), p.GetId(), err)
+	}
+	return nil
+}
+
+// verdict helpers ----------------------------------------------------------
+
+var (
+	statusValidated = evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED
+	statusRejected  = evidencev1.ValidationStatus_VALIDATION_STATUS_REJECTED
+	roleRoot        = evidencev1.CausalRole_CAUSAL_ROLE_ROOT_CAUSE
+	roleCascading   = evidencev1.CausalRole_CAUSAL_ROLE_CASCADING_SYMPTOM
+	roleCorrelated  = evidencev1.CausalRole_CAUSAL_ROLE_CORRELATED
+	roleInfo        = evidencev1.CausalRole_CAUSAL_ROLE_INFORMATIONAL
+)
+
+func roleName(r evidencev1.CausalRole) string {
+	return strings.TrimPrefix(r.String(), "CAUSAL_ROLE_")
+}
+
+func downgrade(r evidencev1.CausalRole) evidencev1.CausalRole {
+	switch r {
+	case roleRoot, roleCascading:
+		return roleCorrelated
+	default:
+		return roleInfo
+	}
+}
+
+func baseConfidence(p *evidencev1.EvidencePin) float64 {
+	c := p.GetConfidence()
+	if c <= 0 || c > 100 {
+		return 100
+	}
+	return c
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+func appendUnique(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+// judge decides one pending pin against the judged pins of the pool and
+// returns the new version of it plus new versions of the earlier pins it
+// contradicts. Caller holds the pool lock.
+func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionPool) (*evidencev1.EvidencePin, []*evidencev1.EvidencePin) {
+	out := proto.Clone(pin).(*evidencev1.EvidencePin)
+	version := pinVersion(pin)
+	if e := sp.entries[pin.GetId()]; e != nil && pinVersion(e.pin) > version {
+		version = pinVersion(e.pin)
+	}
+	out.Version = version + 1
+
+	var others []*entry
+	var poolOnset *time.Time
+	scopeNames := map[string]bool{}
+	scopeNS := map[string]bool{}
+	for _, e := range sp.ordered() {
+		if e.pin.GetId() == pin.GetId() {
+			continue
+		}
+		if e.prof.failing && e.pin.GetValidationStatus() != statusRejected {
+			if e.prof.onset != nil && (poolOnset == nil || e.prof.onset.Before(*poolOnset)) {
+				poolOnset = e.prof.onset
+			}
+		}
+		if e.pin.GetValidationStatus() != statusValidated {
+			continue
+		}
+		others = append(others, e)
+		for n := range e.prof.names {
+			scopeNames[n] = true
+		}
+		if ns := e.pin.GetNamespace(); ns != "" {
+			scopeNS[strings.ToLower(ns)] = true
+		}
+	}
+	if prof.failing && prof.onset != nil && (poolOnset == nil || prof.onset.Before(*poolOnset)) {
+		poolOnset = prof.onset
+	}
+
+	base := baseConfidence(pin)
+	var why []string
+	reject := func(conf float64, reason string) (*evidencev1.EvidencePin, []*evidencev1.EvidencePin) {
+		out.ValidationStatus = statusRejected
+		out.CausalRole = roleInfo
+		out.Confidence = round1(conf)
+		out.CriticRationale = "REJECTED: " + reason
+		return out, nil
+	}
+
+	// 1. Status: failed calls and empty or irrelevant evidence are rejected.
+	switch {
+	case !pin.GetSuccess() || pin.GetError() != "":
+		msg := pin.GetError()
+		if msg == "" {
+			msg = "the tool reported failure"
+		}
+		return reject(0, "tool call failed: "+capText(msg, 240))
+	case pin.GetNoData():
+		out.ValidationStatus = statusValidated
+		out.CausalRole = roleInfo
+		out.Confidence = round1(math.Min(base, 70))
+		claim := pin.GetClaim()
+		if claim == "" {
+			claim = toolOf(pin) + " found nothing"
+		}
+		out.CriticRationale = "VALIDATED as INFORMATIONAL: a successful call with no data rules this out: " + capText(claim, 200)
+		return out, nil
+	case strings.TrimSpace(pin.GetClaim()) == "" && len(pin.GetSupportingEvidence()) == 0 &&
+		strings.TrimSpace(pin.GetRawOutput()) == "" && len(pin.GetMetadata().GetFields()) == 0:
+		return reject(0, "empty evidence: the call returned no claim, snippets, output or facts")
+	case !prof.hasFacts && !prof.failing && len(scopeNames) > 0 && !overlaps(prof.names, scopeNames) &&
+		pin.GetNamespace() != "" && len(scopeNS) > 0 && !scopeNS[strings.ToLower(pin.GetNamespace())]:
+		return reject(math.Min(base, 10), fmt.Sprintf("irrelevant: namespace %q and its entities are outside the incident's evidence (%s) and the result shows nothing abnormal", pin.GetNamespace(), strings.Join(sortedSet(scopeNS), ", ")))
+	}
+
+	// 2. Causal role relative to the pool.
+	role, roleWhy := s.roleFor(prof, others, poolOnset)
+	why = append(why, roleWhy)
+
+	// 3. Supports: other tools that saw the same entity in the same state.
+	var supports []string
+	for _, e := range others {
+		if len(supports) >= 10 {
+			break
+		}
+		if e.prof.tool == prof.tool && prof.tool != "" {
+			continue
+		}
+		same := prof.failing && e.prof.failing || prof.healthy && e.prof.healthy && !e.prof.failing
+		if same && overlaps(prof.names, e.prof.names) {
+			supports = append(supports, e.pin.GetId())
+		}
+	}
+
+	// 4. Contradictions: same entity, opposite health. The fresher observation wins.
+	var contradicted []*evidencev1.EvidencePin
+	var contradicts []string
+	superseded := ""
+	strongerTools := map[string]map[string]bool{} // entity -> tools fresher and opposite
+	touched := map[string]*evidencev1.EvidencePin{}
+	for _, o := range prof.obs {
+		for _, e := range others {
+			for _, o2 := range e.prof.obs {
+				if o2.entity != o.entity || o2.healthy == o.healthy {
+					continue
+				}
+				newer := o.at.IsZero() || o2.at.IsZero() || !o.at.Before(o2.at)
+				contradicts = appendUnique(contradicts, e.pin.GetId())
+				if newer {
+					if containsStr(e.pin.GetContradicts(), pin.GetId()) {
+						continue
+					}
+					old := touched[e.pin.GetId()]
+					if old == nil {
+						old = proto.Clone(e.pin).(*evidencev1.EvidencePin)
+						old.Version = pinVersion(e.pin) + 1
+						old.CausalRole = downgrade(e.pin.GetCausalRole())
+						old.Confidence = round1(baseConfidence(e.pin) * 0.5)
+						touched[e.pin.GetId()] = old
+						contradicted = append(contradicted, old)
+					}
+					old.Contradicts = appendUnique(old.Contradicts, pin.GetId())
+					note := fmt.Sprintf("contradicted by fresher pin %s (%s); downgraded to %s", pin.GetId(), o.detail, roleName(old.CausalRole))
+					if !strings.Contains(old.CriticRationale, note) {
+						old.CriticRationale = strings.TrimSpace(strings.TrimSuffix(old.CriticRationale, ".") + "; " + note)
+						old.CriticRationale = strings.TrimPrefix(old.CriticRationale, "; ")
+					}
+				} else {
+					superseded = fmt.Sprintf("older than pin %s which shows %s", e.pin.GetId(), o2.detail)
+					if strongerTools[o.entity] == nil {
+						strongerTools[o.entity] = map[string]bool{}
+					}
+					strongerTools[o.entity][e.prof.tool] = true
+				}
+			}
+		}
+	}
+	for ent, tools := range strongerTools {
+		if len(tools) >= 2 {
+			out.Contradicts = contradicts
+			return reject(math.Min(base, 10), fmt.Sprintf("contradicted by stronger evidence: %d fresher pins from %d tools show the opposite state of %s (%s)", len(tools), len(tools), ent, superseded))
+		}
+	}
+
+	// 5. Confidence.
+	conf := base
+	switch role {
+	case roleRoot:
+		f := 0.85
+		if hasConcrete(prof) {
+			f += 0.05
+		}
+		f += 0.03 * math.Min(float64(len(supports)), 3)
+		conf *= math.Min(f, 1)
+	case roleCascading:
+		conf *= 0.85
+	case roleCorrelated:
+		conf *= 0.6
+	default:
+		if prof.healthy {
+			conf *= 0.8
+		} else {
+			conf *= 0.5
+		}
+	}
+	if pin.GetRawOutputTruncated() {
+		conf *= 0.95
+		why = append(why, "raw output truncated")
+	}
+	if superseded != "" {
+		role = downgrade(role)
+		conf *= 0.5
+		why = append(why, superseded+"; downgraded to "+roleName(role))
+	}
+	if len(supports) > 0 {
+		why = append(why, "supported by "+strings.Join(supports, ", "))
+	}
+	if len(contradicted) > 0 {
+		ids := make([]string, 0, len(contradicted))
+		for _, c := range contradicted {
+			ids = append(ids, c.GetId())
+		}
+		why = append(why, "supersedes earlier "+strings.Join(ids, ", "))
+	}
+	if refs := concreteSummary(prof); refs != "" {
+		why = append(why, "concrete: "+refs)
+	}
+
+	out.ValidationStatus = statusValidated
+	out.CausalRole = role
+	out.Confidence = round1(math.Min(conf, 100))
+	out.Supports = supports
+	out.Contradicts = contradicts
+	out.CriticRationale = "VALIDATED as " + roleName(role) + ": " + strings.Join(nonEmpty(why), "; ")
+	return out, contradicted
+}
+
+// roleFor assigns the causal role of a validated pin relative to the pool.
+func (s *Service) roleFor(prof *profile, others []*entry, onset *time.Time) (evidencev1.CausalRole, string) {
+	var deep []string
+	for _, k := range sortedKeys(prof.roots) {
+		if deepRootKinds[k] {
+			deep = append(deep, prof.roots[k])
+		}
+	}
+	switch {
+	case len(deep) > 0:
+		return roleRoot, "root-cause candidate: " + capText(deep[0], 240)
+	case len(prof.deploys) > 0:
+		return s.changeRole(prof, onset)
+	case prof.roots[kindCrash] != "":
+		for _, e := range others {
+			if e.pin.GetCausalRole() != roleRoot || !overlaps(prof.names, e.prof.names) {
+				continue
+			}
+			for k := range e.prof.roots {
+				if deepRootKinds[k] {
+					return roleCascading, fmt.Sprintf("crash explained by root cause in pin %s (%s): %s", e.pin.GetId(), k, capText(prof.roots[kindCrash], 200))
+				}
+			}
+		}
+		return roleRoot, "failing component (no deeper cause in the pool yet): " + capText(prof.roots[kindCrash], 200)
+	case len(prof.symptoms) > 0:
+		k := sortedKeys(prof.symptoms)[0]
+		return roleCascading, "symptom (" + k + "): " + capText(prof.symptoms[k], 200)
+	case len(prof.commits) > 0:
+		return roleCorrelated, fmt.Sprintf("%d commit(s) in range; a change is a candidate until the timeline places it", len(prof.commits))
+	case prof.failing:
+		return roleCorrelated, "abnormal state without a classified cause"
+	case prof.healthy:
+		var d []string
+		for _, o := range prof.obs {
+			if o.healthy {
+				d = append(d, o.detail)
+			}
+		}
+		for _, sv := range prof.series {
+			if sv.normal {
+				d = append(d, sv.name+" normal")
+			}
+		}
+		return roleInfo, "healthy state rules out a failure here: " + capText(strings.Join(d, "; "), 240)
+	}
+	return roleInfo, "data present, nothing abnormal"
+}
+
+// changeRole places deploys on the incident timeline.
+func (s *Service) changeRole(prof *profile, onset *time.Time) (evidencev1.CausalRole, string) {
+	if onset == nil {
+		return roleCorrelated, fmt.Sprintf("%d deploy(s) in range; onset of the regression not known yet", len(prof.deploys))
+	}
+	var before, after []string
+	for _, d := range prof.deploys {
+		if d.IsRollback {
+			continue
+		}
+		start := d.StartedAt
+		if start == nil {
+			start = d.FinishedAt
+		}
+		if start == nil {
+			continue
+		}
+		id := d.ID
+		if id == "" {
+			id = d.Service + "@" + d.Revision
+		}
+		switch {
+		case !start.After(onset.Add(s.cfg.OnsetTolerance)) && !start.Before(onset.Add(-s.cfg.ChangeWindow)):
+			before = append(before, fmt.Sprintf("deploy %s started %s before the onset (%s)", id, onset.Sub(*start).Round(time.Second), onset.UTC().Format(time.RFC3339)))
+		case start.After(onset.Add(s.cfg.OnsetTolerance)):
+			after = append(after, fmt.Sprintf("deploy %s started %s after the onset", id, start.Sub(*onset).Round(time.Second)))
+		}
+	}
+	switch {
+	case len(before) > 0:
+		return roleRoot, "change-correlated root-cause candidate: " + strings.Join(before, "; ")
+	case len(after) > 0:
+		return roleInfo, "ruled out by timeline: " + strings.Join(after, "; ")
+	}
+	return roleInfo, fmt.Sprintf("no deploy within %s before the onset", s.cfg.ChangeWindow)
+}
+
+func hasConcrete(p *profile) bool {
+	for _, k := range []string{refDeploy, refCommit, refExitCode, refMetricWindow, refNode, refEvent, refDBEvent, refPod} {
+		if len(p.refs[k]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func concreteSummary(p *profile) string {
+	var parts []string
+	for _, k := range []string{refDeploy, refCommit, refExitCode, refPod, refNode, refMetricWindow, refDBEvent} {
+		if v := p.refs[k]; len(v) > 0 {
+			if len(v) > 3 {
+				v = append(v[:3:3], fmt.Sprintf("+%d", len(p.refs[k])-3))
+			}
+			parts = append(parts, k+" "+strings.Join(v, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func nonEmpty(in []string) []string {
+	out := in[:0:0]
+	for _, s := range in {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func containsStr(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,234 @@
+// Package critic is the CriticService: it tries to disprove. It revalidates
+// every new evidence pin against the session's pool (delta revalidation, seed
+// 001 section 5.3), reviews hypothesis sets (the Loop of Truth, seed 003) and
+// decides whether the investigation loop may conclude (seed 004 evaluator).
+//
+// Guardrails owned here (Config): the Loop of Truth threshold (0.80) and round
+// limit (3), evidence sufficiency for a conclusion, and the evaluator
+// rejection limit (3). Each reports a GuardrailTrip with owner "critic".
+package critic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/mesh"
+)
+
+// Deps are the critic's collaborators.
+type Deps struct {
+	Logger *slog.Logger
+	// Bus may be nil only in unit tests that do not publish; Run then idles.
+	Bus     *bus.Bus
+	Clients mesh.Clients
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Service implements criticv1.CriticServiceServer.
+type Service struct {
+	criticv1.UnimplementedCriticServiceServer
+
+	cfg   Config
+	log   *slog.Logger
+	bus   *bus.Bus
+	now   func() time.Time
+	tools toolsv1.ToolsServiceClient
+	mu    sync.Mutex
+	pools map[string]*sessionPool
+	tick  int64
+
+	availMu sync.Mutex
+	avail   map[string]availEntry
+}
+
+// New builds the service; the config is validated.
+func New(cfg Config, deps Deps) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("critic: %w", err)
+	}
+	logger := deps.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	now := deps.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{
+		cfg:   cfg,
+		log:   logger.With("service", mesh.Critic),
+		bus:   deps.Bus,
+		now:   now,
+		pools: map[string]*sessionPool{},
+		tools: deps.Clients.Tools,
+		avail: map[string]availEntry{},
+	}, nil
+}
+
+// Config returns the effective configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// Register registers the CriticService on gs.
+func (s *Service) Register(gs *grpc.Server) { criticv1.RegisterCriticServiceServer(gs, s) }
+
+// RegisterGateway is a no-op: the critic has no REST surface.
+func (s *Service) RegisterGateway(context.Context, *runtime.ServeMux, *grpc.ClientConn) error {
+	return nil
+}
+
+// Run consumes pin.added events of every session with the durable consumer
+// bus.ConsumerCritic and revalidates each pin. It returns nil when ctx is done.
+func (s *Service) Run(ctx context.Context) error {
+	if s.bus == nil {
+		s.log.WarnContext(ctx, "critic: no bus configured; delta revalidation consumer idle")
+		<-ctx.Done()
+		return nil
+	}
+	err := s.bus.ConsumeDurable(ctx, bus.ConsumerCritic, bus.PinAddedFilter, s.handle)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("critic: consume %s: %w", bus.PinAddedFilter, err)
+	}
+	return nil
+}
+
+// handle revalidates one pin.added event; an error naks it for redelivery.
+func (s *Service) handle(ctx context.Context, ev *evidencev1.SessionEvent) error {
+	pe := ev.GetPin()
+	if pe == nil || pe.GetPin() == nil || pe.GetKind() != evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED {
+		return nil
+	}
+	session := sessionOf(pe)
+	pin := pe.GetPin()
+	if session == "" || pin.GetId() == "" {
+		s.log.WarnContext(ctx, "critic: pin event without session or pin id ignored", "seq", ev.GetSequence())
+		return nil
+	}
+	if pin.GetSessionId() == "" {
+		pin.SessionId = session
+	}
+	out, contradicted, err := s.revalidate(ctx, session, pin.GetId(), pin, true)
+	if err != nil {
+		s.log.WarnContext(ctx, "critic: revalidation failed; will retry", "session", session, "pin", pin.GetId(), "err", err)
+		return err
+	}
+	s.log.DebugContext(ctx, "critic: pin revalidated", "session", session, "pin", out.GetId(),
+		"status", out.GetValidationStatus().String(), "role", out.GetCausalRole().String(), "contradicted", len(contradicted))
+	return nil
+}
+
+// RevalidatePin runs delta revalidation of one pin synchronously.
+func (s *Service) RevalidatePin(ctx context.Context, req *criticv1.RevalidatePinRequest) (*criticv1.RevalidatePinResponse, error) {
+	session := req.GetSessionId()
+	if session == "" {
+		session = req.GetPin().GetSessionId()
+	}
+	if session == "" {
+		return nil, status.Error(codes.InvalidArgument, "session_id is required")
+	}
+	pinID := req.GetPinId()
+	var given *evidencev1.EvidencePin
+	if req.GetPin() != nil {
+		given = req.GetPin()
+		if given.GetId() == "" {
+			if pinID == "" {
+				return nil, status.Error(codes.InvalidArgument, "pin.id or pin_id is required")
+			}
+			given.Id = pinID
+		}
+		if pinID != "" && pinID != given.GetId() {
+			return nil, status.Errorf(codes.InvalidArgument, "pin_id %q does not match pin.id %q", pinID, given.GetId())
+		}
+		pinID = given.GetId()
+		if given.GetSessionId() == "" {
+			given.SessionId = session
+		}
+	}
+	if pinID == "" {
+		return nil, status.Error(codes.InvalidArgument, "pin_id or pin is required")
+	}
+	out, contradicted, err := s.revalidate(ctx, session, pinID, given, !req.GetSkipPublish())
+	switch {
+	case errors.Is(err, errPinNotFound):
+		return nil, status.Error(codes.NotFound, err.Error())
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &criticv1.RevalidatePinResponse{Pin: out, Contradicted: contradicted}, nil
+}
+
+// sessionPins returns a snapshot of the session's pool (loaded from the stream
+// on first sight).
+func (s *Service) sessionPins(ctx context.Context, session string) ([]*evidencev1.EvidencePin, error) {
+	if session == "" {
+		return nil, nil
+	}
+	sp := s.pool(session)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if err := s.ensureLoaded(ctx, session, sp); err != nil {
+		return nil, err
+	}
+	out := make([]*evidencev1.EvidencePin, 0, len(sp.entries))
+	for _, e := range sp.ordered() {
+		out = append(out, e.pin)
+	}
+	return out, nil
+}
+
+type availEntry struct {
+	at    time.Time
+	tools map[string]bool
+}
+
+// availabilityTTL is how long the tool registry's availability is cached.
+const availabilityTTL = 30 * time.Second
+
+// availability asks the tools service which intents can run in the session
+// (cached briefly). nil means unknown: every tool counts as available.
+func (s *Service) availability(ctx context.Context, session string) map[string]bool {
+	if s.tools == nil {
+		return nil
+	}
+	now := s.now()
+	s.availMu.Lock()
+	if e, ok := s.avail[session]; ok && now.Sub(e.at) < availabilityTTL && !now.Before(e.at) {
+		s.availMu.Unlock()
+		return e.tools
+	}
+	s.availMu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := s.tools.ListToolDefinitions(cctx, &toolsv1.ListToolDefinitionsRequest{SessionId: session})
+	if err != nil {
+		s.log.WarnContext(ctx, "critic: tool availability unknown", "session", session, "err", err)
+		return nil
+	}
+	m := make(map[string]bool, len(resp.GetTools()))
+	for _, t := range resp.GetTools() {
+		m[t.GetIntent()] = t.GetAvailable()
+	}
+	s.availMu.Lock()
+	if len(s.avail) >= s.cfg.MaxSessions {
+		s.avail = map[string]availEntry{}
+	}
+	s.avail[session] = availEntry{at: now, tools: m}
+	s.availMu.Unlock()
+	return m
+}
