@@ -1,0 +1,40 @@
+package tools
+
+import (
+	"testing"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/bus/bustest"
+)
+
+// TestPublishOverJetStream runs a call against the real bus and reads the
+// pin back from the session's stream: published once, even when retried.
+func TestPublishOverJetStream(t *testing.T) {
+	b := bustest.New(t)
+	ts := newTestSet()
+	s := newService(t, ts.set, nil, func(d *Deps) { d.Bus = b })
+	req := &toolsv1.ExecuteToolRequest{SessionId: "sess.js", InvestigationId: "inv", Intent: "get_events", Context: incidentCtx(),
+		TriggeredBy: evidencev1.TriggeredBy_TRIGGERED_BY_QUICK_ACTION}
+	resp, err := s.ExecuteTool(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.NoCache = true // a forced re-run publishes the same pin id and version: deduplicated
+	if _, err := s.ExecuteTool(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := b.Replay(t.Context(), bus.SessionFilter("sess.js"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 {
+		t.Fatalf("stream holds %d events, want 1", len(evs))
+	}
+	pe := evs[0].GetPin()
+	if pe.GetKind() != evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED || pe.GetPin().GetId() != resp.GetPin().GetId() ||
+		pe.GetPin().GetSource() != evidencev1.Source_SOURCE_MANUAL || pe.GetPin().GetMetadata().GetFields()["events"] == nil {
+		t.Errorf("event = %v", pe)
+	}
+}

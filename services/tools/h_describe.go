@@ -1,0 +1,451 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/backend"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// describeKinds are the kinds describe_resource serves (never Secret).
+var describeKinds = []string{"pod", "deployment", "service", "node", "configmap", "ingress", "pvc"}
+
+func kindDomain(kind string) evidencev1.Domain {
+	switch kind {
+	case "service", "ingress":
+		return evidencev1.Domain_DOMAIN_NETWORK
+	case "pvc":
+		return evidencev1.Domain_DOMAIN_STORAGE
+	}
+	return evidencev1.Domain_DOMAIN_COMPUTE
+}
+
+func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result) error {
+	kind := strings.ToLower(c.Params.String("kind"))
+	name := c.Params.String("name")
+	ns := c.Params.String("namespace")
+	if k, n := parseInvolved(name); k != "" {
+		name = n // "pod/x" given as name
+	}
+	r.EvidenceType, r.Domain = evidencev1.EvidenceType_EVIDENCE_TYPE_K8S_RESOURCE, kindDomain(kind)
+	r.Namespace, r.ResourceName = ns, name
+	res := facts.Resource{Kind: canonicalKind(kind), Namespace: ns, Name: name}
+	if kind == "node" {
+		res.Namespace = ""
+	}
+	area := backend.AreaResources
+	var err error
+	switch kind {
+	case "pod":
+		area = backend.AreaPods
+		err = s.describePod(ctx, r, &res)
+	case "deployment":
+		area = backend.AreaDeployments
+		err = s.describeDeployment(ctx, r, &res)
+	case "service":
+		err = s.describeService(ctx, r, &res)
+	case "node":
+		area = backend.AreaNodes
+		err = s.describeNode(ctx, r, &res)
+	case "configmap":
+		err = s.describeConfigMap(ctx, r, &res)
+	case "ingress":
+		err = s.describeIngress(ctx, r, &res)
+	case "pvc":
+		err = s.describePVC(ctx, r, &res)
+	default:
+		return fmt.Errorf("kind %q is not describable (one of %s)", kind, strings.Join(describeKinds, ", "))
+	}
+	if apierrors.IsNotFound(err) {
+		r.NoData = true
+		r.Put(facts.KeyResources, []facts.Resource{})
+		where := ""
+		if res.Namespace != "" {
+			where = " in namespace " + res.Namespace
+		}
+		r.Summary = fmt.Sprintf("%s %s not found%s.", res.Kind, name, where)
+		r.Rawf("Error from server (NotFound): %s %q not found", strings.ToLower(res.Kind), name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	res.Events = s.objectEvents(ctx, eventNamespace(res), res.Kind, name)
+	r.Put(facts.KeyResources, []facts.Resource{res})
+	r.Source(s.be.Source(area))
+	if len(res.Events) > 0 {
+		r.Source(s.be.Source(backend.AreaEvents))
+		r.Rawf("Events:")
+		for _, e := range res.Events {
+			r.Rawf("  %s", eventLine(e))
+			if e.Type == corev1.EventTypeWarning {
+				r.Snippet(eventLine(e))
+				r.Escalate(eventSeverity(e))
+			}
+		}
+	} else {
+		r.Rawf("Events: <none>")
+	}
+	for _, sig := range res.Signals {
+		r.Snippet(sig)
+	}
+	if r.Severity == evidencev1.Severity_SEVERITY_UNSPECIFIED {
+		r.Severity = evidencev1.Severity_SEVERITY_INFO
+	}
+	lead := fmt.Sprintf("%s %s", res.Kind, qualified(res.Namespace, name))
+	switch {
+	case len(res.Signals) > 0:
+		r.Summary = fmt.Sprintf("%s: %s.", lead, strings.Join(res.Signals[:min(3, len(res.Signals))], "; "))
+	default:
+		r.Summary = fmt.Sprintf("%s shows no problem signals.", lead)
+	}
+	if w := countWarnings(res.Events); w > 0 {
+		r.Summary += fmt.Sprintf(" %s.", plural(w, "warning event", "warning events"))
+	}
+	return nil
+}
+
+func eventNamespace(res facts.Resource) string {
+	return res.Namespace // nodes: "" = every namespace
+}
+
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+func countWarnings(evs []facts.Event) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == corev1.EventTypeWarning {
+			n++
+		}
+	}
+	return n
+}
+
+func condFacts[T any](conds []T, conv func(T) facts.Condition) []facts.Condition {
+	var out []facts.Condition
+	for _, c := range conds {
+		out = append(out, conv(c))
+	}
+	return out
+}
+
+func (s *Service) describePod(ctx context.Context, r *Result, res *facts.Resource) error {
+	p, err := s.be.Kube.CoreV1().Pods(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pf := podFact(p)
+	r.Put(facts.KeyPods, []facts.Pod{pf})
+	r.Escalate(podSeverity(pf))
+	res.Conditions = pf.Conditions
+	prefix := fmt.Sprintf("pod %s/%s", pf.Namespace, pf.Name)
+	for _, sig := range podProblems(pf) {
+		res.Signals = append(res.Signals, strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(sig, prefix), ":")))
+	}
+	r.Rawf("Name:         %s", p.Name)
+	r.Rawf("Namespace:    %s", p.Namespace)
+	r.Rawf("Node:         %s", p.Spec.NodeName)
+	r.Rawf("Status:       %s %s", pf.Phase, pf.Reason)
+	r.Rawf("Controlled By: %s/%s", pf.OwnerKind, pf.OwnerName)
+	r.Rawf("Labels:       %s", labels.Set(p.Labels).String())
+	r.Rawf("Containers:")
+	for _, c := range pf.Containers {
+		r.Rawf("  %s: image=%s state=%s %s ready=%v restarts=%d", c.Name, c.Image, c.State, c.Reason, c.Ready, c.RestartCount)
+		if c.LastReason != "" {
+			r.Rawf("    Last State: terminated %s exit=%s finished=%s", c.LastReason, exitText(c.LastExitCode), fmtTime(c.LastFinishedAt))
+		}
+		r.Rawf("    Requests: cpu=%s memory=%s  Limits: cpu=%s memory=%s", c.RequestsCPU, c.RequestsMemory, c.LimitsCPU, c.LimitsMemory)
+		if c.LivenessProbe != "" {
+			r.Rawf("    Liveness:  %s", c.LivenessProbe)
+		}
+		if c.ReadinessProbe != "" {
+			r.Rawf("    Readiness: %s", c.ReadinessProbe)
+		}
+		if len(c.ConfigMaps)+len(c.Secrets) > 0 {
+			r.Rawf("    ConfigMaps: %s  Secrets (names only): %s", strings.Join(c.ConfigMaps, ","), strings.Join(c.Secrets, ","))
+		}
+	}
+	r.Rawf("Conditions:")
+	for _, c := range pf.Conditions {
+		r.Rawf("  %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return nil
+}
+
+func (s *Service) describeDeployment(ctx context.Context, r *Result, res *facts.Resource) error {
+	d, err := s.be.Kube.AppsV1().Deployments(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	rsList, err := s.be.Kube.AppsV1().ReplicaSets(res.Namespace).List(ctx, metav1.ListOptions{})
+	var df facts.Deployment
+	if err == nil {
+		df = deploymentFact(d, rsList.Items)
+	} else {
+		df = deploymentFact(d, nil)
+	}
+	r.Put(facts.KeyDeployments, []facts.Deployment{df})
+	res.Conditions = df.Conditions
+	res.Signals = deploymentProblems(df)
+	if len(res.Signals) > 0 {
+		r.Escalate(deploymentSeverity(df))
+	}
+	if d.Spec.Paused {
+		res.Signals = append(res.Signals, "rollout is paused")
+	}
+	r.Rawf("Name:       %s", d.Name)
+	r.Rawf("Namespace:  %s", d.Namespace)
+	r.Rawf("Replicas:   %d desired | %d updated | %d ready | %d available | %d unavailable", df.Replicas, df.UpdatedReplicas, df.ReadyReplicas, df.AvailableReplicas, df.UnavailableReplicas)
+	r.Rawf("Revision:   %s", df.Revision)
+	r.Rawf("Strategy:   %s", d.Spec.Strategy.Type)
+	r.Rawf("Selector:   %s", metav1.FormatLabelSelector(d.Spec.Selector))
+	r.Rawf("Images:     %s", strings.Join(df.Images, ", "))
+	r.Rawf("Conditions:")
+	for _, c := range df.Conditions {
+		r.Rawf("  %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	if len(df.RolloutHistory) > 0 {
+		r.Rawf("Rollout history:")
+		for _, rev := range df.RolloutHistory {
+			r.Rawf("  revision %s %s created %s replicas=%d images=%s", rev.Revision, rev.Name, fmtTime(rev.CreatedAt), rev.Replicas, strings.Join(rev.Images, ","))
+		}
+	}
+	return nil
+}
+
+func (s *Service) describeService(ctx context.Context, r *Result, res *facts.Resource) error {
+	svc, err := s.be.Kube.CoreV1().Services(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	var ports []string
+	for _, p := range svc.Spec.Ports {
+		ports = append(ports, fmt.Sprintf("%s %d->%s/%s", p.Name, p.Port, p.TargetPort.String(), p.Protocol))
+	}
+	r.Rawf("Name:       %s", svc.Name)
+	r.Rawf("Namespace:  %s", svc.Namespace)
+	r.Rawf("Type:       %s", svc.Spec.Type)
+	r.Rawf("ClusterIP:  %s", svc.Spec.ClusterIP)
+	r.Rawf("Ports:      %s", strings.Join(ports, ", "))
+	r.Rawf("Selector:   %s", labels.Set(svc.Spec.Selector).String())
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && len(svc.Status.LoadBalancer.Ingress) == 0 {
+		res.Signals = append(res.Signals, "load balancer has no ingress address yet")
+		r.Escalate(evidencev1.Severity_SEVERITY_MEDIUM)
+	}
+	if len(svc.Spec.Selector) == 0 {
+		r.Rawf("Endpoints:  (no selector: endpoints are managed externally)")
+		return nil
+	}
+	pods, err := s.be.Kube.CoreV1().Pods(res.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(svc.Spec.Selector).String()})
+	if err != nil {
+		return fmt.Errorf("list pods behind service %s: %w", svc.Name, err)
+	}
+	ready, total := 0, len(pods.Items)
+	var backing []facts.Pod
+	for i := range pods.Items {
+		pf := podFact(&pods.Items[i])
+		backing = append(backing, pf)
+		if pf.Ready {
+			ready++
+		}
+	}
+	if backing != nil {
+		r.Put(facts.KeyPods, backing)
+	}
+	r.Rawf("Endpoints:  %d ready of %d selected pods", ready, total)
+	switch {
+	case total == 0:
+		res.Signals = append(res.Signals, "selector matches no pods: the service has no endpoints")
+		r.Escalate(evidencev1.Severity_SEVERITY_HIGH)
+	case ready == 0:
+		res.Signals = append(res.Signals, fmt.Sprintf("none of %d selected pods is ready: the service has no ready endpoints", total))
+		r.Escalate(evidencev1.Severity_SEVERITY_CRITICAL)
+	case ready < total:
+		res.Signals = append(res.Signals, fmt.Sprintf("%d of %d selected pods not ready", total-ready, total))
+		r.Escalate(evidencev1.Severity_SEVERITY_MEDIUM)
+	}
+	return nil
+}
+
+func (s *Service) describeNode(ctx context.Context, r *Result, res *facts.Resource) error {
+	n, err := s.be.Kube.CoreV1().Nodes().Get(ctx, res.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	nf := nodeFact(n)
+	r.Put(facts.KeyNodes, []facts.Node{nf})
+	problems, sev := nodeProblems(nf)
+	r.Escalate(sev)
+	res.Conditions = nf.Conditions
+	res.Signals = problems
+	r.Rawf("Name:          %s", n.Name)
+	r.Rawf("InstanceType:  %s", nf.InstanceType)
+	r.Rawf("Unschedulable: %v", nf.Unschedulable)
+	r.Rawf("Taints:        %s", strings.Join(nf.Taints, ", "))
+	r.Rawf("Capacity:      %v", nf.Capacity)
+	r.Rawf("Allocatable:   %v", nf.Allocatable)
+	r.Rawf("Conditions:")
+	for _, c := range nf.Conditions {
+		r.Rawf("  %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	// Pods on the node: where the node's trouble lands.
+	pods, err := s.be.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err == nil {
+		var on []facts.Pod
+		for i := range pods.Items {
+			if pods.Items[i].Spec.NodeName == n.Name {
+				on = append(on, podFact(&pods.Items[i]))
+			}
+		}
+		if len(on) > 0 {
+			r.Put(facts.KeyPods, on)
+			r.Rawf("Pods on node: %d", len(on))
+			for _, p := range on {
+				r.Rawf("  %s/%s phase=%s ready=%v restarts=%d %s", p.Namespace, p.Name, p.Phase, p.Ready, p.Restarts, p.Reason)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) describeConfigMap(ctx context.Context, r *Result, res *facts.Resource) error {
+	cm, err := s.be.Kube.CoreV1().ConfigMaps(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	res.Data = map[string]string{}
+	keys := make([]string, 0, len(cm.Data))
+	for k, v := range cm.Data {
+		res.Data[k] = RedactText(v)
+		keys = append(keys, k)
+	}
+	for k, v := range cm.BinaryData {
+		res.Data[k] = fmt.Sprintf("<binary %d bytes>", len(v))
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	r.Rawf("Name:       %s", cm.Name)
+	r.Rawf("Namespace:  %s", cm.Namespace)
+	r.Rawf("Data (%d keys):", len(keys))
+	for _, k := range keys {
+		r.Rawf("%s:\n----\n%s\n", k, res.Data[k])
+	}
+	res.Signals = append(res.Signals, fmt.Sprintf("%d keys: %s", len(keys), strings.Join(keys, ", ")))
+	if !cm.CreationTimestamp.IsZero() {
+		res.Signals = append(res.Signals, "created "+cm.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	return nil
+}
+
+func (s *Service) describeIngress(ctx context.Context, r *Result, res *facts.Resource) error {
+	ing, err := s.be.Kube.NetworkingV1().Ingresses(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	class := ""
+	if ing.Spec.IngressClassName != nil {
+		class = *ing.Spec.IngressClassName
+	}
+	r.Rawf("Name:       %s", ing.Name)
+	r.Rawf("Namespace:  %s", ing.Namespace)
+	r.Rawf("Class:      %s", class)
+	var backends []string
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		for _, p := range rule.HTTP.Paths {
+			if p.Backend.Service != nil {
+				port := p.Backend.Service.Port.Name
+				if port == "" {
+					port = fmt.Sprint(p.Backend.Service.Port.Number)
+				}
+				r.Rawf("  %s%s -> %s:%s", rule.Host, p.Path, p.Backend.Service.Name, port)
+				backends = append(backends, p.Backend.Service.Name)
+			}
+		}
+	}
+	for _, t := range ing.Spec.TLS {
+		r.Rawf("  TLS %s (secret %s)", strings.Join(t.Hosts, ","), t.SecretName)
+	}
+	if len(ing.Status.LoadBalancer.Ingress) == 0 {
+		res.Signals = append(res.Signals, "ingress has no load balancer address")
+		r.Escalate(evidencev1.Severity_SEVERITY_MEDIUM)
+	}
+	for _, b := range uniq(backends) {
+		if _, err := s.be.Kube.CoreV1().Services(res.Namespace).Get(ctx, b, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			res.Signals = append(res.Signals, "backend service "+b+" does not exist")
+			r.Escalate(evidencev1.Severity_SEVERITY_HIGH)
+		}
+	}
+	return nil
+}
+
+func (s *Service) describePVC(ctx context.Context, r *Result, res *facts.Resource) error {
+	pvc, err := s.be.Kube.CoreV1().PersistentVolumeClaims(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	sc := ""
+	if pvc.Spec.StorageClassName != nil {
+		sc = *pvc.Spec.StorageClassName
+	}
+	capacity := ""
+	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+		capacity = q.String()
+	}
+	requested := ""
+	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		requested = q.String()
+	}
+	res.Conditions = condFacts(pvc.Status.Conditions, func(c corev1.PersistentVolumeClaimCondition) facts.Condition {
+		return facts.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+	})
+	r.Rawf("Name:          %s", pvc.Name)
+	r.Rawf("Namespace:     %s", pvc.Namespace)
+	r.Rawf("StorageClass:  %s", sc)
+	r.Rawf("Status:        %s", pvc.Status.Phase)
+	r.Rawf("Volume:        %s", pvc.Spec.VolumeName)
+	r.Rawf("Capacity:      %s (requested %s)", capacity, requested)
+	r.Rawf("Access Modes:  %v", pvc.Spec.AccessModes)
+	switch pvc.Status.Phase {
+	case corev1.ClaimPending:
+		res.Signals = append(res.Signals, "claim is Pending: no volume bound")
+		r.Escalate(evidencev1.Severity_SEVERITY_HIGH)
+	case corev1.ClaimLost:
+		res.Signals = append(res.Signals, "claim is Lost: its volume is gone")
+		r.Escalate(evidencev1.Severity_SEVERITY_CRITICAL)
+	}
+	for _, c := range res.Conditions {
+		if c.Status == "True" && c.Type != "" {
+			res.Signals = append(res.Signals, fmt.Sprintf("condition %s %s", c.Type, c.Message))
+		}
+	}
+	return nil
+}
+
+func uniq(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
