@@ -1,6 +1,6 @@
 // Package score grades one investigation result against a scenario's ground
 // truth with the rules of the opensre synthetic suite
-// (/work/shared/benchmarks/opensre-synthetic/README.md): axis 1 (root cause,
+// (its README, "Scoring, as the suite's authors score it"): axis 1 (root cause,
 // category, required and forbidden keywords, required evidence sources),
 // trajectory (optimal actions executed within the loop budget), axis 2
 // (ruling-out keywords, required queries), plus entity ranking metrics

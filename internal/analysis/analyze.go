@@ -1,0 +1,235 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// Input is what Analyze reads: the alert and the evidence pins.
+type Input struct {
+	Alert *investigationv1.Alert
+	Pins  []*evidencev1.EvidencePin
+}
+
+// Result is the ranked analysis.
+type Result struct {
+	Hypotheses []*investigationv1.Hypothesis // ranked, best first; each cites pin ids
+	Claims     []*investigationv1.Claim      // supported/tentative/rejected, each citing pin ids
+	RuledOut   []*investigationv1.RuledOut
+	Unknowns   []string
+	Healthy    bool // evidence shows the system never failed or recovered
+	// Sources are the evidence sources behind the leading hypothesis,
+	// primary first.
+	Sources []string
+	// Composite is true when the leading explanation combines two
+	// concurrent faults (Hypotheses[0] and Hypotheses[1]).
+	Composite bool
+	// Findings are the raw detector outputs, ranked (for audits and tests).
+	Findings []Finding
+}
+
+// Thresholds of the ranking.
+const (
+	// minFaultScore: a fault finding below it cannot lead.
+	minFaultScore = 0.6
+	// explainedPenalty multiplies the score of a finding another strong
+	// finding explains as a symptom.
+	explainedPenalty = 0.5
+)
+
+// Analyze runs every registered detector.
+func Analyze(ctx context.Context, in Input) (Result, error) {
+	return AnalyzeWith(ctx, in, DefaultDetectors())
+}
+
+// AnalyzeWith runs the given detectors over the pins and ranks the findings.
+func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("analysis: %w", err)
+	}
+	ev := NewEvidence(in.Alert, in.Pins)
+	var findings []Finding
+	for _, d := range detectors {
+		if err := ctx.Err(); err != nil {
+			return Result{}, fmt.Errorf("analysis: detector %s: %w", d.Name(), err)
+		}
+		findings = append(findings, d.Detect(ctx, ev)...)
+	}
+	return rank(ev, findings), nil
+}
+
+func rank(ev *Evidence, findings []Finding) Result {
+	var res Result
+	// Symptoms explained by a strong finding lose weight.
+	explained := map[string]string{}
+	for _, f := range findings {
+		if f.Score >= minFaultScore && !f.Healthy {
+			for m, why := range f.Explains {
+				if _, ok := explained[m]; !ok {
+					explained[m] = why
+				}
+			}
+		}
+	}
+	for i := range findings {
+		if _, ok := explained[findings[i].Mode]; ok && !findings[i].Healthy {
+			self := false
+			for m := range findings[i].Explains {
+				if m == findings[i].Mode {
+					self = true
+				}
+			}
+			if !self {
+				findings[i].Score *= explainedPenalty
+			}
+		}
+	}
+	sort.SliceStable(findings, func(i, j int) bool {
+		a, b := findings[i], findings[j]
+		af := !a.Healthy && a.Score >= minFaultScore
+		bf := !b.Healthy && b.Score >= minFaultScore
+		if af != bf {
+			return af
+		}
+		if a.Healthy != b.Healthy {
+			return a.Healthy // among weak findings, positive health evidence ranks first
+		}
+		return a.Score > b.Score
+	})
+	res.Findings = findings
+	if len(findings) == 0 {
+		res.Unknowns = append(res.Unknowns, "no detector matched the evidence: the failure mode is not recognised from the data gathered")
+		res.Unknowns = append(res.Unknowns, ev.unknowns(nil)...)
+		return res
+	}
+	lead := findings[0]
+	leads := []Finding{lead}
+	if !lead.Healthy && lead.Score >= minFaultScore {
+		for _, f := range findings[1:] {
+			if f.Healthy || f.Score < minFaultScore || f.Mode == lead.Mode || f.Entity != lead.Entity && !sameDomain(f, lead) {
+				continue
+			}
+			if _, ok := lead.Explains[f.Mode]; ok {
+				continue
+			}
+			if _, ok := f.Explains[lead.Mode]; ok {
+				continue
+			}
+			if overlapping(lead, f) {
+				continue
+			}
+			leads = append(leads, f)
+			res.Composite = true
+			break
+		}
+	}
+	res.Healthy = lead.Healthy
+	if !lead.Healthy && lead.Score < minFaultScore {
+		res.Unknowns = append(res.Unknowns, fmt.Sprintf("the strongest signal (%s, confidence %.2f) is weak; the root cause is not established", lead.Mode, lead.Score))
+	}
+	// Hypotheses.
+	for i, f := range findings {
+		h := &investigationv1.Hypothesis{
+			Id:          fmt.Sprintf("h%d", i+1),
+			Statement:   f.Statement,
+			Category:    f.Category,
+			Entity:      f.Entity,
+			Confidence:  confidence(f),
+			PinIds:      f.PinIDs,
+			Detector:    f.Detector,
+			CausalChain: f.Chain,
+			Remediation: f.Remediation,
+			Signals:     f.Signals,
+		}
+		res.Hypotheses = append(res.Hypotheses, h)
+	}
+	for _, l := range leads {
+		res.Sources = appendUnique(res.Sources, l.Sources...)
+		for _, c := range l.Validated {
+			res.Claims = append(res.Claims, &investigationv1.Claim{Claim: c.Text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: c.PinIDs})
+		}
+		for _, c := range l.Inferred {
+			res.Claims = append(res.Claims, &investigationv1.Claim{Claim: c.Text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: c.PinIDs})
+		}
+	}
+	res.RuledOut = ev.ruleOut(leads, findings)
+	for _, r := range res.RuledOut {
+		res.Claims = append(res.Claims, &investigationv1.Claim{Claim: r.Alternative + ": " + r.Reason, Status: investigationv1.ClaimStatus_CLAIM_STATUS_REJECTED, PinIds: r.PinIds})
+	}
+	res.Unknowns = append(res.Unknowns, ev.unknowns(leads)...)
+	return res
+}
+
+func sameDomain(a, b Finding) bool {
+	return strings.HasPrefix(a.Entity, "db/") == strings.HasPrefix(b.Entity, "db/")
+}
+
+// overlapping: two findings about the same pods/pins are one failure seen
+// twice (e.g. a rollout and its crashing pods), not two faults.
+func overlapping(a, b Finding) bool {
+	if a.Entity == b.Entity && !strings.HasPrefix(a.Entity, "db/") {
+		return true
+	}
+	if strings.HasPrefix(a.Entity, "db/") {
+		return false
+	}
+	shared := 0
+	for _, p := range b.PinIDs {
+		for _, q := range a.PinIDs {
+			if p == q {
+				shared++
+			}
+		}
+	}
+	return len(b.PinIDs) > 0 && shared*2 >= len(b.PinIDs)
+}
+
+// confidence maps a finding's score and corroboration to 0-1.
+func confidence(f Finding) float64 {
+	c := f.Score
+	if len(f.Sources) >= 2 {
+		c += 0.03
+	}
+	if len(f.Validated) >= 3 {
+		c += 0.02
+	}
+	return math.Round(math.Min(c, 0.97)*100) / 100
+}
+
+// unknowns lists what could not be checked.
+func (ev *Evidence) unknowns(leads []Finding) []string {
+	var out []string
+	var intents []string
+	for i := range ev.NoData {
+		intents = append(intents, i)
+	}
+	sort.Strings(intents)
+	for _, i := range intents {
+		out = append(out, fmt.Sprintf("%s returned no data (checked, nothing found)", i))
+	}
+	var failed []string
+	for i := range ev.Failed {
+		failed = append(failed, i)
+	}
+	sort.Strings(failed)
+	for _, i := range failed {
+		out = append(out, fmt.Sprintf("%s could not be checked: %s", i, strings.Join(ev.Failed[i], "; ")))
+	}
+	for _, l := range leads {
+		for _, c := range l.Inferred {
+			if containsFold(c.Text, "not available", "no datapoints", "unconfirmed") {
+				out = append(out, c.Text)
+			}
+		}
+	}
+	if len(ev.DecodeErrors) > 0 {
+		out = append(out, fmt.Sprintf("%d evidence pins had unreadable facts", len(ev.DecodeErrors)))
+	}
+	return out
+}

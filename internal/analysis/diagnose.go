@@ -1,0 +1,154 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// sourceNames are display names of evidence sources (file stems and
+// integration names).
+var sourceNames = map[string]string{
+	"eks_pods":                 "pod status (eks_pods)",
+	"eks_events":               "Kubernetes events (eks_events)",
+	"eks_deployments":          "deployment status (eks_deployments)",
+	"eks_node_health":          "node health (eks_node_health)",
+	"eks_pod_logs":             "pod logs (eks_pod_logs)",
+	"k8s":                      "Kubernetes API objects (k8s)",
+	"kubernetes":               "Kubernetes API",
+	"pod_logs":                 "pod logs (pod_logs)",
+	"datadog_logs":             "Datadog logs (datadog_logs)",
+	"datadog_monitors":         "Datadog monitors (datadog_monitors)",
+	"logs":                     "log search (logs)",
+	"prometheus":               "Prometheus metrics",
+	"deploys":                  "deploy history",
+	"commits":                  "commit history",
+	"aws_cloudwatch_metrics":   "CloudWatch metrics (aws_cloudwatch_metrics)",
+	"aws_performance_insights": "Performance Insights (aws_performance_insights)",
+	"aws_rds_events":           "RDS events (aws_rds_events)",
+}
+
+// SourceName is the display name of an evidence source.
+func SourceName(s string) string {
+	if n, ok := sourceNames[s]; ok {
+		return n
+	}
+	if strings.HasPrefix(s, "aws_cloudwatch_metrics") {
+		return sourceNames["aws_cloudwatch_metrics"]
+	}
+	return s
+}
+
+// Diagnose turns an analysis into the structured diagnosis: root cause text
+// naming the entity, the numbers and the evidence sources; category; entity;
+// causal chain; claims; ruled-out alternatives; remediation; confidence.
+func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
+	d := &investigationv1.Diagnosis{
+		Hypotheses: res.Hypotheses,
+		RuledOut:   res.RuledOut,
+		Unknowns:   res.Unknowns,
+	}
+	for _, c := range res.Claims {
+		switch c.GetStatus() {
+		case investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED:
+			d.ValidatedClaims = append(d.ValidatedClaims, c)
+		case investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, investigationv1.ClaimStatus_CLAIM_STATUS_CONFLICTING:
+			d.NonValidatedClaims = append(d.NonValidatedClaims, c)
+		}
+	}
+	if len(res.Hypotheses) == 0 {
+		d.RootCause = "Undetermined: the evidence gathered matches no known failure mode"
+		if in.Alert != nil && in.Alert.GetAlertName() != "" {
+			d.RootCause += " for alert " + in.Alert.GetAlertName()
+		}
+		d.Category = catUnknown
+		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
+		d.StopReason = "no hypothesis"
+		return d
+	}
+	lead := res.Hypotheses[0]
+	d.Category = lead.GetCategory()
+	d.RootCauseEntity = lead.GetEntity()
+	d.Confidence = lead.GetConfidence()
+	d.CausalChain = append(d.CausalChain, lead.GetCausalChain()...)
+	d.RemediationSteps = append(d.RemediationSteps, lead.GetRemediation()...)
+	root := strings.TrimSuffix(lead.GetStatement(), ".")
+	if res.Composite && len(res.Hypotheses) > 1 {
+		second := res.Hypotheses[1]
+		root = fmt.Sprintf("Two concurrent faults on %s, both needed to explain the alert: (1) %s; (2) %s",
+			strings.TrimPrefix(lead.GetEntity(), "db/"), root, strings.TrimSuffix(second.GetStatement(), "."))
+		for _, s := range second.GetCausalChain() {
+			d.CausalChain = append(d.CausalChain, s)
+		}
+		d.RemediationSteps = append(d.RemediationSteps, second.GetRemediation()...)
+		if second.GetConfidence() < d.Confidence {
+			d.Confidence = (d.Confidence + second.GetConfidence()) / 2
+		}
+		if second.GetCategory() != lead.GetCategory() && second.GetConfidence() > lead.GetConfidence() {
+			d.Category = second.GetCategory()
+		}
+	}
+	if len(res.Sources) > 0 {
+		root += ". Primary evidence source: " + SourceName(res.Sources[0])
+		if len(res.Sources) > 1 {
+			var rest []string
+			for _, s := range res.Sources[1:] {
+				rest = append(rest, SourceName(s))
+			}
+			root += "; corroborated by " + strings.Join(rest, ", ")
+		}
+	}
+	d.RootCause = root + "."
+	switch {
+	case res.Healthy:
+		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED
+		d.StopReason = "positive evidence of health"
+	case d.Confidence >= 0.7:
+		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED
+		d.StopReason = "leading hypothesis supported by evidence"
+	default:
+		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
+		d.StopReason = "evidence insufficient for a confident conclusion"
+	}
+	return d
+}
+
+// Markdown renders a diagnosis as a plain report (root cause, claims, chain,
+// ruled out, unknowns, remediation).
+func Markdown(d *investigationv1.Diagnosis) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Root cause\n\n%s\n\nCategory: %s. Entity: %s. Confidence: %.2f.\n", d.GetRootCause(),
+		strings.ToLower(strings.TrimPrefix(d.GetCategory().String(), "ROOT_CAUSE_CATEGORY_")), d.GetRootCauseEntity(), d.GetConfidence())
+	section := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n", title)
+		for _, it := range items {
+			fmt.Fprintf(&b, "- %s\n", it)
+		}
+	}
+	claims := func(cs []*investigationv1.Claim) []string {
+		var out []string
+		for _, c := range cs {
+			s := c.GetClaim()
+			if len(c.GetPinIds()) > 0 {
+				s += " [" + strings.Join(c.GetPinIds(), ", ") + "]"
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	section("Validated claims", claims(d.GetValidatedClaims()))
+	section("Non-validated claims", claims(d.GetNonValidatedClaims()))
+	section("Causal chain", d.GetCausalChain())
+	var ro []string
+	for _, r := range d.GetRuledOut() {
+		ro = append(ro, r.GetAlternative()+": "+r.GetReason())
+	}
+	section("Ruled out", ro)
+	section("Unknowns", d.GetUnknowns())
+	section("Remediation", d.GetRemediationSteps())
+	return b.String()
+}

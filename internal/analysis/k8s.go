@@ -1,0 +1,1164 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+const (
+	catConfig     = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_CONFIGURATION_ERROR
+	catCode       = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_CODE_DEFECT
+	catResource   = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_RESOURCE_EXHAUSTION
+	catDependency = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_DEPENDENCY_FAILURE
+	catInfra      = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_INFRASTRUCTURE
+	catHealthy    = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_HEALTHY
+	catUnknown    = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNKNOWN
+)
+
+// recentWindow: a pod-level signal older than this (relative to the
+// evidence reference time) with the pod healthy now is history.
+const recentWindow = 15 * time.Minute
+
+func podEntity(p facts.Pod) string { return "pod/" + p.Namespace + "/" + p.Name }
+
+func deploymentEntity(ns, name string) string { return "deployment/" + ns + "/" + name }
+
+// podActive: the pod is failing now (not Ready, waiting, or restarted
+// recently according to its events).
+func (ev *Evidence) podActive(p Pod) bool {
+	if !podHealthy(p.Pod) {
+		return true
+	}
+	if podRestarts(p.Pod) == 0 {
+		return false
+	}
+	return ev.recent(lastEventTime(ev.EventsFor("Pod", p.Name)), recentWindow) && len(ev.EventsFor("Pod", p.Name)) > 0
+}
+
+// superseded: the pod belongs to an older ReplicaSet of a deployment whose
+// current ReplicaSet has all desired replicas Ready (it is being replaced).
+func (ev *Evidence) superseded(p Pod) (current string, ok bool) {
+	w := ev.workloadOf(p.Pod)
+	d, found := ev.deploymentFor(p.Namespace, w)
+	if !found || d.Replicas == 0 || d.ReadyReplicas < d.Replicas || d.UnavailableReplicas > 0 {
+		return "", false
+	}
+	rs := replicaSetOf(p.Pod)
+	byRS := map[string][]Pod{}
+	for _, o := range ev.Pods {
+		if o.Namespace == p.Namespace && ev.workloadOf(o.Pod) == w {
+			byRS[replicaSetOf(o.Pod)] = append(byRS[replicaSetOf(o.Pod)], o)
+		}
+	}
+	for name, pods := range byRS {
+		if name == rs {
+			continue
+		}
+		ready := 0
+		newer := true
+		for _, o := range pods {
+			if podHealthy(o.Pod) {
+				ready++
+			}
+			if o.StartTime != nil && p.StartTime != nil && o.StartTime.Before(*p.StartTime) {
+				newer = false
+			}
+		}
+		if int32(ready) >= d.Replicas && (newer || podTerminating(p.Pod)) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// rolloutContext describes a failing pod set against the deployment: the
+// counts, the healthy pods of other (older) ReplicaSets, progress-deadline
+// events. It returns claims and whether a rollout is stalled.
+type rollout struct {
+	deployment  Deployment
+	found       bool
+	failingRS   string
+	oldRS       []string
+	oldPods     []Pod
+	deadline    []Event
+	stalled     bool
+	newRevision bool
+}
+
+func (ev *Evidence) rolloutOf(failing []Pod) rollout {
+	var r rollout
+	if len(failing) == 0 {
+		return r
+	}
+	p := failing[0]
+	w := ev.workloadOf(p.Pod)
+	r.deployment, r.found = ev.deploymentFor(p.Namespace, w)
+	r.failingRS = replicaSetOf(p.Pod)
+	failingNames := map[string]bool{}
+	for _, f := range failing {
+		failingNames[f.Name] = true
+	}
+	for _, o := range ev.Pods {
+		if failingNames[o.Name] || o.Namespace != p.Namespace || ev.workloadOf(o.Pod) != w {
+			continue
+		}
+		if rs := replicaSetOf(o.Pod); rs != r.failingRS && podHealthy(o.Pod) {
+			r.oldPods = append(r.oldPods, o)
+			r.oldRS = appendUnique(r.oldRS, rs)
+			if o.StartTime != nil && p.StartTime != nil && o.StartTime.Before(*p.StartTime) {
+				r.newRevision = true
+			}
+		}
+	}
+	for _, e := range ev.Events {
+		if e.Reason == "ProgressDeadlineExceeded" && (w == "" || e.InvolvedName == w || strings.Contains(e.Message, w)) {
+			r.deadline = append(r.deadline, e)
+		}
+	}
+	for _, c := range r.deployment.Conditions {
+		if c.Type == "Progressing" && c.Status == "False" {
+			r.stalled = true
+		}
+	}
+	if r.found && (r.deployment.UnavailableReplicas > 0 || r.deployment.ReadyReplicas < r.deployment.Replicas) && (len(r.deadline) > 0 || r.newRevision) {
+		r.stalled = true
+	}
+	return r
+}
+
+func (r rollout) claims(f *Finding) {
+	if r.found {
+		d := r.deployment
+		f.validated(fmt.Sprintf("Deployment %s reports %d desired, %d ready, %d available, %d unavailable replicas", d.Name, d.Replicas, d.ReadyReplicas, d.AvailableReplicas, d.UnavailableReplicas), d.Cite)
+	}
+	if len(r.oldPods) > 0 {
+		f.validated(fmt.Sprintf("Pods of the old ReplicaSet %s (%s) are still Running and Ready and keep serving traffic; the failure is confined to ReplicaSet %s", joinNames(r.oldRS), joinNames(podNames(r.oldPods)), r.failingRS), citesOfPods(r.oldPods))
+	}
+	for _, e := range r.deadline {
+		f.validated("Deployment event "+eventLine(e), e.Cite)
+	}
+}
+
+// ---- OOMKilled ----
+
+var memPairRe = regexp.MustCompile(`(\d+(?:\.\d+)?\s?[KMGT]i?)B?\s*/\s*(\d+(?:\.\d+)?\s?[KMGT]i?)`)
+var memLimitRe = regexp.MustCompile(`(?i)memory[_ ]limit[=: ]+(\d+(?:\.\d+)?\s?[KMGT]i?)`)
+
+type oomSig struct {
+	explicit bool // OOMKilled reason
+	code137  bool
+	events   []Event
+	logs     []LogLine
+	limit    string
+	usage    string
+	cont     facts.Container
+}
+
+func (ev *Evidence) oomSignals(p Pod) oomSig {
+	var s oomSig
+	if p.OOMKilled {
+		s.explicit = true
+	}
+	for _, c := range p.Containers {
+		txt := c.Reason + " " + c.Message + " " + c.LastReason + " " + c.LastMessage
+		if containsFold(txt, "OOMKilled") {
+			s.explicit, s.cont = true, c
+		}
+		for _, x := range []*int32{c.ExitCode, c.LastExitCode} {
+			if x != nil && *x == 137 {
+				s.code137, s.cont = true, c
+			}
+		}
+		for _, code := range exitCodes(txt) {
+			if code == 137 {
+				s.code137, s.cont = true, c
+			}
+		}
+		if c.LimitsMemory != "" {
+			s.limit = c.LimitsMemory
+		}
+	}
+	for _, e := range ev.EventsFor("Pod", p.Name) {
+		if containsFold(e.Message, "OOMKilled") || containsFold(e.Reason, "OOMKilling") {
+			s.explicit = true
+			s.events = append(s.events, e)
+		} else if containsFold(e.Message, "exit code: 137", "exit code 137", "exit_code=137") {
+			s.code137 = true
+			s.events = append(s.events, e)
+		}
+	}
+	for _, l := range ev.LogsFor(p.Name) {
+		m := l.Message
+		if containsFold(m, "out of memory", "oom-kill", "oomkilled", "oom_kill", "killed process") {
+			s.logs = append(s.logs, l)
+			s.explicit = true
+		}
+		for _, code := range exitCodes(m) {
+			if code == 137 {
+				s.code137 = true
+			}
+		}
+		if mm := memLimitRe.FindStringSubmatch(m); mm != nil && s.limit == "" {
+			s.limit = strings.ReplaceAll(mm[1], " ", "")
+		}
+		if mm := memPairRe.FindStringSubmatch(m); mm != nil && containsFold(m, "heap", "memory", "rss", "mem") {
+			s.usage = strings.ReplaceAll(mm[1], " ", "") + " / " + strings.ReplaceAll(mm[2], " ", "")
+			if s.limit == "" {
+				s.limit = strings.ReplaceAll(mm[2], " ", "")
+			}
+		}
+	}
+	if s.cont.Name == "" && len(p.Containers) > 0 {
+		s.cont = p.Containers[0]
+	}
+	return s
+}
+
+// found: an explicit OOMKilled reason or kernel OOM log, or exit code 137
+// alone (SIGKILL: most often the OOM killer; scored lower).
+func (s oomSig) found() bool { return s.explicit || s.code137 }
+
+func detectOOM(ev *Evidence) []Finding {
+	var out []Finding
+	for _, p := range ev.Pods {
+		sig := ev.oomSignals(p)
+		if !sig.found() || !ev.podActive(p) {
+			continue
+		}
+		if _, sup := ev.superseded(p); sup {
+			continue
+		}
+		c := sig.cont
+		f := Finding{Mode: ModeOOMKilled, Category: catResource, Entity: podEntity(p.Pod), Score: 0.85}
+		if !sig.explicit {
+			f.Score = 0.65
+			f.inferred("Only exit code 137 (SIGKILL) is recorded, without an OOMKilled reason: an OOM kill is the usual cause, but an external SIGKILL (e.g. a failed liveness probe's grace period) would look the same")
+		}
+		limit := ""
+		if sig.limit != "" {
+			limit = " of " + sig.limit
+		}
+		state := c.Reason
+		if state == "" {
+			state = p.Phase
+		}
+		f.Statement = fmt.Sprintf("Container %s in pod %s is OOMKilled: it exceeds its memory limit%s, the kernel kills it with exit code 137 (SIGKILL) and kubelet restarts it (%s, now %s)",
+			c.Name, p.Name, limit, plural(int(podRestarts(p.Pod)), "restart", "restarts"), state)
+		f.validated(fmt.Sprintf("Pod %s: container %s restart_count=%d, state %s %s, last termination OOMKilled / exit code 137", p.Name, c.Name, podRestarts(p.Pod), c.State, c.Reason), p.Cite)
+		for _, e := range sig.events {
+			f.validated("Warning event "+eventLine(e), e.Cite)
+		}
+		for _, l := range sig.logs {
+			f.validated("Pod logs: "+quote(l.Message), l.Cite)
+			f.Score += 0.05
+		}
+		if sig.usage != "" {
+			f.validated("Pod logs show memory use reaching "+sig.usage+" just before the kill", citesOfLogs(sig.logs))
+		}
+		if len(sig.events) > 0 {
+			f.Score += 0.05
+		}
+		var healthySibs []Pod
+		for _, s := range ev.siblings(p) {
+			if podHealthy(s.Pod) && podRestarts(s.Pod) == 0 {
+				healthySibs = append(healthySibs, s)
+			}
+		}
+		if len(healthySibs) > 0 {
+			f.validated(fmt.Sprintf("Sibling replicas %s are Running and Ready with 0 restarts: only %s is affected", joinNames(podNames(healthySibs)), p.Name), citesOfPods(healthySibs))
+		}
+		f.inferred(fmt.Sprintf("The memory demand of this replica exceeds the container memory limit%s; the limit, not the node, is what kills it", limit))
+		f.Chain = []string{
+			fmt.Sprintf("Memory use of container %s grows past its limit%s", c.Name, limit),
+			"The kernel OOM killer terminates the process with SIGKILL (exit code 137)",
+			"Kubelet restarts the container with exponential back-off: CrashLoopBackOff",
+			fmt.Sprintf("Pod %s is not Ready while sibling replicas keep serving", p.Name),
+		}
+		f.Remediation = []string{
+			fmt.Sprintf("Raise the memory limit of container %s%s or reduce per-request memory (batch sizes, caches)", c.Name, func() string {
+				if sig.limit == "" {
+					return ""
+				}
+				return " (currently " + sig.limit + ")"
+			}()),
+			"Profile heap usage to rule out a leak before only raising the limit",
+		}
+		f.Signals = []string{"OOMKilled", "exit code 137", "memory limit"}
+		out = append(out, f)
+	}
+	return out
+}
+
+// ---- image pull ----
+
+var imageRe = regexp.MustCompile(`(?i)image "?([^"\s]+[^"\s:.,])"?`)
+
+var pullErrors = []string{"manifest unknown", "not found", "unauthorized", "pull access denied", "no basic auth credentials", "toomanyrequests", "x509", "i/o timeout", "no such host", "repository does not exist", "denied"}
+
+func detectImagePull(ev *Evidence) []Finding {
+	type group struct {
+		pods   []Pod
+		events []Event
+		image  string
+		detail string
+		reason string
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, p := range ev.Pods {
+		c, reason := waitingReason(p.Pod)
+		evs := []Event{}
+		for _, e := range ev.EventsFor("Pod", p.Name) {
+			if containsFold(e.Message, "pull") && containsFold(e.Message, "image") && strings.EqualFold(e.Type, "Warning") {
+				evs = append(evs, e)
+			}
+		}
+		isPull := containsFold(reason, "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull") || (len(evs) > 0 && !podHealthy(p.Pod))
+		if !isPull {
+			continue
+		}
+		key := p.Namespace + "/" + ev.workloadOf(p.Pod)
+		g := groups[key]
+		if g == nil {
+			g = &group{}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.pods = append(g.pods, p)
+		g.events = append(g.events, evs...)
+		if g.reason == "" {
+			g.reason = reason
+		}
+		texts := []string{c.Message}
+		for _, e := range evs {
+			texts = append(texts, e.Message)
+		}
+		for _, t := range texts {
+			if m := imageRe.FindStringSubmatch(t); m != nil && g.image == "" {
+				g.image = m[1]
+			}
+			for _, pe := range pullErrors {
+				if g.detail == "" && containsFold(t, pe) {
+					g.detail = pe
+				}
+			}
+		}
+		if g.image == "" && c.Image != "" {
+			g.image = c.Image
+		}
+	}
+	var out []Finding
+	for _, k := range order {
+		g := groups[k]
+		if g.reason == "" {
+			g.reason = "ImagePullBackOff"
+		}
+		p := g.pods[0]
+		w := ev.workloadOf(p.Pod)
+		f := Finding{Mode: ModeImagePull, Category: catConfig, Score: 0.9, Entity: podEntity(p.Pod)}
+		if w != "" {
+			f.Entity = deploymentEntity(p.Namespace, w)
+		}
+		r := ev.rolloutOf(g.pods)
+		who := fmt.Sprintf("Pod %s", p.Name)
+		if len(g.pods) > 1 {
+			who = fmt.Sprintf("Pods %s", joinNames(podNames(g.pods)))
+		}
+		if r.newRevision {
+			who += fmt.Sprintf(" of the new ReplicaSet %s of deployment %s", r.failingRS, w)
+		}
+		img := "its image"
+		if g.image != "" {
+			img = fmt.Sprintf("image %q", g.image)
+		}
+		detail := ""
+		if g.detail != "" {
+			detail = fmt.Sprintf(": the registry answers '%s'", g.detail)
+			if g.detail == "manifest unknown" || g.detail == "not found" {
+				detail += " (the tag does not exist in the registry manifest)"
+			}
+		}
+		f.Statement = fmt.Sprintf("%s are stuck in %s: kubelet cannot pull %s%s, so the containers never start", who, g.reason, img, detail)
+		if len(g.pods) == 1 {
+			f.Statement = strings.Replace(f.Statement, " are stuck", " is stuck", 1)
+		}
+		f.validated(fmt.Sprintf("%s: container state waiting, reason %s, phase %s", joinNames(podNames(g.pods)), g.reason, p.Phase), citesOfPods(g.pods))
+		for _, e := range g.events {
+			f.validated("Warning event "+eventLine(e), e.Cite)
+		}
+		r.claims(&f)
+		f.inferred(fmt.Sprintf("The deployed image reference %s was never pushed or was mistyped; pods cannot start until it resolves", g.image))
+		f.Chain = []string{
+			fmt.Sprintf("A rollout sets the container image to %s", g.image),
+			"Kubelet asks the runtime to pull it and the registry rejects the reference" + detail,
+			"Kubelet retries with back-off: " + g.reason,
+			"The new pods never become Ready and the rollout stalls",
+		}
+		if len(r.oldPods) > 0 {
+			f.Chain = append(f.Chain, "The old ReplicaSet keeps serving traffic")
+		}
+		first := firstEventTime(g.events)
+		if first == nil {
+			first = p.StartTime
+		}
+		ev.changeContext(&f, w, first)
+		f.Remediation = []string{
+			fmt.Sprintf("Fix the image reference (push %s or roll back to the previous image)", g.image),
+			"Roll back the deployment: kubectl rollout undo deployment/" + w,
+		}
+		f.Signals = []string{g.reason, "image pull", g.image}
+		out = append(out, f)
+	}
+	return out
+}
+
+// ---- CrashLoopBackOff with a startup error ----
+
+type logCause struct {
+	category investigationv1.RootCauseCategory
+	kind     string
+	line     LogLine
+}
+
+var (
+	configLogRe = regexp.MustCompile(`(?i)(env(ironment)?[ _]?var(iable)?s?\b.*\b(not set|missing|required|empty|undefined)|(missing|required|invalid|unknown|bad)\s+(config|configuration|env|setting|key|flag|option|parameter|argument)|configuration error|config error|no such file|flag provided but not defined|unknown flag|cannot parse|could not parse|failed to (load|read|parse) (config|configuration)|permission denied)`)
+	codeLogRe   = regexp.MustCompile(`(?i)(panic:|nil pointer|segmentation fault|sigsegv|null ?pointer|traceback \(most recent|unhandled exception|uncaught exception|stack overflow|index out of range|assertion failed)`)
+	depLogRe    = regexp.MustCompile(`(?i)(connection refused|econnrefused|etimedout|could not connect|failed to connect|connect: |dial tcp|timed? ?out (connecting|waiting)|no route to host|connection reset)`)
+)
+
+// classifyLogs finds the most telling error line among a pod's logs.
+func classifyLogs(lines []LogLine) (logCause, bool) {
+	var best logCause
+	found := false
+	rank := func(k string) int {
+		switch k {
+		case "config":
+			return 3
+		case "code":
+			return 2
+		case "dependency":
+			return 1
+		}
+		return 0
+	}
+	for _, l := range lines {
+		lv := logLevel(l.LogLine)
+		if lv != "ERROR" && lv != "FATAL" && lv != "WARN" {
+			continue
+		}
+		var c logCause
+		switch {
+		case configLogRe.MatchString(l.Message):
+			c = logCause{catConfig, "config", l}
+		case codeLogRe.MatchString(l.Message):
+			c = logCause{catCode, "code", l}
+		case depLogRe.MatchString(l.Message):
+			c = logCause{catDependency, "dependency", l}
+		default:
+			continue
+		}
+		if !found || rank(c.kind) > rank(best.kind) {
+			best, found = c, true
+		}
+	}
+	return best, found
+}
+
+func detectCrashLoop(ev *Evidence) []Finding {
+	groups := map[string][]Pod{}
+	var order []string
+	for _, p := range ev.Pods {
+		_, reason := waitingReason(p.Pod)
+		backoff := false
+		for _, e := range ev.EventsFor("Pod", p.Name) {
+			if e.Reason == "BackOff" && containsFold(e.Message, "restarting failed container") && ev.recent(lastEventTime([]Event{e}), recentWindow) {
+				backoff = true
+			}
+		}
+		if !(strings.Contains(reason, "CrashLoopBackOff") || strings.EqualFold(reason, "Error") || isContainerConfigError(reason) || (backoff && !podHealthy(p.Pod))) {
+			continue
+		}
+		if ev.oomSignals(p).found() {
+			continue
+		}
+		if _, sup := ev.superseded(p); sup {
+			continue
+		}
+		key := p.Namespace + "/" + replicaSetOf(p.Pod)
+		if groups[key] == nil {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], p)
+	}
+	var out []Finding
+	for _, k := range order {
+		pods := groups[k]
+		p := pods[0]
+		var logs []LogLine
+		for _, x := range pods {
+			logs = append(logs, ev.LogsFor(x.Name)...)
+		}
+		var podEvents []Event
+		for _, x := range pods {
+			for _, e := range ev.EventsFor("Pod", x.Name) {
+				if strings.EqualFold(e.Type, "Warning") {
+					podEvents = append(podEvents, e)
+				}
+			}
+		}
+		codes := map[int]bool{}
+		for _, x := range pods {
+			for _, c := range x.Containers {
+				for _, ec := range []*int32{c.LastExitCode, c.ExitCode} {
+					if ec != nil && *ec != 0 {
+						codes[int(*ec)] = true
+					}
+				}
+				for _, code := range exitCodes(c.Message + " " + c.LastMessage) {
+					codes[code] = true
+				}
+			}
+		}
+		for _, e := range podEvents {
+			for _, code := range exitCodes(e.Message) {
+				codes[code] = true
+			}
+		}
+		for _, l := range logs {
+			for _, code := range exitCodes(l.Message) {
+				codes[code] = true
+			}
+		}
+		var codeList []string
+		for c := range codes {
+			codeList = append(codeList, fmt.Sprint(c))
+		}
+		sort.Strings(codeList)
+		cause, ok := classifyLogs(logs)
+		if !ok {
+			// The kubelet's own message (CreateContainerConfigError: secret "x" not found).
+			for _, x := range pods {
+				if c, reason := waitingReason(x.Pod); isContainerConfigError(reason) && c.Message != "" {
+					cause = logCause{catConfig, "config", LogLine{facts.LogLine{Message: reason + ": " + c.Message}, x.Cite}}
+					ok = true
+				}
+			}
+		}
+		w := ev.workloadOf(p.Pod)
+		r := ev.rolloutOf(pods)
+		f := Finding{Mode: ModeCrashLoop, Category: catConfig, Score: 0.6, Entity: podEntity(p.Pod)}
+		why := "the container exits on startup"
+		if ok {
+			f.Category = cause.category
+			f.Score = 0.85
+			why = "the container exits on startup with " + quote(strings.TrimSpace(cause.line.Message))
+		} else {
+			f.Score = 0.55
+		}
+		exit := ""
+		if len(codeList) > 0 {
+			exit = ", exit code " + strings.Join(codeList, "/")
+		}
+		restarts := podRestarts(p.Pod)
+		if r.stalled && r.found {
+			f.Mode = ModeRolloutStuck
+			f.Entity = deploymentEntity(p.Namespace, w)
+			f.Score += 0.05
+			f.Statement = fmt.Sprintf("The rollout of deployment %s is stuck: pods of the new ReplicaSet %s (%s) crash on startup and stay in CrashLoopBackOff (%s%s) because %s; %d of %d replicas are ready",
+				w, r.failingRS, joinNames(podNames(pods)), plural(int(restarts), "restart", "restarts"), exit, why, r.deployment.ReadyReplicas, r.deployment.Replicas)
+			if len(r.deadline) > 0 {
+				f.Statement += ", the deployment reports ProgressDeadlineExceeded"
+			}
+			if len(r.oldPods) > 0 {
+				f.Statement += fmt.Sprintf(", and the old ReplicaSet %s keeps serving traffic", joinNames(r.oldRS))
+			}
+		} else {
+			if w != "" && len(pods) > 1 {
+				f.Entity = deploymentEntity(p.Namespace, w)
+			}
+			verb := "Pod %s is"
+			if len(pods) > 1 {
+				verb = "Pods %s are"
+			}
+			f.Statement = fmt.Sprintf(verb+" in CrashLoopBackOff (%s%s): %s", joinNames(podNames(pods)), plural(int(restarts), "restart", "restarts"), exit, why)
+		}
+		f.validated(fmt.Sprintf("Pods %s: container waiting, reason CrashLoopBackOff, restart_count=%d, not Ready", joinNames(podNames(pods)), restarts), citesOfPods(pods))
+		for _, e := range podEvents {
+			f.validated("Warning event "+eventLine(e), e.Cite)
+		}
+		if ok {
+			f.validated("Container logs: "+quote(cause.line.Message), cause.line.Cite)
+		} else {
+			f.inferred("Container logs were not available or show no startup error; the crash reason is unconfirmed")
+		}
+		r.claims(&f)
+		switch {
+		case ok && cause.kind == "config":
+			f.inferred("The new revision's configuration (pod spec, env or mounted config) is incompatible with what the application requires")
+			f.Remediation = []string{"Restore the missing/invalid configuration in the pod spec or roll back: kubectl rollout undo deployment/" + w}
+		case ok && cause.kind == "code":
+			f.inferred("The application crashes on startup: a code defect in the running revision")
+			f.Remediation = []string{"Roll back to the previous revision and fix the crash: kubectl rollout undo deployment/" + w}
+		case ok && cause.kind == "dependency":
+			f.inferred("The application cannot reach a dependency at startup and exits")
+			f.Remediation = []string{"Restore the dependency or make startup tolerate it (retry with back-off)"}
+		default:
+			f.Remediation = []string{"Read the previous container logs (kubectl logs --previous) to find the exit reason", "Roll back the last change if the crash started with a rollout"}
+		}
+		f.Chain = []string{"The container starts and hits the startup error", "It exits" + exit + " and kubelet restarts it with back-off (CrashLoopBackOff)"}
+		if r.stalled {
+			f.Chain = append(f.Chain, "No new-ReplicaSet pod becomes available, so the deployment rollout cannot progress", "The old ReplicaSet keeps serving")
+		}
+		first := firstEventTime(podEvents)
+		if first == nil {
+			first = p.StartTime
+		}
+		ev.changeContext(&f, w, first)
+		f.Signals = []string{"CrashLoopBackOff"}
+		out = append(out, f)
+	}
+	return out
+}
+
+// ---- probe failures ----
+
+var probeStatusRe = regexp.MustCompile(`(?i)status ?code:? ?(\d{3})`)
+var probePathRe = regexp.MustCompile(`(/[A-Za-z0-9_./-]*)`)
+
+func detectProbeFailure(ev *Evidence) []Finding {
+	var out []Finding
+	for _, p := range ev.Pods {
+		var probeEvents, killEvents []Event
+		liveness := false
+		for _, e := range ev.EventsFor("Pod", p.Name) {
+			switch {
+			case e.Reason == "Unhealthy" || containsFold(e.Message, "probe failed"):
+				probeEvents = append(probeEvents, e)
+				if containsFold(e.Message, "liveness") {
+					liveness = true
+				}
+			case e.Reason == "Killing" && containsFold(e.Message, "probe"):
+				killEvents = append(killEvents, e)
+				liveness = true
+			}
+		}
+		if len(probeEvents) == 0 {
+			continue
+		}
+		all := append(append([]Event{}, probeEvents...), killEvents...)
+		if podHealthy(p.Pod) && (podRestarts(p.Pod) == 0 || !ev.recent(lastEventTime(all), recentWindow)) {
+			continue // probes recovered
+		}
+		if _, sup := ev.superseded(p); sup {
+			continue
+		}
+		kind := "readiness"
+		if liveness {
+			kind = "liveness"
+		}
+		probeMsg := probeEvents[0].Message
+		status := ""
+		if m := probeStatusRe.FindStringSubmatch(probeMsg); m != nil {
+			status = " with HTTP status " + m[1]
+		}
+		c := facts.Container{}
+		if len(p.Containers) > 0 {
+			c = p.Containers[0]
+		}
+		spec := c.LivenessProbe
+		if kind == "readiness" {
+			spec = c.ReadinessProbe
+		}
+		exitZero := false
+		var cleanLogs []LogLine
+		for _, l := range ev.LogsFor(p.Name) {
+			for _, code := range exitCodes(l.Message) {
+				if code == 0 {
+					exitZero = true
+					cleanLogs = append(cleanLogs, l)
+				}
+			}
+			if containsFold(l.Message, "SIGTERM") {
+				cleanLogs = append(cleanLogs, l)
+			}
+		}
+		for _, x := range []*int32{c.ExitCode, c.LastExitCode} {
+			if x != nil && *x == 0 && podRestarts(p.Pod) > 0 {
+				exitZero = true
+			}
+		}
+		f := Finding{Mode: ModeProbeFailure, Category: catConfig, Score: 0.8, Entity: podEntity(p.Pod)}
+		title := strings.ToUpper(kind[:1]) + kind[1:]
+		if liveness {
+			f.Statement = fmt.Sprintf("%s probe failures make kubelet restart pod %s: %s%s; kubelet kills the container after consecutive failures (%s)",
+				title, p.Name, quote(probeMsg), status, plural(int(podRestarts(p.Pod)), "restart", "restarts"))
+			if exitZero {
+				f.Statement += " while the application shuts down cleanly with exit code 0 — probe-driven restarts, not an application crash"
+				f.Score += 0.1
+			}
+		} else {
+			f.Statement = fmt.Sprintf("Readiness probe failures keep pod %s out of service: %s%s", p.Name, quote(probeMsg), status)
+			f.Score = 0.65
+		}
+		if spec != "" {
+			f.Statement += " (probe: " + spec + ")"
+		}
+		f.validated(fmt.Sprintf("Pod %s: restart_count=%d, Ready=%v, phase %s", p.Name, podRestarts(p.Pod), podReady(p.Pod), p.Phase), p.Cite)
+		for _, e := range all {
+			f.validated("Warning event "+eventLine(e), e.Cite)
+		}
+		seen := map[string]bool{}
+		for _, l := range cleanLogs {
+			if !seen[l.Message] {
+				seen[l.Message] = true
+				f.validated("Logs: "+quote(l.Message), l.Cite)
+			}
+		}
+		path := ""
+		if m := probePathRe.FindString(probeMsg); m != "" && len(m) > 1 {
+			path = " " + m
+		}
+		f.inferred(fmt.Sprintf("The %s probe endpoint%s does not return success (or its timeout/threshold is too aggressive) although the process serves requests", kind, path))
+		f.Chain = []string{
+			fmt.Sprintf("The %s probe%s fails%s", kind, path, status),
+			"Kubelet counts consecutive failures and kills the container (SIGTERM)",
+			"The container exits and is restarted; the new container fails the same probe",
+		}
+		f.Remediation = []string{
+			fmt.Sprintf("Fix the %s probe: point it at an endpoint that reflects process health, or relax timeoutSeconds/failureThreshold/initialDelaySeconds", kind),
+			"Roll back the probe change if it arrived with the last rollout",
+		}
+		f.Signals = []string{title + " probe", "probe failure", "Unhealthy"}
+		out = append(out, f)
+	}
+	return out
+}
+
+// ---- unschedulable ----
+
+var insufficientRe = regexp.MustCompile(`(?i)insufficient ([a-z][a-z./-]*[a-z])`)
+
+func (ev *Evidence) schedulingEvents(pod string) []Event {
+	var out []Event
+	for _, e := range ev.EventsFor("Pod", pod) {
+		if e.Reason == "FailedScheduling" || containsFold(e.Message, "nodes are available") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func schedulingMessage(p facts.Pod, evs []Event) string {
+	for _, c := range p.Conditions {
+		if c.Type == "PodScheduled" && c.Status == "False" && c.Message != "" {
+			return c.Message
+		}
+	}
+	if len(evs) > 0 {
+		return evs[0].Message
+	}
+	return p.Message
+}
+
+func detectUnschedulable(ev *Evidence) []Finding {
+	var out []Finding
+	for _, p := range ev.Pods {
+		evs := ev.schedulingEvents(p.Name)
+		unsched := false
+		for _, c := range p.Conditions {
+			if c.Type == "PodScheduled" && c.Status == "False" {
+				unsched = true
+			}
+		}
+		if !strings.EqualFold(p.Phase, "Pending") || (!unsched && len(evs) == 0) {
+			continue
+		}
+		msg := schedulingMessage(p.Pod, evs)
+		f := Finding{Mode: ModeUnschedulable, Category: catResource, Score: 0.85, Entity: podEntity(p.Pod)}
+		var resources []string
+		for _, m := range insufficientRe.FindAllStringSubmatch(msg, -1) {
+			resources = appendUnique(resources, strings.ToLower(m[1]))
+		}
+		reason := "Unschedulable"
+		cause := ""
+		switch {
+		case len(resources) > 0:
+			cause = "insufficient " + joinNames(resources) + " on every node"
+		case containsFold(msg, "taint"):
+			f.Category, cause = catConfig, "no node tolerates the pod (untolerated taints)"
+		case containsFold(msg, "affinity", "selector"):
+			f.Category, cause = catConfig, "no node matches the pod's node selector/affinity"
+		case containsFold(msg, "persistentvolumeclaim", "volume"):
+			f.Category, cause = catConfig, "its volumes cannot be bound on any node"
+		default:
+			cause = "the scheduler found no feasible node"
+			f.Score = 0.7
+		}
+		f.Statement = fmt.Sprintf("Pod %s cannot be scheduled and stays Pending (PodScheduled=False, reason %s): %s — %s", p.Name, reason, quote(msg), cause)
+		f.validated(fmt.Sprintf("Pod %s: phase Pending, PodScheduled=False reason Unschedulable", p.Name), p.Cite)
+		for _, e := range evs {
+			f.validated("Warning event "+eventLine(e), e.Cite)
+		}
+		var readyNodes, nodeInfo []string
+		var nodeCite Cite
+		for _, n := range ev.Nodes {
+			nodeCite.merge(n.Cite)
+			if nodeReadyStatus(n.Node) == "True" {
+				readyNodes = append(readyNodes, shortNode(n.Name))
+			}
+			for _, r := range resources {
+				if v := n.Allocatable[r]; v != "" {
+					nodeInfo = append(nodeInfo, fmt.Sprintf("%s allocatable %s %s", shortNode(n.Name), r, v))
+				}
+			}
+		}
+		if len(ev.Nodes) > 0 && len(readyNodes) == len(ev.Nodes) {
+			s := fmt.Sprintf("All %d nodes (%s) are Ready with no pressure conditions, so the nodes are healthy but full", len(ev.Nodes), joinNames(readyNodes))
+			if len(nodeInfo) > 0 {
+				s += ": " + strings.Join(nodeInfo, ", ")
+			}
+			f.validated(s, nodeCite)
+			f.Statement += fmt.Sprintf("; all %d nodes are Ready", len(ev.Nodes))
+			if len(nodeInfo) > 0 {
+				f.Statement += " but have only " + strings.Join(nodeInfo, ", ")
+			}
+			f.Score += 0.05
+		}
+		if len(resources) > 0 {
+			f.inferred(fmt.Sprintf("Requests of the running pods consume the allocatable %s; the new replica's request does not fit", joinNames(resources)))
+			f.Remediation = []string{"Add capacity (scale the node group / cluster autoscaler) or lower the pod's " + joinNames(resources) + " request", "Rightsize or evict lower-priority workloads"}
+		} else {
+			f.Remediation = []string{"Fix the scheduling constraint (tolerations, node selector/affinity, volumes)"}
+		}
+		f.Chain = []string{"The new pod requests resources", "The scheduler finds no node that fits: " + cause, "The pod stays Pending (Unschedulable) until capacity or constraints change"}
+		f.Signals = []string{"Unschedulable", "FailedScheduling"}
+		out = append(out, f)
+	}
+	return out
+}
+
+// ---- resource quota ----
+
+var quotaRe = regexp.MustCompile(`(?i)exceeded quota:?\s*([A-Za-z0-9._-]+)`)
+var quotaFieldRe = regexp.MustCompile(`(?i)(requested|used|limited):\s*([a-z0-9._/]+=[0-9a-zA-Z.]+)`)
+
+func detectQuota(ev *Evidence) []Finding {
+	var evs []Event
+	quota := ""
+	for _, e := range ev.Events {
+		if containsFold(e.Message, "exceeded quota") || e.Reason == "QuotaExceeded" {
+			evs = append(evs, e)
+			if m := quotaRe.FindStringSubmatch(e.Message); m != nil && quota == "" {
+				quota = strings.TrimRight(m[1], ",")
+			}
+		}
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	var ns, owner string
+	fields := map[string]string{}
+	for _, e := range evs {
+		if ns == "" {
+			ns = e.Namespace
+		}
+		if strings.EqualFold(e.InvolvedKind, "ReplicaSet") && owner == "" {
+			owner = e.InvolvedName
+		}
+		for _, m := range quotaFieldRe.FindAllStringSubmatch(e.Message, -1) {
+			if fields[strings.ToLower(m[1])] == "" {
+				fields[strings.ToLower(m[1])] = m[2]
+			}
+		}
+	}
+	var dep Deployment
+	found := false
+	for _, d := range ev.Deployments {
+		if (owner != "" && strings.HasPrefix(owner, d.Name)) || (ns != "" && d.Namespace == ns && (d.ReadyReplicas < d.Replicas || d.UnavailableReplicas > 0)) {
+			dep, found = d, true
+			break
+		}
+	}
+	if found && dep.ReadyReplicas >= dep.Replicas && dep.UnavailableReplicas == 0 && !ev.recent(lastEventTime(evs), recentWindow) {
+		return nil // quota pressure is history
+	}
+	f := Finding{Mode: ModeQuotaExceeded, Category: catResource, Score: 0.9}
+	nsName := ns
+	if nsName == "" {
+		nsName = dep.Namespace
+	}
+	usage := ""
+	if len(fields) > 0 {
+		var parts []string
+		for _, k := range []string{"requested", "used", "limited"} {
+			if v := fields[k]; v != "" {
+				parts = append(parts, k+" "+v)
+			}
+		}
+		usage = " (" + strings.Join(parts, ", ") + ")"
+	}
+	var resources []string
+	for _, v := range fields {
+		if k, _, ok := strings.Cut(v, "="); ok {
+			resources = appendUnique(resources, k)
+		}
+	}
+	sort.Strings(resources)
+	if found {
+		f.Entity = deploymentEntity(dep.Namespace, dep.Name)
+		f.Statement = fmt.Sprintf("Deployment %s cannot reach %d replicas (%d ready, %d unavailable): ResourceQuota %s in namespace %s is exhausted%s, so quota admission rejects new pods with 'forbidden: exceeded quota' before the scheduler is reached",
+			dep.Name, dep.Replicas, dep.ReadyReplicas, dep.UnavailableReplicas, quota, nsName, usage)
+		f.validated(fmt.Sprintf("Deployment %s reports %d desired, %d ready, %d available, %d unavailable replicas", dep.Name, dep.Replicas, dep.ReadyReplicas, dep.AvailableReplicas, dep.UnavailableReplicas), dep.Cite)
+	} else {
+		f.Entity = "resourcequota/" + nsName + "/" + quota
+		f.Statement = fmt.Sprintf("ResourceQuota %s in namespace %s is exhausted%s: admission rejects new pods", quota, nsName, usage)
+	}
+	for _, e := range evs {
+		f.validated("Warning event "+eventLine(e), e.Cite)
+	}
+	if len(resources) > 0 {
+		f.Signals = append(f.Signals, resources...)
+		f.inferred(fmt.Sprintf("The namespace budget for %s is consumed by the existing pods; every additional replica needs more than is left", joinNames(resources)))
+	}
+	f.Chain = []string{"The controller scales the ReplicaSet up", "Pod creation hits the ResourceQuota admission check", fmt.Sprintf("Quota %s has no room%s: FailedCreate", quota, usage), "The deployment stays below its desired replica count"}
+	f.Remediation = []string{fmt.Sprintf("Raise ResourceQuota %s in namespace %s or lower the per-pod limits", quota, nsName), "Free quota by scaling down other workloads in the namespace"}
+	f.Signals = append(f.Signals, "quota", "FailedCreate")
+	return []Finding{f}
+}
+
+// ---- rollout stuck without a pod-level explanation ----
+
+func detectRolloutStuck(ev *Evidence) []Finding {
+	var out []Finding
+	for _, d := range ev.Deployments {
+		if d.ReadyReplicas >= d.Replicas && d.UnavailableReplicas == 0 {
+			continue
+		}
+		var deadline []Event
+		for _, e := range ev.Events {
+			if e.Reason == "ProgressDeadlineExceeded" && (e.InvolvedName == d.Name || strings.Contains(e.Message, d.Name)) {
+				deadline = append(deadline, e)
+			}
+		}
+		cond := false
+		for _, c := range d.Conditions {
+			if c.Type == "Progressing" && c.Status == "False" {
+				cond = true
+			}
+		}
+		if len(deadline) == 0 && !cond {
+			continue
+		}
+		f := Finding{Mode: ModeRolloutStuck, Category: catConfig, Score: 0.55, Entity: deploymentEntity(d.Namespace, d.Name)}
+		f.Statement = fmt.Sprintf("The rollout of deployment %s is stuck: it exceeded its progress deadline with %d of %d replicas ready (%d unavailable)", d.Name, d.ReadyReplicas, d.Replicas, d.UnavailableReplicas)
+		f.validated(fmt.Sprintf("Deployment %s reports %d desired, %d ready, %d unavailable replicas", d.Name, d.Replicas, d.ReadyReplicas, d.UnavailableReplicas), d.Cite)
+		for _, e := range deadline {
+			f.validated("Deployment event "+eventLine(e), e.Cite)
+		}
+		f.inferred("The new ReplicaSet's pods do not become available; the pod-level reason needs the pods' state and logs")
+		f.Chain = []string{"A new revision is rolled out", "Its pods do not become available", "The progress deadline expires: ProgressDeadlineExceeded"}
+		f.Remediation = []string{"kubectl rollout undo deployment/" + d.Name, "Inspect the new ReplicaSet's pods and logs"}
+		out = append(out, f)
+	}
+	return out
+}
+
+// ---- nodes ----
+
+func detectNodeNotReady(ev *Evidence) []Finding {
+	var out []Finding
+	for _, n := range ev.Nodes {
+		status := nodeReadyStatus(n.Node)
+		if status == "True" {
+			continue
+		}
+		f := Finding{Mode: ModeNodeNotReady, Category: catInfra, Score: 0.9, Entity: "node/" + n.Name}
+		evs := ev.EventsFor("Node", n.Name)
+		var affected []Pod
+		for _, p := range ev.Pods {
+			if p.Node == n.Name {
+				affected = append(affected, p)
+			}
+		}
+		f.Statement = fmt.Sprintf("Node %s is NotReady (Ready=%s): the node controller no longer receives kubelet heartbeats", n.Name, status)
+		if t := firstEventTime(evs); t != nil {
+			f.Statement += " since " + hhmm(t)
+		}
+		if len(affected) > 0 {
+			var desc []string
+			for _, p := range affected {
+				desc = append(desc, fmt.Sprintf("%s (phase %s)", p.Name, p.Phase))
+			}
+			f.Statement += "; pods on it are unreachable: " + strings.Join(desc, ", ")
+		}
+		if pr := nodePressures(n.Node); len(pr) > 0 {
+			f.Statement += "; last reported conditions: " + strings.Join(pr, ", ") + "=True"
+		}
+		f.validated(fmt.Sprintf("Node %s: Ready=%s%s", n.Name, status, func() string {
+			if pr := nodePressures(n.Node); len(pr) > 0 {
+				return ", " + strings.Join(pr, "=True, ") + "=True"
+			}
+			return ""
+		}()), n.Cite)
+		for _, e := range evs {
+			f.validated("Event "+eventLine(e), e.Cite)
+		}
+		for _, p := range affected {
+			var why []string
+			for _, c := range p.Conditions {
+				if c.Status != "True" && c.Reason != "" {
+					why = appendUnique(why, c.Reason)
+				}
+			}
+			s := fmt.Sprintf("Pod %s on node %s: phase %s, Ready=%v", p.Name, shortNode(n.Name), p.Phase, podReady(p.Pod))
+			if len(why) > 0 {
+				s += " (" + strings.Join(why, ", ") + ")"
+			}
+			f.validated(s, p.Cite)
+		}
+		f.inferred("The kubelet on the node stopped reporting (node crash, kubelet failure or network partition); workloads on other nodes are unaffected")
+		f.Chain = []string{"The kubelet on " + shortNode(n.Name) + " stops posting node status", "The node controller marks the node Ready=" + status + " (NodeNotReady)", "Pods on the node become Unknown and are marked for eviction", "Capacity drops to the remaining nodes"}
+		f.Remediation = []string{"Check the instance (EC2 status checks, kubelet and container runtime logs) and replace the node if it does not recover", "Cordon and drain the node; make sure replicas spread across nodes (PodDisruptionBudget, topology spread)"}
+		f.Signals = []string{"NodeNotReady", "kubelet", "Unknown"}
+		out = append(out, f)
+	}
+	return out
+}
+
+func detectNodePressure(ev *Evidence) []Finding {
+	var out []Finding
+	for _, n := range ev.Nodes {
+		if nodeReadyStatus(n.Node) != "True" {
+			continue // NotReady handled elsewhere
+		}
+		pr := nodePressures(n.Node)
+		var evicted []Event
+		for _, e := range ev.Events {
+			if (e.Reason == "Evicted" || e.Reason == "EvictionThresholdMet") && (strings.Contains(e.Message, n.Name) || e.InvolvedName == n.Name) {
+				evicted = append(evicted, e)
+			}
+		}
+		for _, p := range ev.Pods {
+			if p.Node == n.Name && strings.EqualFold(p.Reason, "Evicted") {
+				evicted = append(evicted, Event{facts.Event{Type: "Warning", Reason: "Evicted", Message: p.Message, InvolvedKind: "Pod", InvolvedName: p.Name}, p.Cite})
+			}
+		}
+		if len(pr) == 0 && len(evicted) == 0 {
+			continue
+		}
+		f := Finding{Mode: ModeNodePressure, Category: catResource, Score: 0.65, Entity: "node/" + n.Name}
+		f.Statement = fmt.Sprintf("Node %s reports %s", n.Name, strings.Join(pr, ", "))
+		if len(evicted) > 0 {
+			f.Statement += fmt.Sprintf(" and kubelet evicts pods (%s)", quote(evicted[0].Message))
+			f.Score = 0.8
+		}
+		f.validated(fmt.Sprintf("Node %s: %s=True", n.Name, strings.Join(pr, "=True, ")), n.Cite)
+		for _, e := range evicted {
+			f.validated("Event "+eventLine(e), e.Cite)
+		}
+		f.Chain = []string{"Usage on the node crosses the kubelet eviction threshold", "Kubelet sets the pressure condition and evicts pods"}
+		f.Remediation = []string{"Free or add node resources (disk cleanup, larger volumes, more nodes)", "Set requests/limits so pods cannot exhaust the node"}
+		f.Signals = pr
+		out = append(out, f)
+	}
+	return out
+}
+
+func isContainerConfigError(reason string) bool {
+	switch reason {
+	case "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "InvalidImageName":
+		return true
+	}
+	return false
+}
+
+// ---- volumes that cannot be attached or mounted ----
+
+func detectVolumeMount(ev *Evidence) []Finding {
+	var out []Finding
+	for _, p := range ev.Pods {
+		if podHealthy(p.Pod) {
+			continue
+		}
+		var evs []Event
+		for _, e := range ev.EventsFor("Pod", p.Name) {
+			if (e.Reason == "FailedMount" || e.Reason == "FailedAttachVolume") && ev.recent(lastEventTime([]Event{e}), recentWindow) {
+				evs = append(evs, e)
+			}
+		}
+		if len(evs) == 0 {
+			continue
+		}
+		_, reason := waitingReason(p.Pod)
+		f := Finding{Mode: ModeVolumeMount, Category: catInfra, Score: 0.75, Entity: podEntity(p.Pod)}
+		if containsFold(evs[0].Message, "not found", "secret", "configmap") {
+			f.Category = catConfig
+		}
+		f.Statement = fmt.Sprintf("Pod %s cannot start (%s %s): its volumes fail to mount — %s", p.Name, p.Phase, reason, quote(evs[0].Message))
+		f.validated(fmt.Sprintf("Pod %s: phase %s, %s, not Ready", p.Name, p.Phase, reason), p.Cite)
+		for _, e := range evs {
+			f.validated("Warning event "+eventLine(e), e.Cite)
+		}
+		f.Chain = []string{"Kubelet tries to attach/mount the pod's volumes", "The mount fails", "The containers never start (ContainerCreating)"}
+		f.Remediation = []string{"Fix the referenced volume/Secret/ConfigMap or the storage attachment (CSI driver, zone affinity)"}
+		f.Signals = []string{"FailedMount"}
+		out = append(out, f)
+	}
+	return out
+}
+
+// deployBefore returns the latest deploy of the workload that started at
+// most an hour before t (the change a failure most likely came with).
+func (ev *Evidence) deployBefore(workload string, t *time.Time) (Deploy, bool) {
+	var best Deploy
+	found := false
+	for _, d := range ev.Deploys {
+		if workload != "" && d.Service != "" && d.Service != workload {
+			continue
+		}
+		st := d.StartedAt
+		if st == nil {
+			st = d.FinishedAt
+		}
+		if st == nil || t == nil || st.After(t.Add(2*time.Minute)) || t.Sub(*st) > time.Hour {
+			continue
+		}
+		if !found || st.After(timeOf(best.StartedAt)) {
+			best, found = d, true
+		}
+	}
+	return best, found
+}
+
+// changeContext adds the deploy (and its commits) that preceded a
+// pod-level failure starting at t.
+func (ev *Evidence) changeContext(f *Finding, workload string, t *time.Time) {
+	d, ok := ev.deployBefore(workload, t)
+	if !ok {
+		if ev.Queried("get_deploy_history") && len(ev.Deploys) == 0 {
+			f.Inferred = append(f.Inferred, Claim{Text: "No deploys were recorded in the window: the failure did not come with a code rollout", PinIDs: ev.PinsOf("get_deploy_history")})
+		}
+		return
+	}
+	what := fmt.Sprintf("Deploy %s of %s", d.Revision, d.Service)
+	if d.PreviousRevision != "" {
+		what += " (from " + d.PreviousRevision + ")"
+	}
+	if d.IsRollback {
+		what = "Rollback " + strings.TrimPrefix(what, "Deploy ")
+	}
+	f.validated(fmt.Sprintf("%s started at %s, %s before the first failure at %s", what, hhmm(d.StartedAt), durHuman(t.Sub(timeOf(d.StartedAt))), hhmm(t)), d.Cite)
+	for _, c := range ev.Commits {
+		if c.Removed || !(strings.HasPrefix(c.SHA, d.Revision) || strings.HasPrefix(d.Revision, c.SHA) || (c.Service == d.Service && c.Timestamp != nil && d.StartedAt != nil && c.Timestamp.Before(*d.StartedAt) && d.StartedAt.Sub(*c.Timestamp) < 24*time.Hour)) {
+			continue
+		}
+		f.validated(fmt.Sprintf("Commit %s in that deploy: %s (change types %s)", short(c.SHA), clip(c.Message, 100), strings.Join(c.ChangeTypes, ", ")), c.Cite)
+	}
+	f.Chain = append([]string{what + " rolls out"}, f.Chain...)
+}
