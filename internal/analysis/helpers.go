@@ -425,8 +425,8 @@ func logLevel(l facts.LogLine) string {
 	case "CRITICAL", "CRIT", "EMERG", "ALERT", "PANIC":
 		lv = "FATAL"
 	}
-	if lv != "" && lv != "INFO" && lv != "DEBUG" {
-		return lv
+	if lv != "" {
+		return lv // an explicit level wins over words in the message
 	}
 	m := strings.ToUpper(l.Message)
 	for _, k := range []string{"FATAL", "PANIC", "ERROR", "WARN"} {
@@ -437,10 +437,7 @@ func logLevel(l facts.LogLine) string {
 			return k
 		}
 	}
-	if lv == "" {
-		return "INFO"
-	}
-	return lv
+	return "INFO"
 }
 
 func isErrorLog(l facts.LogLine) bool {

@@ -26,6 +26,9 @@ type Config struct {
 	SyncDispatch bool
 	// MaxInflight bounds concurrently running asynchronous dispatches.
 	MaxInflight int
+	// InflightWait is how long a dispatch waits for a free slot before it
+	// is refused with ResourceExhausted.
+	InflightWait time.Duration
 	// ManualNoCache bypasses the executor's duplicate-call cache for calls a
 	// person asked for (commands, queries, quick actions).
 	ManualNoCache bool
@@ -59,6 +62,7 @@ func DefaultConfig() Config {
 		ExecuteTimeout:    2 * time.Minute,
 		SyncDispatch:      false,
 		MaxInflight:       64,
+		InflightWait:      5 * time.Second,
 		ManualNoCache:     true,
 		MaxInputBytes:     4096,
 		SmartTimeout:      20 * time.Second,
@@ -80,6 +84,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ExecuteTimeout, "router.execute-timeout", c.ExecuteTimeout, "timeout of one dispatched ExecuteTool call")
 	fs.BoolVar(&c.SyncDispatch, "router.sync-dispatch", c.SyncDispatch, "wait for the tool to finish before answering Investigate")
 	fs.IntVar(&c.MaxInflight, "router.max-inflight", c.MaxInflight, "maximum concurrently running dispatched tool calls")
+	fs.DurationVar(&c.InflightWait, "router.inflight-wait", c.InflightWait, "how long a dispatch waits for a free slot before it is refused")
 	fs.BoolVar(&c.ManualNoCache, "router.manual-no-cache", c.ManualNoCache, "bypass the duplicate-call cache for tool calls a person asked for")
 	fs.IntVar(&c.MaxInputBytes, "router.max-input-bytes", c.MaxInputBytes, "maximum size of a command, query, chat message or quick-action parameters")
 	fs.DurationVar(&c.SmartTimeout, "router.smart-timeout", c.SmartTimeout, "timeout of the smart path's model call")

@@ -409,10 +409,16 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 		}
 		return pinID, nil
 	}
+	// Backpressure: a burst waits briefly for a slot instead of failing;
+	// only a sustained overload is refused.
+	wait := time.NewTimer(s.cfg.InflightWait)
+	defer wait.Stop()
 	select {
 	case s.inflight <- struct{}{}:
-	default:
-		return "", status.Errorf(codes.ResourceExhausted, "too many tool calls in flight (limit %d); retry shortly", s.cfg.MaxInflight)
+	case <-ctx.Done():
+		return "", status.FromContextError(ctx.Err()).Err()
+	case <-wait.C:
+		return "", status.Errorf(codes.ResourceExhausted, "too many tool calls in flight (limit %d) for %s; retry shortly", s.cfg.MaxInflight, s.cfg.InflightWait)
 	}
 	s.wg.Add(1)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ExecuteTimeout)
