@@ -116,6 +116,9 @@ func Scenario(src, dst string, opt Options) (map[string]string, error) {
 		}
 		s = repl.Replace(s)
 		s = shiftTimestamps(s, opt.Shift)
+		if filepath.Ext(rel) == ".json" && filepath.Base(rel) != "prometheus.json" {
+			s = shiftEpochs(s, opt.Shift)
+		}
 		if filepath.Base(rel) == "prometheus.json" {
 			out, err := rewritePrometheus([]byte(s), opt)
 			if err != nil {
@@ -347,6 +350,14 @@ func permuteDigits(s string, seed uint64) string {
 func permuteHex(s string, seed uint64) string {
 	const alpha = "0123456789abcdefghijklmnopqrstuvwxyz"
 	b := []byte(strings.ToLower(s))
+	if isHex(string(b)) {
+		// A hex id (a commit SHA, an image digest) stays hex.
+		const hex = "0123456789abcdef"
+		for i, c := range b {
+			b[i] = hex[(uint64(strings.IndexByte(hex, c))+seed%13+3)%16]
+		}
+		return string(b)
+	}
 	for i, c := range b {
 		idx := strings.IndexByte(alpha, c)
 		if idx < 0 {
@@ -359,6 +370,15 @@ func permuteHex(s string, seed uint64) string {
 		}
 	}
 	return string(b)
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func hash(s string, seed uint64) uint64 {
@@ -414,6 +434,64 @@ func (r *nameReplacer) Replace(s string) string {
 		s = next
 	}
 	return s
+}
+
+// timeKeys name JSON fields that may hold epoch timestamps (Datadog's
+// date and last_updated, PagerDuty's, generic webhooks').
+var timeKeys = regexp.MustCompile(`(?i)(^|_)(date|time|timestamp|ts|updated|created|started|starts|ends|fired|triggered|at)($|_)|At$|_at$|_ts$`)
+
+// shiftEpochs moves epoch-second and epoch-millisecond numbers under
+// time-like keys by d. Files without such numbers are returned unchanged.
+func shiftEpochs(s string, d time.Duration) string {
+	if d == 0 {
+		return s
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return s
+	}
+	changed := false
+	var walkV func(x any, key string) any
+	walkV = func(x any, key string) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, c := range t {
+				t[k] = walkV(c, k)
+			}
+		case []any:
+			for i, c := range t {
+				t[i] = walkV(c, key)
+			}
+		case json.Number:
+			if !timeKeys.MatchString(key) {
+				return t
+			}
+			f, err := t.Float64()
+			if err != nil {
+				return t
+			}
+			switch {
+			case f >= 1e9 && f < 1e10:
+				changed = true
+				return json.Number(strconv.FormatFloat(f+d.Seconds(), 'f', -1, 64))
+			case f >= 1e12 && f < 1e13:
+				changed = true
+				return json.Number(strconv.FormatFloat(f+float64(d.Milliseconds()), 'f', -1, 64))
+			}
+		}
+		return x
+	}
+	v = walkV(v, "")
+	if !changed {
+		return s
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return s
+	}
+	return string(b)
 }
 
 var isoTime = regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})\b`)

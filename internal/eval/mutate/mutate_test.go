@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeFile(t *testing.T, dir, rel, content string) {
@@ -95,5 +96,18 @@ func TestScenarioRewritesConsistently(t *testing.T) {
 	}
 	if again["invoice-svc-6d4f9b7c8-p2x9q"] != newPod {
 		t.Errorf("rewrite is not deterministic")
+	}
+}
+
+func TestShiftEpochs(t *testing.T) {
+	in := `{"date": 1773066900, "last_updated": 1773066900123, "id": 1773066900, "event": {"occurred_at_ts": 1773066900}}`
+	out := shiftEpochs(in, time.Hour)
+	for _, want := range []string{`"date": 1773070500`, `"last_updated": 1773070500123`, `"id": 1773066900`, `"occurred_at_ts": 1773070500`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %s in\n%s", want, out)
+		}
+	}
+	if got := shiftEpochs(`{"count": 3}`, time.Hour); got != `{"count": 3}` {
+		t.Errorf("unchanged file rewritten: %s", got)
 	}
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rcamesh/rcamesh/internal/eval"
+)
+
+// TestMutationChangesNoScore runs every suite twice through the real
+// pipeline, once as recorded and once rewritten (names, timestamps, counter
+// magnitudes), and requires the same verdicts: a score must come from the
+// evidence, not from the names and numbers of one recording.
+func TestMutationChangesNoScore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every scenario twice through the whole mesh")
+	}
+	bench := os.Getenv("RCAMESH_BENCHMARKS")
+	if bench == "" {
+		bench = filepath.Join("..", "..", "..", "shared", "benchmarks")
+	}
+	suites := map[string]string{
+		"opensre": filepath.Join(bench, "opensre-synthetic"),
+		"corpus":  filepath.Join("..", "..", "scenarios", "corpus"),
+	}
+	logger := slog.New(slog.DiscardHandler)
+	inv := pipelineInvestigator(logger, nil)
+	for name, root := range suites {
+		t.Run(name, func(t *testing.T) {
+			suite, err := eval.DiscoverSuite(name, root)
+			if err != nil {
+				if name == "opensre" && os.Getenv("CI") == "" {
+					t.Skip(err)
+				}
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			orig, err := eval.Run(ctx, inv, suite, eval.Options{Parallel: defaultParallel()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mut, err := eval.Run(ctx, inv, suite, eval.Options{Parallel: defaultParallel(), MutateSeed: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if orig.Errors != 0 || mut.Errors != 0 {
+				t.Fatalf("errors: %d recorded, %d mutated", orig.Errors, mut.Errors)
+			}
+			for i, o := range orig.Results {
+				m := mut.Results[i]
+				if !m.Mutated {
+					t.Fatalf("%s was not mutated", o.ID)
+				}
+				if o.Report.Axis1.Pass != m.Report.Axis1.Pass || o.Report.Trajectory.Pass != m.Report.Trajectory.Pass ||
+					o.Report.Axis2.Pass != m.Report.Axis2.Pass || o.Report.Entity.Rank != m.Report.Entity.Rank {
+					t.Errorf("%s: score changed under mutation: axis1 %v->%v trajectory %v->%v axis2 %v->%v entity rank %d->%d\n%s",
+						o.ID, o.Report.Axis1.Pass, m.Report.Axis1.Pass, o.Report.Trajectory.Pass, m.Report.Trajectory.Pass,
+						o.Report.Axis2.Pass, m.Report.Axis2.Pass, o.Report.Entity.Rank, m.Report.Entity.Rank, whyDiff(m))
+				}
+			}
+			t.Logf("%s: axis1 %d/%d recorded, %d/%d mutated", name, orig.Summary.Axis1Passed, orig.Summary.Scenarios, mut.Summary.Axis1Passed, mut.Summary.Scenarios)
+		})
+	}
+}
+
+func whyDiff(r eval.ScenarioResult) string {
+	return eval.Markdown(eval.SuiteReport{Suite: "mutated", Results: []eval.ScenarioResult{r}})
+}
