@@ -41,6 +41,11 @@ type meshProc struct {
 
 // startMesh runs every service in this process against set.
 func startMesh(ctx context.Context, set *backend.Set, dataDir string, logger *slog.Logger, extraArgs []string) (*meshProc, error) {
+	return startMeshWith(ctx, set, dataDir, logger, extraArgs, nil)
+}
+
+// startMeshWith is startMesh with a last word on the process config.
+func startMeshWith(ctx context.Context, set *backend.Set, dataDir string, logger *slog.Logger, extraArgs []string, mutate func(*app.Config)) (*meshProc, error) {
 	reg := app.NewRegistry()
 	if err := registerModulesWith(reg, moduleOptions{Backend: set}); err != nil {
 		return nil, err
@@ -54,6 +59,9 @@ func startMesh(ctx context.Context, set *backend.Set, dataDir string, logger *sl
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	cfg.DataDir = dataDir
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	gl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
