@@ -145,6 +145,9 @@ type Set struct {
 	// Sources maps an Area to the evidence source that answers it; an area
 	// missing here has no data source at all.
 	Sources map[string]string
+	// Health, when set, checks each live integration on demand; it maps an
+	// evidence source name (as in Sources) to its error, nil when healthy.
+	Health func(ctx context.Context) map[string]error
 	// Now is the reference time for relative windows ("last 30 minutes");
 	// fixtures set it to the incident time, live backends leave it nil.
 	Now func() time.Time

@@ -67,6 +67,22 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
+				Intent: "survey_metrics", Label: "Survey Metrics", Icon: "query_stats", SlashCommand: "/metrics", Category: catMetrics,
+				Description: "Discover which metrics exist (Prometheus series and label values, no assumed names) for a namespace, service or pod, query each over the incident window and pin the most changed series first: latest, peak, baseline, shape and onset; histograms as p99.",
+				ParamsSchema: withWindow(
+					ctxDefault(ph(pString("namespace", "namespace label to scope the survey"), "default"), "active_namespace"),
+					ctxDefault(ph(pString("service", "service/app/job label to scope the survey"), "checkout"), "active_service"),
+					ctxDefault(ph(pString("pod", "pod label (or prefix) to scope the survey"), "checkout-*"), "active_pod"),
+					ph(pNumber("max_series", "series to query at most"), "150"),
+				),
+				Integrations: []string{backend.AreaMetrics},
+				Usage:        "/metrics [namespace=<ns>] [service=<svc>] [pod=<pod>]",
+			},
+			Needs: []string{backend.AreaMetrics}, Handler: handleSurveyMetrics,
+			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_METRIC, Domain: evidencev1.Domain_DOMAIN_COMPUTE,
+		},
+		{
+			Def: &evidencev1.ToolDefinition{
 				Intent: "describe_resource", Label: "Describe Resource", Icon: "info", SlashCommand: "/describe", Category: catCluster,
 				Description: "kubectl describe for a pod, deployment, service, node, configmap, ingress or PVC: status, conditions, key signals and the object's events (never Secret values).",
 				ParamsSchema: []*evidencev1.ToolParam{

@@ -565,6 +565,50 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 	if err != nil {
 		return fmt.Errorf("search logs for %q: %w", query, err)
 	}
+	// Many log pipelines do not tag every line with its Kubernetes namespace
+	// (Datadog and Loki often carry only service and host): a namespace filter
+	// that finds nothing is retried without it, keeping the service and pod
+	// filters, and the widening is recorded.
+	// Likewise a pod filter: many stores name the pod only as a host tag.
+	// The service filter always stays, so the search keeps its scope.
+	var dropped []string
+	if len(hits) == 0 && (q.Namespace != "" || q.Pod != "") && (q.Service != "" || q.Pod != "") {
+		attempts := []struct {
+			drop []string
+			q    backend.LogQuery
+		}{}
+		if q.Namespace != "" {
+			wq := q
+			wq.Namespace = ""
+			attempts = append(attempts, struct {
+				drop []string
+				q    backend.LogQuery
+			}{[]string{"namespace " + q.Namespace}, wq})
+		}
+		if q.Pod != "" && q.Service != "" {
+			wq := q
+			wq.Namespace, wq.Pod = "", ""
+			drop := []string{"pod " + q.Pod}
+			if q.Namespace != "" {
+				drop = []string{"namespace " + q.Namespace, "pod " + q.Pod}
+			}
+			attempts = append(attempts, struct {
+				drop []string
+				q    backend.LogQuery
+			}{drop, wq})
+		}
+		for _, a := range attempts {
+			wide, err := s.be.Logs.SearchLogs(ctx, a.q)
+			if err != nil {
+				return fmt.Errorf("search logs for %q without the %s filter: %w", query, strings.Join(a.drop, " and "), err)
+			}
+			if len(wide) > 0 {
+				hits, dropped = wide, a.drop
+				q.Namespace, q.Pod = a.q.Namespace, a.q.Pod
+				break
+			}
+		}
+	}
 	r.EvidenceType, r.Domain = evidencev1.EvidenceType_EVIDENCE_TYPE_LOG, evidencev1.Domain_DOMAIN_UNKNOWN
 	r.Namespace, r.Service = q.Namespace, q.Service
 	r.Put(facts.KeyQuery, query)
@@ -580,6 +624,13 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 	}
 	if q.Namespace != "" {
 		desc += " in namespace " + q.Namespace
+	}
+	if q.Pod != "" {
+		desc += " of pod " + q.Pod
+	}
+	if len(dropped) > 0 {
+		r.Put("filters_dropped", dropped)
+		desc += " (no hit carried " + strings.Join(dropped, " and ") + "; searched without that filter)"
 	}
 	if len(hits) == 0 {
 		r.NoData = true

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -91,4 +92,29 @@ func TestLiveIntegrationFailuresAreEvidence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestResolveIntegrationsHealthOnDemand: a live integration that fails its
+// health check says why in ResolveIntegrations.
+func TestResolveIntegrationsHealthOnDemand(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(401)
+		_, _ = io.WriteString(w, `{"status":"error","errorType":"unauthorized","error":"bad token"}`)
+	}))
+	defer srv.Close()
+	set, _ := live.Build(&integrations.Config{Prometheus: &integrations.Prometheus{URL: srv.URL, Timeout: 5 * time.Second}}, slog.New(slog.DiscardHandler))
+	s := newService(t, set, nil)
+	resp, err := s.ResolveIntegrations(context.Background(), &toolsv1.ResolveIntegrationsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range resp.GetIntegrations() {
+		if st.GetName() == backend.AreaMetrics {
+			if !strings.Contains(st.GetReason(), "health check failed") {
+				t.Fatalf("prometheus status does not report the failed check: %+v", st)
+			}
+			return
+		}
+	}
+	t.Fatal("no prometheus entry")
 }

@@ -245,6 +245,10 @@ func (w Window) Proto() *evidencev1.TimeWindow {
 // resolveWindow picks the call's time window: params start/end/since (and
 // the seed's since_minutes/range_minutes), else the context's incident
 // window, else now-def..now.
+// windowCatchUp bounds how far past the incident window's end a call's
+// window follows the clock when the investigation runs late.
+const windowCatchUp = 2 * time.Hour
+
 func resolveWindow(intent string, p Params, rc *evidencev1.RouterContext, now time.Time, def time.Duration) (Window, error) {
 	ctxStart, ctxEnd := time.Time{}, time.Time{}
 	if tw := rc.GetTimeWindow(); tw != nil {
@@ -259,6 +263,11 @@ func resolveWindow(intent string, p Params, rc *evidencev1.RouterContext, now ti
 	switch {
 	case !ctxStart.IsZero() && !ctxEnd.IsZero():
 		w = Window{Start: ctxStart, End: ctxEnd, Origin: "context"}
+		// An investigation that runs after the incident window closed sees
+		// what happened since (a rollback, a recovery), up to windowCatchUp.
+		if now.After(ctxEnd) && now.Sub(ctxEnd) <= windowCatchUp {
+			w.End = now
+		}
 	case !ctxEnd.IsZero():
 		w = Window{Start: ctxEnd.Add(-def), End: ctxEnd, Origin: "context"}
 	case !ctxStart.IsZero():

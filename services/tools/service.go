@@ -232,6 +232,13 @@ var integrationOrder = []string{
 // ResolveIntegrations says which integrations are usable and why others are not.
 func (s *Service) ResolveIntegrations(ctx context.Context, req *toolsv1.ResolveIntegrationsRequest) (*toolsv1.ResolveIntegrationsResponse, error) {
 	resp := &toolsv1.ResolveIntegrationsResponse{}
+	// Live integrations are health-checked on each call (on demand).
+	var health map[string]error
+	if s.be.Health != nil {
+		hctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		health = s.be.Health(hctx)
+		cancel()
+	}
 	for _, name := range integrationOrder {
 		st := &toolsv1.IntegrationStatus{Name: name, Available: s.configured(name), Backend: s.be.Name}
 		switch {
@@ -247,6 +254,11 @@ func (s *Service) ResolveIntegrations(ctx context.Context, req *toolsv1.ResolveI
 				st.Backend = s.be.Name + ":" + src
 			} else {
 				st.Reason = "configured, but no evidence source serves this area"
+			}
+			if src := s.be.Source(name); src != "" {
+				if herr, checked := health[src]; checked && herr != nil {
+					st.Reason = strings.TrimPrefix(st.Reason+"; health check failed: "+herr.Error(), "; ")
+				}
 			}
 			if s.isKubeArea(name) && s.cfg.ReadOnly && !s.kubeEnforced {
 				st.Reason = strings.TrimPrefix(st.Reason+"; read-only transport not enforced for this client", "; ")

@@ -88,6 +88,21 @@ func Build(cfg *integrations.Config, logger *slog.Logger) (*backend.Set, []Statu
 			logger.Warn("integration unavailable", "integration", s.Name, "reason", s.Reason)
 		}
 	}
+	set.Health = func(ctx context.Context) map[string]error {
+		out := map[string]error{}
+		for _, s := range Check(ctx, set) {
+			name := s.Name
+			if name == "logs" {
+				name = set.Sources[backend.AreaLogs]
+			}
+			if s.Available {
+				out[name] = nil
+			} else {
+				out[name] = fmt.Errorf("%s", s.Reason)
+			}
+		}
+		return out
+	}
 	return set, st
 }
 
