@@ -30,7 +30,7 @@ func Evaluate(scs []Scenario, cfg graphrca.Config) Summary {
 		Overall:     Pooled(outs, ""),
 		OverallTest: Pooled(outs, "test"),
 		Baselines: map[string][]Row{
-			"random":            Table(Run(scs, RandomBaseline(1)), ""),
+			"random":            randomMean(scs, 200),
 			"most_frequent":     Table(Run(scs, MostFrequentBaseline(scs)), ""),
 			"anomaly_size_only": Table(Run(scs, AnomalySizeBaseline(cfg)), ""),
 		},
@@ -52,6 +52,30 @@ func Evaluate(scs []Scenario, cfg graphrca.Config) Summary {
 	return s
 }
 
+// randomMean averages the random baseline over many seeded draws: its
+// expected value, not one lucky or unlucky shuffle.
+func randomMean(scs []Scenario, draws int) []Row {
+	var acc []Row
+	for seed := 1; seed <= draws; seed++ {
+		rows := Table(Run(scs, RandomBaseline(uint64(seed))), "")
+		if acc == nil {
+			acc = make([]Row, len(rows))
+			copy(acc, rows)
+			for i := range acc {
+				acc[i].Empty, acc[i].AC1, acc[i].AC3, acc[i].Avg5, acc[i].MRR = 0, 0, 0, 0, 0
+			}
+		}
+		for i, r := range rows {
+			acc[i].Empty += r.Empty / float64(draws)
+			acc[i].AC1 += r.AC1 / float64(draws)
+			acc[i].AC3 += r.AC3 / float64(draws)
+			acc[i].Avg5 += r.Avg5 / float64(draws)
+			acc[i].MRR += r.MRR / float64(draws)
+		}
+	}
+	return acc
+}
+
 // Markdown renders the summary as the README's tables.
 func (s Summary) Markdown() string {
 	var b strings.Builder
@@ -63,7 +87,7 @@ func (s Summary) Markdown() string {
 		}
 		return Row{}, false
 	}
-	fmt.Fprintf(&b, "| scenario | metric | n | empty | AC@1 | AC@3 | Avg@5 | authors' AC@1 | authors' AC@3 | random AC@1 | most-frequent AC@1 | anomaly-size AC@1 | specificity | authors' specificity |\n")
+	fmt.Fprintf(&b, "| scenario | metric | n | empty | AC@1 | AC@3 | Avg@5 | authors' AC@1 | authors' AC@3 | random AC@1 (expected) | most-frequent AC@1 | anomaly-size AC@1 | specificity | authors' specificity |\n")
 	fmt.Fprintf(&b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range s.Pooled {
 		u := Upstream[[2]string{r.Group, r.Metric}]
