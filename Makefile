@@ -53,8 +53,12 @@ test: ## Unit tests (fast; -short skips the slow ones).
 test-integration: ## All tests, including the ones that start real servers.
 	$(GO) test -count=1 -timeout 40m ./...
 
+.PHONY: setup
+setup: ## Install what the full test suite needs (Debian packages, Go tools, kube-apiserver + kwok builds).
+	scripts/setup.sh
+
 .PHONY: test-all
-test-all: lint check-generate test-integration ## What CI runs.
+test-all: setup lint check-generate test-integration ## What CI runs: set-up, lint, generated code, every test.
 
 .PHONY: bench
 bench: ## Benchmarks.
@@ -63,6 +67,17 @@ bench: ## Benchmarks.
 .PHONY: eval
 eval: build ## Run the evaluation suites and print their tables.
 	$(BIN) eval --benchmarks $(BENCHMARKS) --out eval-results
+
+LAB_SCENARIO ?= scenarios/demo
+
+.PHONY: kube-bins
+kube-bins: ## Build kube-apiserver (k8s.io/kubernetes) and kwok into ~/.cache/rcamesh (cached by version).
+	scripts/kube-apiserver.sh
+
+.PHONY: lab
+lab: kube-bins ## Start Prometheus, Alertmanager and Kubernetes loaded with LAB_SCENARIO; print the integrations file (Ctrl-C stops).
+	$(GO) build -o bin/rcamesh-lab ./cmd/rcamesh-lab
+	bin/rcamesh-lab -scenario $(LAB_SCENARIO)
 
 .PHONY: clean
 clean: ## Remove build outputs.

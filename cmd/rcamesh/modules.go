@@ -1,31 +1,14 @@
 package main
 
 import (
-	"context"
-	"flag"
-	"fmt"
-	"log/slog"
-	"sync"
-
 	"github.com/rcamesh/rcamesh/internal/app"
 	"github.com/rcamesh/rcamesh/internal/backend"
-	"github.com/rcamesh/rcamesh/internal/backend/fixture"
-	"github.com/rcamesh/rcamesh/internal/backend/live"
-	"github.com/rcamesh/rcamesh/internal/integrations"
-	"github.com/rcamesh/rcamesh/internal/llm"
-	"github.com/rcamesh/rcamesh/internal/mesh"
-	"github.com/rcamesh/rcamesh/internal/scenario"
-	"github.com/rcamesh/rcamesh/services/brain"
-	"github.com/rcamesh/rcamesh/services/critic"
-	"github.com/rcamesh/rcamesh/services/delivery"
-	"github.com/rcamesh/rcamesh/services/router"
-	"github.com/rcamesh/rcamesh/services/tools"
+	"github.com/rcamesh/rcamesh/internal/modules"
 )
 
 // moduleOptions let a command inject what flags would otherwise choose.
 type moduleOptions struct {
-	// Backend, when set, is what the tools service inspects (investigate
-	// and eval pass a scenario's fixture backend).
+	// Backend, when set, is what the tools service inspects.
 	Backend *backend.Set
 }
 
@@ -34,139 +17,6 @@ func registerModules(r *app.Registry) error {
 	return registerModulesWith(r, moduleOptions{})
 }
 
-// sharedModel builds the LLM provider once per process for the router's
-// smart path and the brain's ReAct loop.
-type sharedModel struct {
-	cfg  llm.Config
-	once sync.Once
-	p    llm.Provider
-	err  error
-}
-
-func (m *sharedModel) get(logger *slog.Logger) (llm.Provider, error) {
-	m.once.Do(func() {
-		m.p, m.err = llm.New(m.cfg, logger)
-		if m.err == nil && m.p != nil {
-			logger.Info("model configured", "provider", m.p.Name(), "model", m.p.Model())
-		}
-	})
-	return m.p, m.err
-}
-
-// backendFlags choose what the tools service inspects.
-type backendFlags struct {
-	scenario     string
-	integrations string
-}
-
-func (b *backendFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.scenario, "tools.scenario", "", "serve a recorded scenario folder (the fixture backend) instead of live integrations")
-	fs.StringVar(&b.integrations, "integrations.config", "", "YAML file declaring the live integrations (Kubernetes, Prometheus, logs, git)")
-}
-
-func (b *backendFlags) build(ctx context.Context, logger *slog.Logger) (*backend.Set, error) {
-	switch {
-	case b.scenario != "" && b.integrations != "":
-		return nil, fmt.Errorf("%w: set -tools.scenario or -integrations.config, not both", errUsage)
-	case b.scenario != "":
-		sc, err := scenario.Load(b.scenario)
-		if err != nil {
-			return nil, err
-		}
-		return fixture.New(sc, logger)
-	case b.integrations != "":
-		cfg, err := integrations.Load(b.integrations)
-		if err != nil {
-			return nil, err
-		}
-		set, statuses := live.Build(cfg, logger)
-		for _, s := range live.Check(ctx, set) {
-			if s.Available {
-				logger.Info("integration healthy", "integration", s.Name)
-			} else {
-				logger.Warn("integration unhealthy", "integration", s.Name, "reason", s.Reason)
-			}
-		}
-		_ = statuses
-		return set, nil
-	}
-	logger.Warn("no integrations configured: every tool will report 'integration not configured' (set -integrations.config or -tools.scenario)")
-	return &backend.Set{Name: "none", Sources: map[string]string{}}, nil
-}
-
 func registerModulesWith(r *app.Registry, opt moduleOptions) error {
-	model := &sharedModel{cfg: llm.DefaultConfig()}
-	modelFlags := func(fs *flag.FlagSet) {
-		if fs.Lookup("llm.provider") == nil {
-			model.cfg.RegisterFlags(fs)
-		}
-	}
-
-	toolsCfg := tools.DefaultConfig()
-	bf := &backendFlags{}
-	if err := r.Register(mesh.Tools, func(ctx context.Context, env app.Env) (app.Module, error) {
-		if err := toolsCfg.Validate(); err != nil {
-			return nil, err
-		}
-		set := opt.Backend
-		if set == nil {
-			var err error
-			if set, err = bf.build(ctx, env.Logger); err != nil {
-				return nil, err
-			}
-		}
-		return tools.New(toolsCfg, tools.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, Backend: set})
-	}, app.WithFlags(toolsCfg.RegisterFlags), app.WithFlags(bf.register), app.Needs(mesh.Brain)); err != nil {
-		return err
-	}
-
-	criticCfg := critic.DefaultConfig()
-	if err := r.Register(mesh.Critic, func(ctx context.Context, env app.Env) (app.Module, error) {
-		if err := criticCfg.Validate(); err != nil {
-			return nil, err
-		}
-		return critic.New(criticCfg, critic.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients})
-	}, app.WithFlags(criticCfg.RegisterFlags)); err != nil {
-		return err
-	}
-
-	routerCfg := router.DefaultConfig()
-	if err := r.Register(mesh.Router, func(ctx context.Context, env app.Env) (app.Module, error) {
-		if err := routerCfg.Validate(); err != nil {
-			return nil, err
-		}
-		p, err := model.get(env.Logger)
-		if err != nil {
-			return nil, err
-		}
-		return router.New(routerCfg, router.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, LLM: p})
-	}, app.WithFlags(routerCfg.RegisterFlags), app.WithFlags(modelFlags), app.Needs(mesh.Tools, mesh.Brain)); err != nil {
-		return err
-	}
-
-	deliveryCfg := delivery.DefaultConfig()
-	if err := r.Register(mesh.Delivery, func(ctx context.Context, env app.Env) (app.Module, error) {
-		if err := deliveryCfg.Validate(); err != nil {
-			return nil, err
-		}
-		return delivery.New(deliveryCfg, delivery.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients})
-	}, app.WithFlags(deliveryCfg.RegisterFlags)); err != nil {
-		return err
-	}
-
-	brainCfg := brain.DefaultConfig()
-	if err := r.Register(mesh.Brain, func(ctx context.Context, env app.Env) (app.Module, error) {
-		if err := brainCfg.Validate(); err != nil {
-			return nil, err
-		}
-		p, err := model.get(env.Logger)
-		if err != nil {
-			return nil, err
-		}
-		return brain.New(brainCfg, brain.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, LLM: p})
-	}, app.WithFlags(brainCfg.RegisterFlags), app.WithFlags(modelFlags),
-		app.Needs(mesh.Router, mesh.Tools, mesh.Critic, mesh.Delivery)); err != nil {
-		return err
-	}
-	return nil
+	return modules.Register(r, modules.Options{Backend: opt.Backend})
 }

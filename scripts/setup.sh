@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the full test suite needs on a fresh machine, idempotently:
+# Debian's prometheus (+promtool), prometheus-alertmanager and etcd-server for
+# the real-server tests (internal/lab), chromium for the war-room browser
+# test, the pinned Go tools (tools/go.mod), and kube-apiserver + kwok built
+# from Go modules (scripts/kube-apiserver.sh, cached under ~/.cache/rcamesh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+for pair in prometheus:prometheus promtool:prometheus prometheus-alertmanager:prometheus-alertmanager etcd:etcd-server chromium:chromium; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
+done
+if ((${#need[@]})); then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends $(printf '%s\n' "${need[@]}" | sort -u)
+fi
+GOWORK=off go -C tools mod download
+scripts/kube-apiserver.sh >/dev/null
