@@ -56,7 +56,7 @@ func TestWebUI(t *testing.T) {
 	u.eval(`window.__errors = []; addEventListener("error", e => __errors.push(String(e.message)));
 		addEventListener("unhandledrejection", e => __errors.push(String(e.reason)))`)
 	u.poll("empty state", `document.querySelector("main").innerText.includes("No alerts received yet")`)
-	u.shot("00-empty-list")
+	u.shot("empty-list")
 
 	// 1. An alert opens a session; its automated pins arrive and the critic
 	// turns each one green (with a causal role) or informational.
@@ -78,9 +78,10 @@ func TestWebUI(t *testing.T) {
 	}
 	link := fmt.Sprintf(`a[data-testid="session-link"][href="#/s/%s"]`, sid)
 	u.do("session in the list", chromedp.WaitVisible(chromedp.CSS(link)))
-	u.shot("01-session-list")
+	u.shot("session-list")
 	u.eval(pinRecorder)
 	u.do("open the session", chromedp.Click(chromedp.CSS(link)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="evidence-grid"]`)))
+	u.shot("session-arriving")
 	waitSessionDone(t, base, sid)
 	want := len(restPins(t, base, sid))
 	u.poll("automated pins settle", fmt.Sprintf(`document.querySelectorAll(".card[data-pin]").length === %d &&
@@ -92,7 +93,7 @@ func TestWebUI(t *testing.T) {
 		[...document.querySelectorAll(".card[data-state=rejected]")].filter(c => !c.closest("details.informational")).length`); bad != 0 {
 		t.Errorf("%d cards in the wrong place: validated ones need a role badge in the grid, rejected ones belong to the informational section", bad)
 	}
-	u.shot("02-session-pins")
+	u.shot("session-pins")
 
 	// 2. The Pod Logs quick action: an inline form filled from the context,
 	// offering the session's pods; the new card goes amber, then final.
@@ -104,6 +105,16 @@ func TestWebUI(t *testing.T) {
 	if got := evalT[string](u, fmt.Sprintf(`([...document.querySelectorAll(".toolbar button")].find(b => b.textContent.trim() === %q) || {dataset: {}}).dataset.intent || ""`, logs.Label)); got != "fetch_pod_logs" {
 		t.Fatalf("no enabled toolbar button labelled %q (found intent %q)", logs.Label, got)
 	}
+	for intent, tool := range tools {
+		disabled := evalT[string](u, fmt.Sprintf(`(b => b ? (b.disabled ? "disabled:" + b.title : "enabled") : "missing")(document.querySelector('.toolbar button[data-intent=%q]'))`, intent))
+		switch {
+		case disabled == "missing":
+		case tool.Available && disabled != "enabled":
+			t.Errorf("toolbar %s: %s, but the API says it is available", intent, disabled)
+		case !tool.Available && (!strings.HasPrefix(disabled, "disabled:") || len(disabled) < len("disabled:")+5):
+			t.Errorf("toolbar %s: %q, want dimmed with the reason as tooltip (%s)", intent, disabled, tool.UnavailableReason)
+		}
+	}
 	form := `form[data-testid="param-form"][data-intent="fetch_pod_logs"]`
 	u.do("open the Pod Logs form", chromedp.Click(chromedp.CSS(`.toolbar button[data-intent="fetch_pod_logs"]`)), chromedp.WaitVisible(chromedp.CSS(form)))
 	if v := u.value("#f-fetch_pod_logs-namespace"); v != namespace {
@@ -114,11 +125,11 @@ func TestWebUI(t *testing.T) {
 		t.Fatalf("pod field offers %v, want the session's pods %v", pods, logs.options("pod"))
 	}
 	u.poll("focus on the first empty required field", `document.activeElement.id === "f-fetch_pod_logs-pod"`)
-	u.shot("03-pod-logs-form")
+	u.shot("pod-logs-form")
 	known := u.pinIDs()
 	u.do("run Pod Logs", chromedp.SendKeys(chromedp.ID("f-fetch_pod_logs-pod"), pods[0]),
 		chromedp.Click(chromedp.CSS(form+` button[data-testid="run"]`)), chromedp.WaitNotPresent(chromedp.CSS(form)))
-	logsPin := u.newPin("fetch_pod_logs", known, "04-pod-logs-pending", "05-pod-logs-final")
+	logsPin := u.newPin("fetch_pod_logs", known, "pod-logs-pending", "pod-logs-final")
 	if claim := evalT[string](u, fmt.Sprintf(`document.querySelector('[data-pin=%q] .claim').textContent`, logsPin)); !strings.Contains(claim, strings.TrimSuffix(pods[0], "*")) {
 		t.Errorf("pod logs card claim %q does not name pod %s", claim, pods[0])
 	}
@@ -130,7 +141,7 @@ func TestWebUI(t *testing.T) {
 	if n := evalT[int](u, `document.querySelectorAll("[data-testid=palette] [role=option]").length`); n < 5 {
 		t.Errorf("palette lists %d commands", n)
 	}
-	u.shot("06-palette")
+	u.shot("palette")
 	for i := 0; ; i++ {
 		u.do("arrow down", chromedp.KeyEvent(kb.ArrowDown))
 		if evalT[string](u, `document.querySelector("[data-testid=palette] [aria-selected=true]").dataset.intent`) == "fetch_pod_logs" {
@@ -148,7 +159,7 @@ func TestWebUI(t *testing.T) {
 	if !strings.Contains(ghost, "namespace="+namespace) || !strings.Contains(ghost, "pod=") {
 		t.Errorf("ghost template %q lacks namespace=%s and pod=", ghost, namespace)
 	}
-	u.shot("07-ghost-template")
+	u.shot("ghost-template")
 	u.do("Tab through the parameters", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Tab))
 	cmd := u.value(`[data-testid="chat-input"]`)
 	if !strings.HasPrefix(cmd, logs.SlashCommand+" namespace="+namespace+" pod=") || strings.HasSuffix(cmd, "pod=") {
@@ -160,17 +171,17 @@ func TestWebUI(t *testing.T) {
 	if evalT[string](u, `document.activeElement.dataset.testid || ""`) != "chat-input" {
 		t.Error("Tab moved the focus out of the chat input")
 	}
-	u.shot("08-template-filled")
+	u.shot("template-filled")
 	known = u.pinIDs()
 	u.do("submit the command", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`[data-testid="chat-answer"]`)))
-	u.newPin("fetch_pod_logs", known, "", "09-command-pin")
+	u.newPin("fetch_pod_logs", known, "", "command-pin")
 
 	// 4. A suggestion chip fires its quick action at once.
 	u.do("chips", chromedp.WaitVisible(chromedp.CSS(`[data-testid="chip"]`)))
 	chipIntent := evalT[string](u, `document.querySelector("[data-testid=chip]").dataset.intent`)
 	known = u.pinIDs()
 	u.do("click a chip", chromedp.Click(chromedp.CSS(`[data-testid="chip"]`)))
-	u.newPin(chipIntent, known, "", "10-chip-pin")
+	u.newPin(chipIntent, known, "", "chip-pin")
 
 	// 5. Bad input: the server's error next to the input, the page keeps working.
 	u.setInput(`[data-testid="chat-input"]`, "/nope x=1")
@@ -181,7 +192,16 @@ func TestWebUI(t *testing.T) {
 	if gap := evalT[float64](u, `document.querySelector("[data-testid=chat-error]").getBoundingClientRect().top - document.querySelector("[data-testid=chat-input]").getBoundingClientRect().bottom`); gap < 0 || gap > 60 {
 		t.Errorf("chat error is %.0f px from the input", gap)
 	}
-	u.shot("11-unknown-command")
+	u.shot("unknown-command")
+	known = u.pinIDs()
+	u.setInput(`[data-testid="chat-input"]`, "which deploy broke checkout?")
+	u.do("plain-language question", chromedp.Focus(chat), chromedp.KeyEvent(kb.Enter))
+	u.poll("an answer to the question", `(document.querySelector("[data-testid=chat-answer]") || {}).textContent?.length > 10 || !!document.querySelector("[data-testid=chat-error]")`)
+	t.Logf("plain-language answer: %q", evalT[string](u, `(document.querySelector("[data-testid=chat-answer]") || document.querySelector("[data-testid=chat-error]")).textContent.slice(0, 200)`))
+	if evalT[bool](u, `!!document.querySelector("[data-testid=chat-answer]") && document.querySelector("[data-testid=chat-input]").value === ""`) {
+		u.newPin("", known, "", "") // the smart path ran a tool: its card lands like any other
+	}
+	u.shot("plain-language")
 	u.setInput(`[data-testid="chat-input"]`, "/describe kind=pod")
 	u.do("missing parameter in chat", chromedp.Focus(chat), chromedp.KeyEvent(kb.Enter))
 	u.poll("missing-parameter error", `(document.querySelector("[data-testid=chat-error]") || {}).textContent?.includes("name")`)
@@ -191,10 +211,13 @@ func TestWebUI(t *testing.T) {
 	if msg := evalT[string](u, `document.querySelector("[data-testid=form-error]").textContent`); !strings.Contains(msg, "pod") {
 		t.Errorf("missing pod shows %q", msg)
 	}
+	if evalT[string](u, `document.getElementById("f-fetch_pod_logs-pod").getAttribute("aria-invalid")`) != "true" {
+		t.Error("the empty pod field is not marked invalid after the server's error")
+	}
 	if evalT[bool](u, `!document.querySelector(`+fmt.Sprintf("%q", form)+`)`) {
 		t.Error("the form closed on a server error; the user loses what they typed")
 	}
-	u.shot("12-missing-parameter")
+	u.shot("missing-parameter")
 	u.do("Escape closes the form", chromedp.KeyEvent(kb.Escape), chromedp.WaitNotPresent(chromedp.CSS(form)))
 
 	// 6. The stream survives a server restart without duplicate cards.
@@ -208,7 +231,7 @@ func TestWebUI(t *testing.T) {
 		t.Fatalf("serve did not stop on SIGINT:\n%s", srv.log())
 	}
 	u.poll("connection shows down", `!!document.querySelector("[data-testid=conn].down")`)
-	u.shot("13-disconnected")
+	u.shot("disconnected")
 	startBinary(t, httpAddr, args...)
 	u.poll("connection back", `!!document.querySelector("[data-testid=conn].live")`)
 	u.setInput(`[data-testid="chat-input"]`, "/status namespace="+namespace)
@@ -221,7 +244,7 @@ func TestWebUI(t *testing.T) {
 	if rest := len(restPins(t, base, sid)); len(ids) != rest || len(ids) != len(before)+1 {
 		t.Errorf("after restart the page shows %d cards, the API has %d pins, %d were shown before plus 1 new", len(ids), rest, len(before))
 	}
-	u.shot("14-after-restart")
+	u.shot("after-restart")
 
 	// 7. Keyboard only: a toolbar button opens its form, typing and Tab/Enter
 	// run it; Escape closes the palette.
@@ -246,19 +269,20 @@ func TestWebUI(t *testing.T) {
 	}{{"1280", 1280, 900}, {"768", 768, 1024}} {
 		u.do("viewport "+w.name, chromedp.EmulateViewport(w.width, w.height))
 		u.poll("viewport applied", fmt.Sprintf(`innerWidth === %d`, w.width))
+		u.poll("cards settled", `!document.querySelector(".card[data-state=pending]")`)
 		u.overflow("session page at " + w.name)
-		u.shot("15-session-" + w.name)
+		u.shot("session-" + w.name)
 		u.do("palette open at "+w.name, chromedp.Focus(chat), chromedp.SendKeys(chat, "/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="palette"]`)))
 		u.overflow("palette at " + w.name)
 		u.do("close palette", chromedp.KeyEvent(kb.Escape))
 		u.setInput(`[data-testid="chat-input"]`, "")
 		u.do("form open at "+w.name, chromedp.Click(chromedp.CSS(`.toolbar button[data-intent="fetch_pod_logs"]`)), chromedp.WaitVisible(chromedp.CSS(form)))
 		u.overflow("form at " + w.name)
-		u.shot("16-form-" + w.name)
+		u.shot("form-" + w.name)
 		u.do("close form", chromedp.KeyEvent(kb.Escape), chromedp.WaitNotPresent(chromedp.CSS(form)))
 		u.do("list at "+w.name, chromedp.Navigate(base+"/#/"), chromedp.WaitVisible(chromedp.CSS(link)))
 		u.overflow("sessions list at " + w.name)
-		u.shot("17-list-" + w.name)
+		u.shot("list-" + w.name)
 		u.do("back to the session", chromedp.Click(chromedp.CSS(link)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="evidence-grid"]`)))
 	}
 	if !evalT[bool](u, `!!document.querySelector("[data-testid=conn].live")`) {
@@ -344,13 +368,17 @@ func (u *ui) pinIDs() []string {
 	return evalT[[]string](u, `[...document.querySelectorAll(".card[data-pin]")].map(c => c.dataset.pin)`)
 }
 
-// newPin waits for a card from tool that is not in known, highlighted as the
+// newPin waits for a card from tool (any tool when empty) that is not in known, highlighted as the
 // page's own request, checks it was pending before its final state, and
 // returns its id. pendingShot and finalShot name optional screenshots.
 func (u *ui) newPin(tool string, known []string, pendingShot, finalShot string) string {
 	u.t.Helper()
 	knownJSON, _ := json.Marshal(known)
-	sel := fmt.Sprintf(`[...document.querySelectorAll('.card.highlight[data-tool=%q]')].find(c => !%s.includes(c.dataset.pin))`, tool, knownJSON)
+	css := ".card.highlight"
+	if tool != "" {
+		css += fmt.Sprintf("[data-tool=%q]", tool)
+	}
+	sel := fmt.Sprintf(`[...document.querySelectorAll('%s')].find(c => !%s.includes(c.dataset.pin))`, css, knownJSON)
 	u.poll("new "+tool+" card", "!!"+sel)
 	id := evalT[string](u, sel+".dataset.pin")
 	if pendingShot != "" {
@@ -456,7 +484,10 @@ type restTool struct {
 	Intent       string `json:"intent"`
 	Label        string `json:"label"`
 	SlashCommand string `json:"slash_command"`
-	Params       []struct {
+	Available    bool   `json:"available"`
+	// UnavailableReason says why a tool is dimmed.
+	UnavailableReason string `json:"unavailable_reason"`
+	Params            []struct {
 		Name    string   `json:"name"`
 		Options []string `json:"options"`
 	} `json:"params_schema"`

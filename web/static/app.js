@@ -3,6 +3,11 @@
 import { html, render, useState, useEffect, useRef, useMemo, useCallback } from "/static/vendor/htm-preact-standalone-3.1.1.js";
 
 const DOMAINS = ["compute", "network", "storage", "control_plane", "security", "unknown"];
+// A live pin shows pending at least this long; events within REPLAY_MS of
+// (re)connecting are history being replayed.
+// A pin created less than FRESH_MS ago counts as live even in a replay.
+const MIN_PENDING_MS = 900, REPLAY_MS = 500, FRESH_MS = 10000;
+const pinTime = (p) => Date.parse(String(p.timestamp || "").replace(/(\.\d{3})\d+/, "$1")) || 0;
 const strip = (v, prefix) => (v || "").replace(prefix, "").toLowerCase();
 
 async function api(path, opts = {}) {
@@ -36,7 +41,7 @@ function App() {
 
 function Header({ title, conn }) {
   return html`<header class="top"><h1><a href="#/" class="home">rcamesh</a> · ${title}</h1>
-    ${conn && html`<span class=${"conn " + conn} data-testid="conn">${conn === "live" ? "live" : "reconnecting…"}</span>`}</header>`;
+    ${conn && html`<span class=${"conn " + conn} data-testid="conn" role="status" aria-live="polite">${conn === "live" ? "live" : "reconnecting…"}</span>`}</header>`;
 }
 
 function SessionList() {
@@ -56,16 +61,16 @@ function SessionList() {
   <main>
     ${error && html`<div class="error" role="alert">${error}</div>`}
     ${sessions === null ? html`<p>Loading…</p>` : sessions.length === 0 ? html`<p>No alerts received yet. Post one to <code>/api/v4/alerts</code>.</p>` :
-    html`<table class="sessions"><thead><tr><th>session</th><th>state</th><th>service</th><th>pins</th><th>root cause</th><th>confidence</th><th>updated</th></tr></thead><tbody>
+    html`<div class="tablewrap"><table class="sessions"><thead><tr><th>session</th><th>state</th><th class="opt">service</th><th>pins</th><th>root cause</th><th>confidence</th><th class="opt">updated</th></tr></thead><tbody>
       ${sessions.map(s => html`<tr key=${s.session_id}>
         <td><a href=${"#/s/" + encodeURIComponent(s.session_id)} data-testid="session-link">${s.title || s.session_id}</a></td>
         <td><span class=${"badge " + (s.state || "").toLowerCase()}>${s.state || "?"}</span></td>
-        <td>${[s.namespace, s.service].filter(Boolean).join("/")}</td>
+        <td class="opt">${[s.namespace, s.service].filter(Boolean).join("/")}</td>
         <td>${s.pins || 0}</td>
         <td>${s.root_cause || ""}</td>
         <td>${s.confidence ? Math.round(s.confidence * 100) + "%" : ""}</td>
-        <td>${s.updated_at ? new Date(s.updated_at).toLocaleTimeString() : ""}</td></tr>`)}
-    </tbody></table>`}
+        <td class="opt">${s.updated_at ? new Date(s.updated_at).toLocaleTimeString() : ""}</td></tr>`)}
+    </tbody></table></div>`}
   </main>`;
 }
 
@@ -79,17 +84,29 @@ function usePinStream(sessionId, onLifecycle) {
   useEffect(() => {
     let stopped = false;
     let ctrl = null;
+    let openedAt = 0;
+    const arrived = {}; // pin id -> when it arrived pending on a live stream
+    const timers = new Set();
+    const put = (p, kind) => setPins(prev => {
+      const old = prev[p.id];
+      if (old && Number(old.version || 0) > Number(p.version || 0)) return prev;
+      return { ...prev, [p.id]: { ...p, _kind: kind } };
+    });
     const apply = (ev) => {
       const seq = Number(ev.sequence || 0);
       if (seq && seq <= lastSeq.current) return; // already applied
       if (seq) lastSeq.current = seq;
       if (ev.pin && ev.pin.pin) {
-        const p = ev.pin.pin;
-        setPins(prev => {
-          const old = prev[p.id];
-          if (old && Number(old.version || 0) > Number(p.version || 0)) return prev;
-          return { ...prev, [p.id]: { ...p, _kind: ev.pin.kind } };
-        });
+        const p = ev.pin.pin, now = Date.now();
+        const pending = !p.validation_status || p.validation_status === "VALIDATION_STATUS_PENDING_CRITIC";
+        // A pin that arrives live stays amber long enough to be seen before
+        // the critic's verdict snaps it; history replays at once.
+        if (pending && (now - openedAt > REPLAY_MS || now - pinTime(p) < FRESH_MS)) arrived[p.id] = now;
+        const wait = !pending && arrived[p.id] ? arrived[p.id] + MIN_PENDING_MS - now : 0;
+        if (wait > 0) {
+          const t = setTimeout(() => { timers.delete(t); if (!stopped) put(p, ev.pin.kind); }, wait);
+          timers.add(t);
+        } else put(p, ev.pin.kind);
       } else if (ev.lifecycle && lifecycleRef.current) {
         lifecycleRef.current(ev.lifecycle);
       }
@@ -99,9 +116,14 @@ function usePinStream(sessionId, onLifecycle) {
       while (!stopped) {
         ctrl = new AbortController();
         try {
-          const res = await fetch(`/api/v4/session/${encodeURIComponent(sessionId)}/events?from_sequence=${lastSeq.current}`, { signal: ctrl.signal });
+          // Resume one event early: the gateway sends the response headers
+          // only with the first event, so replaying the last one seen (skipped
+          // by its sequence) tells at once that the stream is back.
+          const from = Math.max(0, lastSeq.current - 1);
+          const res = await fetch(`/api/v4/session/${encodeURIComponent(sessionId)}/events?from_sequence=${from}`, { signal: ctrl.signal });
           if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
           setConn("live");
+          openedAt = Date.now();
           backoff = 250;
           const reader = res.body.getReader();
           const dec = new TextDecoder();
@@ -130,7 +152,7 @@ function usePinStream(sessionId, onLifecycle) {
       }
     };
     run();
-    return () => { stopped = true; if (ctrl) ctrl.abort(); };
+    return () => { stopped = true; if (ctrl) ctrl.abort(); timers.forEach(clearTimeout); };
   }, [sessionId]);
   return { pins, conn };
 }
@@ -144,14 +166,21 @@ function SessionPage({ id }) {
   const [report, setReport] = useState(null);
   const [tick, setTick] = useState(0);
   const [highlight, setHighlight] = useState("");
-  const refresh = useCallback(() => setTick(t => t + 1), []);
+  // Lifecycle events come in bursts: refetch the derived views once per burst.
+  const refreshTimer = useRef(null);
+  const refresh = useCallback(() => {
+    if (refreshTimer.current) return;
+    refreshTimer.current = setTimeout(() => { refreshTimer.current = null; setTick(t => t + 1); }, 200);
+  }, []);
+  useEffect(() => () => clearTimeout(refreshTimer.current), []);
   const { pins, conn } = usePinStream(id, refresh);
 
   useEffect(() => {
     api(`/api/v4/session/${encodeURIComponent(id)}`).then(setSession).catch(() => setSession({ context: { session_id: id } }));
   }, [id, tick]);
-  useEffect(() => { api(`/api/v4/session/${encodeURIComponent(id)}/tools`).then(r => setTools(r.tools || [])).catch(() => {}); }, [id, tick]);
   const pinCount = Object.keys(pins).length;
+  // The tools' options (known pods, namespaces) grow with the pins.
+  useEffect(() => { api(`/api/v4/session/${encodeURIComponent(id)}/tools`).then(r => setTools(r.tools || [])).catch(() => {}); }, [id, tick, pinCount]);
   const pinStates = Object.values(pins).map(p => p.validation_status).join(",");
   useEffect(() => {
     api(`/api/v4/session/${encodeURIComponent(id)}/suggestions`).then(r => setChips(r.chips || [])).catch(() => setChips([]));
@@ -183,19 +212,36 @@ function SessionPage({ id }) {
     const el = document.getElementById("pin-" + pid);
     if (el) el.scrollIntoView({ behavior: "smooth", block: "center" });
   };
+  // A pin started from this page is highlighted and scrolled to when it lands.
+  const [follow, setFollow] = useState("");
+  useEffect(() => {
+    if (follow && pins[follow]) { focusPin(follow); setFollow(""); }
+  }, [follow, pins]);
+  const started = (r) => { if (r && r.pin_id) { setHighlight(r.pin_id); setFollow(r.pin_id); } };
+  const [chipState, setChipState] = useState({ error: "", answer: "" });
+  const fireChip = async (c) => {
+    setChipState({ error: "", answer: "" });
+    try {
+      const r = await run({ quick_action: c.action });
+      if (r.status === "INVESTIGATE_STATUS_ERROR" || r.status === "INVESTIGATE_STATUS_UNRESOLVED") { setChipState({ error: r.error || r.answer || "could not run", answer: "" }); return; }
+      started(r);
+      setChipState({ error: "", answer: `running ${r.command || r.intent}` });
+    } catch (e) { setChipState({ error: e.message, answer: "" }); }
+  };
 
   const title = session && session.session ? (session.session.title || id) : id;
-  const latest = Object.values(pins).sort((a, b) => String(b.timestamp || "").localeCompare(String(a.timestamp || "")))[0];
   return html`<${Header} title=${title} conn=${conn} />
   <main>
     <div class="layout">
       <div>
-        <section class="panel"><h2>Quick actions</h2><${Toolbar} tools=${tools} ctx=${ctx} run=${run} /></section>
-        <section class="panel chat"><h2>Ask or command</h2><${ChatBox} tools=${tools} ctx=${ctx} sessionId=${id} run=${run} /></section>
+        <section class="panel"><h2>Quick actions</h2><${Toolbar} tools=${tools} ctx=${ctx} run=${run} started=${started} /></section>
+        <section class="panel chat"><h2>Ask or command</h2><${ChatBox} tools=${tools} ctx=${ctx} sessionId=${id} run=${run} started=${started} /></section>
         <section class="panel"><h2>Evidence</h2>
           <${EvidenceGrid} pins=${pins} highlight=${highlight} />
-          ${chips.length > 0 && html`<div class="chips" aria-label="suggestions">${latest ? html`<span class="answer">Next, based on the latest finding:</span>` : ""}
-            ${chips.map(c => html`<button key=${c.label + c.rule} data-testid="chip" onClick=${() => run({ quick_action: c.action }).catch(e => alert(e.message))}>${c.label}</button>`)}</div>`}
+          ${chips.length > 0 && html`<div class="chips" role="group" aria-label="suggested next steps"><span class="answer">Next steps:</span>
+            ${chips.map(c => html`<button key=${c.label + c.rule} data-testid="chip" data-intent=${c.action && c.action.intent} title=${c.rule ? "suggested by " + c.rule.replaceAll("_", " ") : ""} onClick=${() => fireChip(c)}>${c.label}</button>`)}</div>`}
+          ${chipState.error && html`<div class="error" role="alert" data-testid="chip-error">${chipState.error}</div>`}
+          ${chipState.answer && html`<div class="answer" data-testid="chip-answer">${chipState.answer}</div>`}
         </section>
       </div>
       <div>
@@ -217,39 +263,35 @@ function download(name, text) {
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
 
-function missingContext(tool, ctx) {
-  return (tool.requires_context || []).filter(k => {
-    const v = ctx[k];
-    return v === undefined || v === "" || (Array.isArray(v) && v.length === 0);
-  });
-}
-
-function Toolbar({ tools, ctx, run }) {
+function Toolbar({ tools, ctx, run, started }) {
   const [open, setOpen] = useState(null);
   const [error, setError] = useState("");
   const [answer, setAnswer] = useState("");
   const primary = tools.filter(t => !t.secondary);
   return html`<div class="toolbar" role="toolbar" aria-label="quick actions">
+    ${primary.length === 0 && html`<span class="answer">Loading tools…</span>`}
     ${primary.map(t => {
-      const missing = missingContext(t, ctx);
-      const disabled = t.available === false || missing.length > 0;
-      const why = t.available === false ? (t.unavailable_reason || "unavailable") : missing.length ? `needs context: ${missing.join(", ")}` : t.description;
-      return html`<button key=${t.intent} data-intent=${t.intent} disabled=${disabled} title=${why} aria-label=${t.label}
-        onClick=${() => { setError(""); setAnswer(""); setOpen(open === t.intent ? null : t.intent); }}>
-        <span class="icon" aria-hidden="true">${t.icon || "•"}</span>${t.label}</button>`;
+      // The server computes availability from the session's context and
+      // the configured integrations, and says why a tool is unavailable.
+      // proto3 JSON omits false: a tool is usable only when marked available.
+      const disabled = t.available !== true;
+      const why = disabled ? (t.unavailable_reason || "not available") : `${t.slash_command ? t.slash_command + " — " : ""}${t.description || ""}`;
+      return html`<button key=${t.intent} data-intent=${t.intent} data-icon=${t.icon} disabled=${disabled} title=${why}
+        aria-expanded=${open === t.intent} class=${open === t.intent ? "open" : ""}
+        onClick=${() => { setError(""); setAnswer(""); setOpen(open === t.intent ? null : t.intent); }}>${t.label}</button>`;
     })}
   </div>
-  ${open && html`<${ParamForm} tool=${tools.find(t => t.intent === open)} ctx=${ctx}
-      onCancel=${() => setOpen(null)}
+  ${open && html`<${ParamForm} tool=${tools.find(t => t.intent === open)} ctx=${ctx} error=${error}
+      onCancel=${() => { setOpen(null); setError(""); }}
       onSubmit=${async (params) => {
         try {
           const r = await run({ quick_action: { intent: open, params } });
-          if (r.status === "INVESTIGATE_STATUS_UNRESOLVED" || r.error) { setError(r.error || r.answer || "could not run"); return; }
-          setOpen(null); setAnswer(r.answer || "");
+          if (r.status === "INVESTIGATE_STATUS_UNRESOLVED" || r.status === "INVESTIGATE_STATUS_ERROR") { setError(r.error || r.answer || "could not run"); return; }
+          setOpen(null); started(r); setAnswer(r.answer || `running ${r.command || r.intent}`);
         } catch (e) { setError(e.message); }
       }} />`}
-  ${error && html`<div class="error" role="alert" data-testid="form-error">${error}</div>`}
-  ${answer && html`<div class="answer">${answer}</div>`}`;
+  ${error && html`<div class="error" role="alert" id="form-error" data-testid="form-error">${error}</div>`}
+  ${answer && html`<div class="answer" data-testid="form-answer">${answer}</div>`}`;
 }
 
 function ctxValue(ctx, key) {
@@ -260,70 +302,89 @@ function ctxValue(ctx, key) {
 
 function optionsFor(p, ctx) {
   if (p.options && p.options.length) return p.options;
-  if (p.name === "pod") return ctx.pod_names || [];
+  if (p.name === "pod" || p.default_from_context === "active_pod") return ctx.pod_names || [];
   if (p.name === "namespace") return ctx.discovered_namespaces || [];
   return [];
 }
 
-function ParamForm({ tool, ctx, onSubmit, onCancel }) {
+function ParamForm({ tool, ctx, error, onSubmit, onCancel }) {
   const params = tool.params_schema || [];
   const [vals, setVals] = useState(() => Object.fromEntries(params.map(p => [p.name, ctxValue(ctx, p.default_from_context)])));
-  const first = useRef(null);
-  useEffect(() => { if (first.current) first.current.focus(); }, [tool.intent]);
+  const formRef = useRef(null);
+  useEffect(() => {
+    // Focus the first required field still empty, else the first field.
+    const f = formRef.current;
+    if (!f) return;
+    const el = [...f.querySelectorAll("input")].find(i => i.dataset.required === "true" && !i.value) || f.querySelector("input");
+    if (el) el.focus();
+  }, [tool.intent]);
   const submit = (e) => {
     e.preventDefault();
     const out = {};
     for (const p of params) {
       const v = vals[p.name];
-      if (v === "" || v === undefined) continue;
+      if (v === "" || v === undefined || v === false && p.type === "PARAM_TYPE_BOOLEAN") continue;
       if (p.type === "PARAM_TYPE_NUMBER") out[p.name] = Number(v);
       else if (p.type === "PARAM_TYPE_BOOLEAN") out[p.name] = v === true || v === "true";
       else out[p.name] = v;
     }
     onSubmit(out);
   };
-  return html`<form class="params" onSubmit=${submit} onKeyDown=${e => e.key === "Escape" && onCancel()} aria-label=${tool.label + " parameters"} data-testid="param-form">
-    ${params.map((p, i) => {
-      const id = `f-${tool.intent}-${p.name}`;
-      const opts = optionsFor(p, ctx);
-      const set = (v) => setVals({ ...vals, [p.name]: v });
-      let input;
-      if (p.type === "PARAM_TYPE_BOOLEAN") {
-        input = html`<input id=${id} name=${p.name} type="checkbox" ref=${i === 0 ? first : null} checked=${vals[p.name] === true || vals[p.name] === "true"} onChange=${e => set(e.target.checked)} />`;
-      } else {
-        input = html`<input id=${id} name=${p.name} ref=${i === 0 ? first : null} list=${opts.length ? id + "-opts" : undefined}
-          type=${p.type === "PARAM_TYPE_NUMBER" ? "number" : "text"} placeholder=${p.placeholder || ""} value=${vals[p.name] || ""}
-          onInput=${e => set(e.target.value)} />
-          ${opts.length > 0 && html`<datalist id=${id + "-opts"}>${opts.map(o => html`<option value=${o} />`)}</datalist>`}`;
-      }
-      return html`<label for=${id} key=${p.name}>${p.name}${p.required ? " *" : ""}${input}</label>`;
-    })}
-    <button type="submit" data-testid="run">Run</button>
-    <button type="button" onClick=${onCancel}>Cancel</button>
+  const field = (p) => {
+    const id = `f-${tool.intent}-${p.name}`;
+    const opts = optionsFor(p, ctx);
+    const set = (v) => setVals(vs => ({ ...vs, [p.name]: v }));
+    // After a server error, a required field left empty is the likely culprit.
+    const invalid = !!error && p.required && (vals[p.name] === "" || vals[p.name] === undefined);
+    const common = { id, name: p.name, title: p.description || "", "data-required": p.required ? "true" : "false",
+      "aria-invalid": invalid ? "true" : "false", "aria-describedby": error ? "form-error" : undefined };
+    let input;
+    if (p.type === "PARAM_TYPE_BOOLEAN") {
+      input = html`<input ...${common} type="checkbox" checked=${vals[p.name] === true || vals[p.name] === "true"} onChange=${e => set(e.target.checked)} />`;
+    } else {
+      input = html`<input ...${common} list=${opts.length ? id + "-opts" : undefined} autocomplete="off"
+        type=${p.type === "PARAM_TYPE_NUMBER" ? "number" : "text"} placeholder=${p.placeholder || (opts.length ? opts[0] : "")} value=${vals[p.name] || ""}
+        onInput=${e => set(e.target.value)} />
+        ${opts.length > 0 && html`<datalist id=${id + "-opts"}>${opts.map(o => html`<option key=${o} value=${o} />`)}</datalist>`}`;
+    }
+    return html`<label for=${id} key=${p.name} class=${p.type === "PARAM_TYPE_BOOLEAN" ? "check" : ""}><span>${p.name}${p.required ? html`<span class="req" aria-label="required"> *</span>` : ""}</span>${input}</label>`;
+  };
+  const main = params.filter(p => p.required || p.default_from_context);
+  const more = params.filter(p => !(p.required || p.default_from_context));
+  return html`<form ref=${formRef} class="params" onSubmit=${submit} onKeyDown=${e => e.key === "Escape" && onCancel()} aria-label=${tool.label + " parameters"} data-testid="param-form" data-intent=${tool.intent}>
+    <div class="fields">${main.map(field)}
+      <button type="submit" data-testid="run">Run</button>
+      <button type="button" onClick=${onCancel}>Cancel</button></div>
+    ${more.length > 0 && html`<details class="more"><summary>More options (${more.map(p => p.name).join(", ")})</summary><div class="fields">${more.map(field)}</div></details>`}
   </form>`;
 }
 
 // Slash-command palette with ghost-text templates; plain language goes to chat.
-function ChatBox({ tools, ctx, sessionId, run }) {
+function ChatBox({ tools, ctx, sessionId, run, started }) {
   const [text, setText] = useState("");
   const [sel, setSel] = useState(0);
   const [error, setError] = useState("");
   const [answer, setAnswer] = useState("");
   const [busy, setBusy] = useState(false);
+  const [dismissed, setDismissed] = useState(false);
   const input = useRef(null);
   const commands = tools.filter(t => t.slash_command);
   const word = text.startsWith("/") && !text.includes(" ") ? text : null;
-  const matches = word !== null ? commands.filter(t => t.slash_command.startsWith(word)) : [];
+  const matches = word !== null && !dismissed ? commands.filter(t => t.slash_command.startsWith(word)) : [];
   const current = text.startsWith("/") ? commands.find(t => text.split(" ")[0] === t.slash_command) : null;
 
-  // Template for the chosen command: params not typed yet, with context values.
+  // Template for the chosen command: the parameters not typed yet, each with
+  // its context value, else the session's first known option, else a hint.
   const pending = useMemo(() => {
     if (!current) return [];
     const typed = new Set(text.split(/\s+/).slice(1).map(tok => tok.split("=")[0]));
     return (current.params_schema || []).filter(p => (p.required || p.default_from_context) && !typed.has(p.name))
-      .map(p => `${p.name}=${ctxValue(ctx, p.default_from_context) || p.placeholder || "…"}`);
+      .map(p => {
+        const v = ctxValue(ctx, p.default_from_context) || (optionsFor(p, ctx)[0] || "");
+        return { name: p.name, value: v, hint: `${p.name}=${v || "<" + (p.placeholder || p.name) + ">"}` };
+      });
   }, [current, text, ctx]);
-  const ghost = current && pending.length ? (text.endsWith(" ") ? "" : " ") + pending.join(" ") : "";
+  const ghost = current && pending.length ? (text.endsWith(" ") ? "" : " ") + pending.map(p => p.hint).join(" ") : "";
 
   const choose = (t) => { setText(t.slash_command + " "); setSel(0); input.current && input.current.focus(); };
   const submit = async () => {
@@ -334,40 +395,46 @@ function ChatBox({ tools, ctx, sessionId, run }) {
       if (msg.startsWith("/")) {
         const r = await run({ command: msg });
         if (r.status === "INVESTIGATE_STATUS_UNRESOLVED" || r.status === "INVESTIGATE_STATUS_ERROR") setError(r.error || r.answer || "could not run");
-        else { setText(""); setAnswer(r.answer || `running ${r.intent}`); }
+        else { setText(""); started(r); setAnswer(`running ${r.command || r.intent}`); }
       } else {
         const r = await api(`/api/v4/session/${encodeURIComponent(sessionId)}/chat`, { method: "POST", body: JSON.stringify({ message: msg, context: ctx }) });
         setAnswer(r.reply || "");
-        if (r.action && r.action.status === "INVESTIGATE_STATUS_EXECUTING") setText("");
+        if (r.action && r.action.status === "INVESTIGATE_STATUS_EXECUTING") { setText(""); started(r.action); }
       }
     } catch (e) { setError(e.message); }
     setBusy(false);
   };
   const onKey = (e) => {
-    if (matches.length > 0 && word !== null) {
+    if (matches.length > 0) {
       if (e.key === "ArrowDown") { e.preventDefault(); setSel((sel + 1) % matches.length); return; }
       if (e.key === "ArrowUp") { e.preventDefault(); setSel((sel - 1 + matches.length) % matches.length); return; }
       if (e.key === "Enter" || e.key === "Tab") { e.preventDefault(); choose(matches[Math.min(sel, matches.length - 1)]); return; }
-      if (e.key === "Escape") { setText(""); return; }
+      if (e.key === "Escape") { e.preventDefault(); setDismissed(true); return; }
     }
-    if (e.key === "Tab" && pending.length > 0) {
-      // Accept the next parameter of the template.
+    if (e.key === "Tab" && !e.shiftKey && pending.length > 0) {
+      // Accept the next parameter of the template; an unknown value leaves
+      // the cursor after "name=" to type it.
       e.preventDefault();
-      setText((text.endsWith(" ") ? text : text + " ") + pending[0] + " ");
+      const p = pending[0];
+      setText((text.endsWith(" ") ? text : text + " ") + `${p.name}=${p.value}` + (p.value ? " " : ""));
       return;
     }
     if (e.key === "Enter") { e.preventDefault(); submit(); }
   };
+  const activeId = matches.length > 0 ? `cmd-${matches[Math.min(sel, matches.length - 1)].intent}` : undefined;
   return html`<div class="inputwrap">
-      <input ref=${input} value=${text} onInput=${e => { setText(e.target.value); setSel(0); setError(""); }} onKeyDown=${onKey}
+      <input ref=${input} value=${text} onInput=${e => { setText(e.target.value); setSel(0); setError(""); setDismissed(false); }} onKeyDown=${onKey}
         placeholder="Type / for commands, or ask in plain language" aria-label="command or question" data-testid="chat-input"
-        role="combobox" aria-expanded=${matches.length > 0} aria-controls="palette" aria-autocomplete="list" />
+        role="combobox" aria-expanded=${matches.length > 0} aria-controls="palette" aria-autocomplete="list" aria-activedescendant=${activeId}
+        aria-invalid=${error ? "true" : "false"} aria-describedby=${error ? "chat-error" : undefined} spellcheck="false" autocomplete="off" />
       ${ghost && html`<div class="ghost" aria-hidden="true" data-testid="ghost"><span class="typed">${text}</span>${ghost}</div>`}
-      ${matches.length > 0 && html`<ul class="palette" id="palette" role="listbox" data-testid="palette">
-        ${matches.map((t, i) => html`<li key=${t.intent} role="option" aria-selected=${i === sel} onMouseDown=${e => { e.preventDefault(); choose(t); }}>
-          <strong>${t.slash_command}</strong><span class="usage">${t.usage || t.description}</span></li>`)}</ul>`}
+      ${matches.length > 0 && html`<ul class="palette" id="palette" role="listbox" data-testid="palette" aria-label="commands">
+        ${matches.map((t, i) => html`<li key=${t.intent} id=${"cmd-" + t.intent} role="option" aria-selected=${i === sel} data-intent=${t.intent}
+          onMouseDown=${e => { e.preventDefault(); choose(t); }}>
+          <strong>${t.slash_command}</strong><span class="label">${t.label}</span><span class="usage">${(t.usage || "").replace(t.slash_command, "").trim() || t.description}</span></li>`)}</ul>`}
     </div>
-    ${error && html`<div class="error" role="alert" data-testid="chat-error">${error}</div>`}
+    ${current && pending.length > 0 && html`<div class="hint answer">Tab fills <code>${pending[0].name}</code> · Enter runs</div>`}
+    ${error && html`<div class="error" role="alert" id="chat-error" data-testid="chat-error">${error}</div>`}
     ${answer && html`<div class="answer" data-testid="chat-answer">${answer}</div>`}`;
 }
 
@@ -398,8 +465,9 @@ function PinCard({ p, highlight }) {
       <span title=${p.id}>${p.id.slice(0, 10)}</span>
     </div>
     ${series && html`<${Sparkline} points=${series.downsampled} />`}
-    ${(p.supporting_evidence || []).length > 0 && html`<ul class="snips">${p.supporting_evidence.slice(0, 4).map(s => html`<li>${s}</li>`)}</ul>`}
-    ${p.critic_rationale && html`<div class="answer">critic: ${p.critic_rationale}</div>`}
+    ${(p.supporting_evidence || []).length > 0 && html`<ul class="snips">${p.supporting_evidence.slice(0, 3).map(s => html`<li title=${s}>${s}</li>`)}
+      ${p.supporting_evidence.length > 3 ? html`<li class="answer">+${p.supporting_evidence.length - 3} more in the raw output</li>` : ""}</ul>`}
+    ${p.critic_rationale && html`<div class="answer critic" title=${p.critic_rationale}>critic: ${p.critic_rationale}</div>`}
     ${p.raw_output && html`<details><summary>view raw</summary><pre class="raw">${p.raw_output}</pre></details>`}
   </article>`;
 }
@@ -408,18 +476,18 @@ function EvidenceGrid({ pins, highlight }) {
   const all = Object.values(pins).sort((a, b) => String(a.timestamp || "").localeCompare(String(b.timestamp || "")));
   const active = all.filter(p => p.validation_status !== "VALIDATION_STATUS_REJECTED");
   const rejected = all.filter(p => p.validation_status === "VALIDATION_STATUS_REJECTED");
-  if (all.length === 0) return html`<p class="answer">Waiting for evidence…</p>`;
+  if (all.length === 0) return html`<p class="answer" data-testid="no-evidence">No evidence yet. Automated pins appear here as the investigation runs; the quick actions above add your own.</p>`;
   const by = {};
   for (const p of active) {
     const d = strip(p.domain, "DOMAIN_") || "unknown";
     (by[DOMAINS.includes(d) ? d : "unknown"] ||= []).push(p);
   }
   return html`<div class="grid" data-testid="evidence-grid">
-    ${DOMAINS.filter(d => by[d]).map(d => html`<div class="domain" key=${d}><h3>${d.replace("_", " ")}</h3>
-      ${by[d].map(p => html`<${PinCard} key=${p.id} p=${p} highlight=${highlight} />`)}</div>`)}
+    ${DOMAINS.filter(d => by[d]).map(d => html`<div class="domain" key=${d} data-domain=${d}><h3>${d.replace("_", " ")}<span class="count">${by[d].length}</span></h3>
+      <div class="cards">${by[d].map(p => html`<${PinCard} key=${p.id} p=${p} highlight=${highlight} />`)}</div></div>`)}
   </div>
-  ${rejected.length > 0 && html`<details class="informational" data-testid="informational"><summary>Informational (${rejected.length} rejected by the critic)</summary>
-    ${rejected.map(p => html`<${PinCard} key=${p.id} p=${p} highlight=${highlight} />`)}</details>`}`;
+  ${rejected.length > 0 && html`<details class="informational" data-testid="informational" open><summary>Informational (${rejected.length} rejected by the critic)</summary>
+    <div class="cards">${rejected.map(p => html`<${PinCard} key=${p.id} p=${p} highlight=${highlight} />`)}</div></details>`}`;
 }
 
 function Timeline({ record }) {
