@@ -307,7 +307,7 @@ func TestKubernetesDetectors(t *testing.T) {
 				pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, nodes),
 				pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{ev}),
 			}
-		}, want{mode: ModeNodePressure, category: catResource, entity: "node/node-a", has: []string{"DiskPressure", "ephemeral-storage"}}},
+		}, want{mode: ModeNodePressure, category: catInfra, entity: "node/node-a", has: []string{"DiskPressure", "ephemeral-storage"}}},
 		{"volume cannot mount", func(t *testing.T) []*evidencev1.EvidencePin {
 			p := healthyPod("api-5d9-vol")
 			p.Phase, p.Ready = "Pending", false
@@ -550,7 +550,7 @@ func TestMetricRegressionAndDeploys(t *testing.T) {
 			pin(t, "prom", "query_prometheus", "prometheus", facts.KeySeries, []facts.Series{errs}),
 			pin(t, "dep", "get_deploy_history", "deploys", facts.KeyDeploys, []facts.Deploy{{Service: "checkout", Revision: "a1b2c3d", PreviousRevision: "9f8e7d6", StartedAt: &before, FinishedAt: &before}}),
 			pin(t, "com", "get_commits", "commits", facts.KeyCommits, []facts.Commit{commit}))
-		check(t, res, d, want{mode: ModeDeployRegression, category: catConfig, entity: "commit/a1b2c3d4e5", has: []string{"a1b2c3d", "9f8e7d6"}})
+		check(t, res, d, want{mode: ModeDeployRegression, category: catConfig, entity: "commit/a1b2c3d", has: []string{"a1b2c3d", "9f8e7d6"}})
 	})
 	t.Run("deploy after onset is a red herring", func(t *testing.T) {
 		res, d := analyze(t, &investigationv1.Alert{Service: "checkout"},

@@ -153,6 +153,7 @@ var registry = map[string]Constructor{
 	"oom_killed":          fn("oom_killed", detectOOM),
 	"image_pull":          fn("image_pull", detectImagePull),
 	"crashloop":           fn("crashloop", detectCrashLoop),
+	"code_exception":      fn("code_exception", detectCodeException),
 	"probe_failure":       fn("probe_failure", detectProbeFailure),
 	"unschedulable":       fn("unschedulable", detectUnschedulable),
 	"quota_exceeded":      fn("quota_exceeded", detectQuota),
@@ -183,6 +184,9 @@ var registry = map[string]Constructor{
 	"node_flap":           fn("node_flap", detectNodeFlap),
 	"storage_recovered":   fn("storage_recovered", detectStorageRecovered),
 	"k8s_healthy":         fn("k8s_healthy", detectK8sHealthy),
+	"completed_pod":       fn("completed_pod", detectCompletedPod),
+	"quiet_metrics":       fn("quiet_metrics", detectQuietMetrics),
+	"steady_memory":       fn("steady_memory", detectSteadyMemory),
 	"db_healthy":          fn("db_healthy", detectDBHealthy),
 }
 

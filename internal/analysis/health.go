@@ -16,10 +16,26 @@ func healthyFinding(mode, entity string, score float64) Finding {
 }
 
 func (ev *Evidence) workloadEntity() string {
-	w := ev.alertField("workload_name", "kube_deployment", "deployment", "service")
+	w := ev.alertField("workload_name", "kube_deployment", "deployment")
 	ns := ev.alertField("namespace", "kube_namespace")
 	if ns == "" && ev.Alert != nil {
 		ns = ev.Alert.GetNamespace()
+	}
+	if w == "" && ev.Alert != nil {
+		// The alerted pod's own workload, when the pod is in evidence,
+		// names the culprit better than a team-level service label.
+		if pod := firstNonEmptyStr(ev.Alert.GetPod(), ev.alertField("pod", "kube_pod", "pod_name")); pod != "" {
+			for _, p := range ev.Pods {
+				if p.Name == pod {
+					if wl := ev.workloadOf(p.Pod); wl != "" {
+						return deploymentEntity(firstNonEmptyStr(p.Namespace, ns), wl)
+					}
+				}
+			}
+		}
+	}
+	if w == "" {
+		w = ev.alertField("service")
 	}
 	if w == "" && len(ev.Deployments) == 1 {
 		w, ns = ev.Deployments[0].Name, ev.Deployments[0].Namespace
@@ -163,6 +179,21 @@ func detectRestartRecovered(ev *Evidence) []Finding {
 		f.validated(fmt.Sprintf("Pod %s: restart_count=%d, currently Running and Ready", p.Name, podRestarts(p.Pod)), p.Cite)
 		for _, e := range evs {
 			f.validated(fmt.Sprintf("Historical Warning event %s (last seen %s)", eventLine(e), hhmm(e.LastSeen)), e.Cite)
+		}
+		// What the container said before it restarted.
+		var before []LogLine
+		for _, l := range ev.LogsFor(p.Name) {
+			lv := logLevel(l.LogLine)
+			if lv != "WARN" && lv != "ERROR" && lv != "FATAL" {
+				continue
+			}
+			if last != nil && l.Timestamp != nil && (l.Timestamp.After(last.Add(time.Minute)) || l.Timestamp.Before(last.Add(-30*time.Minute))) {
+				continue
+			}
+			before = append(before, l)
+		}
+		for _, l := range representative(before, 2) {
+			f.validated(fmt.Sprintf("Before the restart, %s logged (%s, %s): %s", p.Name, l.Cite.Source("logs"), logLevel(l.LogLine), quote(l.Message)), citesOfLogs(sameSig(before, l)))
 		}
 	}
 	var clean []Pod

@@ -1031,9 +1031,50 @@ func detectNodeNotReady(ev *Evidence) []Finding {
 	return out
 }
 
+// nodePressureReasons are the kubelet's node events for a resource running
+// short, by the condition they stand for.
+var nodePressureReasons = map[string]string{
+	"NodeHasInsufficientMemory": "MemoryPressure", "NodeHasDiskPressure": "DiskPressure",
+	"NodeHasInsufficientPID": "PIDPressure", "EvictionThresholdMet": "",
+}
+
+// nodesFromEvents are nodes the node tools did not return but whose pressure
+// events are in evidence, with the conditions those events report.
+func (ev *Evidence) nodesFromEvents() []Node {
+	known := map[string]bool{}
+	for _, n := range ev.Nodes {
+		known[n.Name] = true
+	}
+	idx := map[string]int{}
+	var out []Node
+	for _, e := range ev.Events {
+		cond, ok := nodePressureReasons[e.Reason]
+		if !ok || !strings.EqualFold(e.InvolvedKind, "Node") || e.InvolvedName == "" || known[e.InvolvedName] {
+			continue
+		}
+		i, seen := idx[e.InvolvedName]
+		if !seen {
+			i = len(out)
+			idx[e.InvolvedName] = i
+			out = append(out, Node{facts.Node{Name: e.InvolvedName, Conditions: []facts.Condition{{Type: "Ready", Status: "True"}}}, e.Cite})
+		}
+		if cond == "" && strings.Contains(strings.ToLower(e.Message), "memory") {
+			cond = "MemoryPressure"
+		}
+		if cond == "" && containsFold(e.Message, "ephemeral-storage", "nodefs", "imagefs", "disk") {
+			cond = "DiskPressure"
+		}
+		if cond != "" && nodeCondition(out[i].Node, cond) != "True" {
+			out[i].Conditions = append(out[i].Conditions, facts.Condition{Type: cond, Status: "True", Reason: e.Reason, Message: e.Message})
+		}
+		out[i].Cite.merge(e.Cite)
+	}
+	return out
+}
+
 func detectNodePressure(ev *Evidence) []Finding {
 	var out []Finding
-	for _, n := range ev.Nodes {
+	for _, n := range append(append([]Node(nil), ev.Nodes...), ev.nodesFromEvents()...) {
 		if nodeReadyStatus(n.Node) != "True" {
 			continue // NotReady handled elsewhere
 		}
@@ -1041,6 +1082,17 @@ func detectNodePressure(ev *Evidence) []Finding {
 		var evicted []Event
 		for _, e := range ev.Events {
 			if (e.Reason == "Evicted" || e.Reason == "EvictionThresholdMet") && (strings.Contains(e.Message, n.Name) || e.InvolvedName == n.Name) {
+				evicted = append(evicted, e)
+			}
+		}
+		onNode := map[string]bool{}
+		for _, p := range ev.Pods {
+			if p.Node == n.Name {
+				onNode[p.Name] = true
+			}
+		}
+		for _, e := range ev.Events {
+			if e.Reason == "Evicted" && strings.EqualFold(e.InvolvedKind, "Pod") && onNode[e.InvolvedName] && !strings.Contains(e.Message, n.Name) {
 				evicted = append(evicted, e)
 			}
 		}
@@ -1052,15 +1104,24 @@ func detectNodePressure(ev *Evidence) []Finding {
 		if len(pr) == 0 && len(evicted) == 0 {
 			continue
 		}
-		f := Finding{Mode: ModeNodePressure, Category: catResource, Score: 0.65, Entity: "node/" + n.Name}
+		// A node-level condition is an infrastructure fault: the node, not a
+		// workload's own limits, ran short.
+		f := Finding{Mode: ModeNodePressure, Category: catInfra, Score: 0.65, Entity: "node/" + n.Name}
 		f.Statement = fmt.Sprintf("Node %s reports %s", n.Name, strings.Join(pr, ", "))
 		if len(evicted) > 0 {
 			f.Statement += fmt.Sprintf(" and kubelet evicts pods (%s)", quote(evicted[0].Message))
 			f.Score = 0.8
 		}
 		f.validated(fmt.Sprintf("Node %s: %s=True", n.Name, strings.Join(pr, "=True, ")), n.Cite)
-		for _, e := range evicted {
+		for i, e := range evicted {
+			if i >= 6 {
+				break
+			}
 			f.validated("Event "+eventLine(e), e.Cite)
+		}
+		for _, sr := range ev.nodeSeries(n.Name) {
+			r := riseOf(sr.Series)
+			f.validated(fmt.Sprintf("%s on %s went from %s to %s (%s)", sr.Name, n.Name, num(r.head), num(r.tail), r.shape), sr.Cite)
 		}
 		f.Chain = []string{"Usage on the node crosses the kubelet eviction threshold", "Kubelet sets the pressure condition and evicts pods"}
 		f.Remediation = []string{"Free or add node resources (disk cleanup, larger volumes, more nodes)", "Set requests/limits so pods cannot exhaust the node"}
@@ -1161,4 +1222,28 @@ func (ev *Evidence) changeContext(f *Finding, workload string, t *time.Time) {
 		f.validated(fmt.Sprintf("Commit %s in that deploy: %s (change types %s)", short(c.SHA), clip(c.Message, 100), strings.Join(c.ChangeTypes, ", ")), c.Cite)
 	}
 	f.Chain = append([]string{what + " rolls out"}, f.Chain...)
+}
+
+// nodeSeries are the node-level resource series (filesystem, memory, disk)
+// that name the node in a node, instance or hostname label and changed.
+func (ev *Evidence) nodeSeries(node string) []Series {
+	var out []Series
+	for _, sr := range ev.Series {
+		who := labelOf(sr.Series, "node", "kubernetes_node", "nodename", "instance", "hostname", "host")
+		if who == "" || !(who == node || strings.HasPrefix(who, node+":") || strings.HasPrefix(who, node+".")) {
+			continue
+		}
+		n := strings.ToLower(sr.Name)
+		if !containsFold(n, "filesystem", "memory", "disk", "inode", "pid") {
+			continue
+		}
+		if r := riseOf(sr.Series); r.shape == "flat" {
+			continue
+		}
+		out = append(out, sr)
+		if len(out) >= 3 {
+			break
+		}
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 )
 
 // ---- DNS ----
@@ -138,6 +140,10 @@ func detectDNS(ev *Evidence) []Finding {
 				f.validated(fmt.Sprintf("Monitor %q is in Alert state", m.Name), m.Cite)
 			}
 		}
+		if ev.dnsServerView(&f, h) {
+			out = append(out, f)
+			continue
+		}
 		f.inferred(fmt.Sprintf("Cluster DNS cannot answer for %s: CoreDNS outage, a deleted/renamed Service or a NetworkPolicy blocking kube-dns", h))
 		f.Chain = []string{
 			fmt.Sprintf("%s looks up %s", caller, h),
@@ -159,6 +165,7 @@ func detectDNS(ev *Evidence) []Finding {
 
 var (
 	depTargetRe = regexp.MustCompile(`(?i)(?:dial tcp|connect to|connecting to|calling|call to|upstream|request to|connection to|ECONNREFUSED|ETIMEDOUT|ECONNRESET|connect ECONNREFUSED)\s+([a-z0-9][a-z0-9._-]*(?::\d+)?)`)
+	urlHostRe   = regexp.MustCompile(`(?i)https?://([a-z0-9][a-z0-9.-]*[a-z0-9])`)
 	depErrRe    = regexp.MustCompile(`(?i)(connection refused|econnrefused|etimedout|econnreset|connection reset|timed? ?out|timeout|no route to host|503|502|504|service unavailable|bad gateway|unavailable|circuit breaker)`)
 )
 
@@ -179,11 +186,15 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 		if !depErrRe.MatchString(l.Message) {
 			continue
 		}
-		m := depTargetRe.FindStringSubmatch(l.Message)
-		if m == nil {
+		target := ""
+		if u := urlHostRe.FindStringSubmatch(l.Message); u != nil && !isIPLike(u[1]) {
+			// The URL names the dependency; a dial error names only its IP.
+			target = u[1]
+		} else if m := depTargetRe.FindStringSubmatch(l.Message); m != nil {
+			target = strings.TrimRight(m[1], ".:")
+		} else {
 			continue
 		}
-		target := strings.TrimRight(m[1], ".:")
 		if target == "" || strings.EqualFold(target, l.Service) {
 			continue
 		}
@@ -207,7 +218,11 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 		if h, _, ok := strings.Cut(t, ":"); ok {
 			host = h
 		}
-		f := Finding{Mode: ModeDependencyFailure, Category: catDependency, Entity: serviceEntity(host), Score: 0.7}
+		ent := serviceEntity(host)
+		if strings.Count(host, ".") >= 2 && !strings.Contains(host, ".svc") && !strings.HasSuffix(host, ".local") && !isIPLike(host) {
+			ent = "host/" + host // outside the cluster
+		}
+		f := Finding{Mode: ModeDependencyFailure, Category: catDependency, Entity: ent, Score: 0.7}
 		if len(g.lines) >= 5 {
 			f.Score = 0.8
 		}
@@ -218,6 +233,30 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 				break
 			}
 			f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+		}
+		// Black-box probes of the same target say whether it is down for
+		// everyone, not only for these callers.
+		for _, ps := range ev.Series {
+			inst := labelOf(ps.Series, "instance", "target", "url")
+			if !strings.Contains(strings.ToLower(ps.Name), "probe") || inst == "" || !strings.Contains(inst, host) {
+				continue
+			}
+			r := riseOf(ps.Series)
+			if strings.Contains(strings.ToLower(ps.Name), "success") {
+				if ps.Latest < 1 {
+					at := ""
+					for _, p := range ps.Downsampled {
+						if p.V < 1 {
+							at = " from " + hhmmT(p.T)
+							break
+						}
+					}
+					f.validated(fmt.Sprintf("%s{instance=%s} fell from %s to %s%s: the external probe fails too", ps.Name, inst, num(r.head), num(ps.Latest), at), ps.Cite)
+					f.Score += 0.1
+				}
+			} else if r.shape != "flat" {
+				f.validated(fmt.Sprintf("%s{instance=%s} went from %s to %s", ps.Name, inst, num(r.head), num(r.tail)), ps.Cite)
+			}
 		}
 		f.inferred(fmt.Sprintf("%s is down, overloaded or unreachable from the callers", t))
 		f.Chain = []string{fmt.Sprintf("%s stops answering", t), "Callers' requests to it fail or time out", "Callers return errors to their clients"}
@@ -239,8 +278,22 @@ var logSignatures = []struct {
 }{
 	{ModeCertExpiry, regexp.MustCompile(`(?i)(x509: certificate has expired|certificate has expired|certificate verify failed|certificate is not yet valid|ssl certificate problem: certificate has expired|tls: expired certificate)`), "config", "a TLS certificate has expired (x509)", "Renew and redeploy the expired certificate; alert on certificate expiry ahead of time"},
 	{ModeNoEndpoints, regexp.MustCompile(`(?i)(no endpoints available for service|no healthy upstream|no available endpoints)`), "config", "its target Service has no ready endpoints (selector mismatch or no Ready pods behind it)", "Check the Service selector against the pod labels and that its pods are Ready (kubectl get endpoints)"},
-	{ModeConnPoolExhaustion, regexp.MustCompile(`(?i)(connection pool (is )?exhausted|pool exhausted|timeout (waiting|acquiring) (for )?(a )?connection|could not (obtain|acquire) (a )?connection|too many connections|remaining connection slots are reserved|connection limit exceeded|max_connections)`), "resource", "its connection pool is exhausted", "Size the connection pool to the database's max_connections, fix connection leaks (unreleased sessions), add a pooler"},
+	{ModeConnPoolExhaustion, regexp.MustCompile(`(?i)(connection pool (is )?exhausted|pool exhausted|timeout (waiting|acquiring) (for )?(a )?connection|could not (obtain|acquire) (a )?connection|connection is not available|too many connections|remaining connection slots are reserved|connection limit exceeded|max_connections|pool .{0,40}(timed out|timeout) (waiting|acquiring))`), "resource", "its connection pool is exhausted", "Size the connection pool to the database's max_connections, fix connection leaks (unreleased sessions), add a pooler"},
+	{ModeStoreFull, regexp.MustCompile(`(?i)(OOM command not allowed|used memory > 'maxmemory'|maxmemory|evicted.{0,20}(memory limit|capacity)|store (is )?full|cache (is )?full)`), "resource", "the datastore it writes to reached its memory limit and rejects writes", "Raise the datastore's memory limit or let it evict (eviction policy), and cap what the clients store"},
+	{ModeVolumeFull, regexp.MustCompile(`(?i)(no space left on device|enospc|disk (is )?full|out of disk space|not enough space on (the )?disk|read-only file ?system|quota exceeded on (volume|disk))`), "resource", "its volume is out of space (writes fail with no space left on device)", "Expand the volume (PVC) or free space (retention, compaction), and alert on free-space trends before it fills"},
+	{ModeCredentials, regexp.MustCompile(`(?i)(password authentication failed|authentication failed for user|access denied for user|login failed for user|invalid (username or )?password|invalid credentials|SASL authentication failed|auth(entication)? failed: bad credentials)`), "config", "it presents credentials the server rejects (wrong or stale password/secret)", "Update the credentials the workload reads (Secret / external secret) to the current value and restart the pods; sync secret rotation with its consumers"},
+	{ModeDataQuality, regexp.MustCompile(`(?i)(deserializ(ation|e|ing)[a-z ]{0,20}(exception|error|failed)|serializationexception|recorddeserializationexception|poison (pill|record|message)|malformed (record|message|payload|json)|unexpected magic byte|invalid (record|message|payload) format|schema (mismatch|incompatib)|unknown magic byte|corrupt(ed)? (record|message))`), "data", "it receives records it cannot parse (malformed or incompatible data)", "Skip or dead-letter the bad record and fix the producer that wrote it; validate schemas at publish time"},
 }
+
+// More failure modes named by log signatures.
+const (
+	ModeVolumeFull  = "volume_full"
+	ModeStoreFull   = "datastore_full"
+	ModeCredentials = "credentials_rejected"
+	ModeDataQuality = "bad_input_data"
+)
+
+var catData = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_DATA_QUALITY
 
 func detectLogSignatures(ev *Evidence) []Finding {
 	var out []Finding
@@ -256,28 +309,125 @@ func detectLogSignatures(ev *Evidence) []Finding {
 		if len(lines) == 0 {
 			continue
 		}
-		svc := lines[0].Service
+		svc := ev.logService(lines[0])
 		if svc == "" {
 			svc = ev.alertField("service")
 		}
+		ns := lines[0].Namespace
+		if ns == "" {
+			ns = ev.alertField("namespace", "kube_namespace")
+		}
 		f := Finding{Mode: sig.mode, Category: catConfig, Score: 0.65, Entity: "service/" + svc}
-		if sig.category == "resource" {
+		if ns != "" && svc != "" {
+			f.Entity = deploymentEntity(ns, svc)
+		}
+		switch sig.category {
+		case "resource":
 			f.Category = catResource
+		case "data":
+			f.Category = catData
 		}
 		if len(lines) >= 3 {
 			f.Score = 0.75
 		}
-		f.Statement = fmt.Sprintf("%s fails because %s: %s in logs from %s (e.g. %s)", svc, sig.what, plural(len(lines), "matching error", "matching errors"), joinNames(origins), quote(lines[0].Message))
-		for i, l := range lines {
-			if i >= 5 {
+		reps := representative(lines, 3)
+		if len(origins) > 4 {
+			origins = append(origins[:4], fmt.Sprintf("%d more", len(origins)-4))
+		}
+		f.Statement = fmt.Sprintf("%s fails because %s: %s in logs from %s (e.g. %s)", svc, sig.what, plural(len(lines), "matching error", "matching errors"), joinNames(origins), quote(reps[0].Message))
+		shown := 0
+		for _, l := range reps {
+			f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), citesOfLogs(sameSig(lines, l)))
+			shown++
+		}
+		for _, l := range lines {
+			if shown >= 5 {
 				break
 			}
-			f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+			dup := false
+			for _, r := range reps {
+				dup = dup || r.Message == l.Message
+			}
+			if !dup {
+				f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+				shown++
+			}
 		}
 		f.Chain = []string{sig.what, "requests that need it fail"}
 		f.Remediation = []string{sig.fix}
 		f.Signals = []string{sig.mode}
+		ev.refineSignature(&f, ns, svc, lines)
 		out = append(out, f)
 	}
 	return out
+}
+
+var (
+	dnsAnswerRe   = regexp.MustCompile(`"[A-Z]+ IN ([a-z0-9.-]+)\.? [^"]*" (NXDOMAIN|SERVFAIL|REFUSED)`)
+	corefileZones = regexp.MustCompile(`(?m)^\s*kubernetes\s+([^{\n]+)`)
+)
+
+// dnsServerView adds what the cluster DNS server says about host: its
+// answers in its own logs and, when its configuration (a Corefile) is in
+// evidence, whether the zone it serves covers the name. It reports whether
+// the configuration explains the failure (the finding then blames it).
+func (ev *Evidence) dnsServerView(f *Finding, host string) bool {
+	var answers []LogLine
+	for _, l := range ev.Logs {
+		if m := dnsAnswerRe.FindStringSubmatch(l.Message); m != nil && strings.EqualFold(strings.TrimSuffix(m[1], "."), host) {
+			answers = append(answers, l)
+		}
+	}
+	if len(answers) > 0 {
+		l := answers[0]
+		f.validated(fmt.Sprintf("The DNS server answers %s for %s (%s, %s): %s", dnsAnswerRe.FindStringSubmatch(l.Message)[2], host, l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), citesOfLogs(answers))
+		f.Score += 0.05
+	}
+	for _, r := range ev.Resources {
+		if !strings.EqualFold(r.Kind, "ConfigMap") {
+			continue
+		}
+		for key, data := range r.Data {
+			zm := corefileZones.FindStringSubmatch(data)
+			if zm == nil {
+				continue
+			}
+			var zones []string
+			for _, z := range strings.Fields(zm[1]) {
+				if !strings.HasSuffix(z, ".arpa") {
+					zones = append(zones, strings.TrimSuffix(z, "."))
+				}
+			}
+			covered := false
+			for _, z := range zones {
+				if strings.HasSuffix(host, "."+z) || host == z {
+					covered = true
+				}
+			}
+			line := strings.TrimSpace(zm[0])
+			f.validated(fmt.Sprintf("ConfigMap %s/%s (%s) serves cluster names with %q", r.Namespace, r.Name, key, line), r.Cite)
+			if covered {
+				continue
+			}
+			f.Category = catConfig
+			f.Entity = "configmap/" + r.Namespace + "/" + r.Name
+			f.Score = 0.9
+			f.Statement = fmt.Sprintf("The cluster DNS configuration (ConfigMap %s/%s, %s) serves the zone %s, which does not cover %s: the DNS server answers NXDOMAIN for cluster Service names, so %s", r.Namespace, r.Name, key, strings.Join(zones, ", "), host, f.Statement)
+			for _, sig := range r.Signals {
+				if containsFold(sig, "edit", "updated", "changed", "manager") {
+					f.validated(fmt.Sprintf("ConfigMap %s/%s: %s", r.Namespace, r.Name, sig), r.Cite)
+				}
+			}
+			for _, l := range ev.Logs {
+				if containsFold(l.Message, "reload") && (l.Pod == "" || len(answers) == 0 || l.Pod == answers[0].Pod) {
+					f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+					break
+				}
+			}
+			f.Chain = []string{fmt.Sprintf("The Corefile's kubernetes zone was set to %s", strings.Join(zones, ", ")), fmt.Sprintf("The DNS server no longer answers for %s", host), "Lookups return NXDOMAIN (no such host)", "Clients cannot reach the Services they depend on"}
+			f.Remediation = []string{fmt.Sprintf("Restore the kubernetes zone of ConfigMap %s/%s to the cluster domain and let the DNS pods reload", r.Namespace, r.Name), "Manage the DNS configuration declaratively and alert on NXDOMAIN rates for cluster names"}
+			return true
+		}
+	}
+	return false
 }

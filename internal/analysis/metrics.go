@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -30,15 +31,34 @@ func seriesKindOf(s facts.Series) string {
 			return "errors"
 		}
 	}
+	for _, k := range []string{"outcome", "result", "status"} {
+		switch strings.ToLower(s.Labels[k]) {
+		case "error", "errors", "failure", "failed", "fail", "timeout", "exception", "server_error":
+			return "errors"
+		}
+	}
+	// A PromQL expression result is named by its query: a 5xx selector in
+	// it makes it an error series (an error ratio).
+	if reExprErrors.MatchString(s.Name) {
+		return "errors"
+	}
 	return seriesKind(s.Name)
 }
+
+var reExprErrors = regexp.MustCompile(`(?i)\b(?:code|status|status_code|http_status)\s*=~?\s*"5`)
 
 // counterSuffixes mark Prometheus counters (cumulative).
 var counterSuffixes = []string{"_total", "_count", "_sum", "_bucket"}
 
-// asRate turns a raw cumulative counter (monotonic, counter-like name) into
-// its per-second increase, so shapes describe the rate, not the running sum.
-// Other series are returned unchanged.
+// rateWindow is the span asRate differences a counter over, like rate()[5m]:
+// a raw counter sampled finer than it is scraped repeats values, and
+// point-to-point differences would alternate between 0 and bursts.
+const rateWindow = 5 * time.Minute
+
+// asRate turns a raw cumulative counter (counter-like name, never falling
+// except at a few resets to a lower value, as when a container restarts)
+// into its per-second increase over rateWindow, so shapes describe the rate,
+// not the running sum. Other series are returned unchanged.
 func asRate(s facts.Series) facts.Series {
 	isCounter := false
 	for _, suf := range counterSuffixes {
@@ -50,18 +70,33 @@ func asRate(s facts.Series) facts.Series {
 	if !isCounter || len(pts) < 3 {
 		return s
 	}
-	for i := 1; i < len(pts); i++ {
-		if pts[i].V < pts[i-1].V {
-			return s // a reset or a gauge: leave it
+	// Cumulative values with resets folded in (Prometheus counter semantics).
+	cum := make([]float64, len(pts))
+	offset, resets := 0.0, 0
+	for i := range pts {
+		if i > 0 && pts[i].V < pts[i-1].V {
+			resets++
+			offset += pts[i-1].V
 		}
+		cum[i] = pts[i].V + offset
+	}
+	if resets > 2 || resets*4 > len(pts) {
+		return s // falls too often: a gauge
 	}
 	out := facts.Series{Name: s.Name + ":rate", Labels: s.Labels, Unit: "per_second"}
+	j := 0
 	for i := 1; i < len(pts); i++ {
-		dt := pts[i].T.Sub(pts[i-1].T).Seconds()
+		for j < i-1 && pts[i].T.Sub(pts[j+1].T) >= rateWindow {
+			j++
+		}
+		dt := pts[i].T.Sub(pts[j].T).Seconds()
 		if dt <= 0 {
 			continue
 		}
-		out.Downsampled = append(out.Downsampled, facts.Point{T: pts[i].T, V: (pts[i].V - pts[i-1].V) / dt})
+		if pts[i].T.Sub(pts[0].T) < rateWindow && len(pts) > 8 && pts[len(pts)-1].T.Sub(pts[0].T) >= 2*rateWindow {
+			continue // not a full window yet
+		}
+		out.Downsampled = append(out.Downsampled, facts.Point{T: pts[i].T, V: (cum[i] - cum[j]) / dt})
 	}
 	if len(out.Downsampled) == 0 {
 		return s
@@ -155,6 +190,9 @@ func detectMetricRegression(ev *Evidence) []Finding {
 			svc = ev.alertField("service")
 		}
 		ns := labelOf(s.Series, "namespace")
+		if ns == "" {
+			ns = ev.alertNamespace()
+		}
 		f := Finding{Mode: ModeDeployRegression, Score: 0.5, Entity: deploymentEntity(ns, svc)}
 		what := fmt.Sprintf("%s of %s rose from %s to %s (%s)", s.Name, svc, num(r.head), num(r.tail), r.shape)
 		if r.onset != nil {
@@ -201,11 +239,26 @@ func detectMetricRegression(ev *Evidence) []Finding {
 				f.Statement = fmt.Sprintf("Rollback %s of %s (deployed %s) removed code and %s", d.Revision, svc, hhmm(d.FinishedAt), what)
 			}
 			if culprit != nil {
-				f.Entity = "commit/" + culprit.SHA
+				f.Entity = "commit/" + short(culprit.SHA)
 				f.validated(fmt.Sprintf("Commit %s (%s): %s; change types %s", short(culprit.SHA), culprit.Author, clip(culprit.Message, 120), strings.Join(culprit.ChangeTypes, ", ")), culprit.Cite)
+				if culprit.Summary != "" {
+					f.validated(fmt.Sprintf("Commit %s summary: %s", short(culprit.SHA), clip(culprit.Summary, 300)), culprit.Cite)
+				}
 				switch ctype {
 				case facts.ChangeDBMigration:
 					f.Statement += fmt.Sprintf("; commit %s carries a database migration, consistent with a gradual latency creep (slow query / lock after the schema change)", short(culprit.SHA))
+					for _, ds := range ev.Series {
+						n := strings.ToLower(ds.Name)
+						if !containsFold(n, "scan", "idx", "index", "lock", "rows_fetched", "tup_") {
+							continue
+						}
+						rs := asRate(ds.Series)
+						rr := riseOf(rs)
+						if rr.shape == "flat" || rr.onset == nil || rr.onset.Before(timeOf(d.StartedAt).Add(-2*time.Minute)) {
+							continue
+						}
+						f.validated(fmt.Sprintf("%s%s went from %s to %s after the release (%s from %s)", ds.Name, labelSuffix(ds.Series, "relname", "table", "indexrelname"), num(rr.head), num(rr.tail), rr.shape, hhmm(rr.onset)), ds.Cite)
+					}
 				case facts.ChangeTimeoutRetry, facts.ChangeConfig:
 					f.Category = catConfig
 					f.Statement += fmt.Sprintf("; commit %s changes %s settings", short(culprit.SHA), strings.ReplaceAll(ctype, "_", "/"))
@@ -237,6 +290,13 @@ func detectMetricRegression(ev *Evidence) []Finding {
 				}
 				f.Chain = []string{"Request rate rises", "Capacity is exhausted", s.Name + " degrades"}
 				f.Remediation = []string{"Scale out " + svc, "Add autoscaling on request rate / CPU"}
+				if hpa, cur, max, c, ok := ev.hpaAtMax(svc); ok {
+					f.validated(fmt.Sprintf("HPA %s runs %s replicas, its configured max of %s, while it wants more: it cannot scale further", hpa, num(cur), num(max)), c)
+					f.Statement += fmt.Sprintf("; the HPA %s is pinned at its max of %s replicas, so capacity cannot follow the traffic", hpa, num(max))
+					f.Chain = []string{"Request rate rises", fmt.Sprintf("The HPA scales %s to its max of %s replicas", svc, num(max)), "The replicas saturate", s.Name + " degrades"}
+					f.Remediation = []string{fmt.Sprintf("Raise the HPA max replicas of %s (cluster capacity permitting)", svc), "Shed or queue load at the edge during traffic peaks"}
+					f.Score += 0.1
+				}
 				out = append(out, f)
 				break
 			}
@@ -280,30 +340,154 @@ func pickCommit(commits []Commit, kind string) (*Commit, string) {
 }
 
 func detectCPUThrottling(ev *Evidence) []Finding {
-	var out []Finding
+	type group struct {
+		svc, ns   string
+		podOnly   bool
+		series    []Series
+		periods   map[string]Series // pod -> periods rate
+		throttled map[string]Series // pod -> throttled periods rate
+		onset     *time.Time
+		tail      float64
+	}
+	groups := map[string]*group{}
+	var order []string
 	for _, s := range ev.Series {
 		n := strings.ToLower(s.Name)
-		if !strings.Contains(n, "throttl") {
+		if !strings.Contains(n, "throttl") && !(strings.Contains(n, "cfs_periods") && !strings.Contains(n, "throttl")) {
 			continue
 		}
-		r := riseOf(s.Series)
-		// A ratio metric (0-1) above 25%, or a counter-derived rate that rose.
-		high := (r.tail <= 1 && r.tail >= 0.25) || (r.tail > 1 && r.ratio >= 2)
+		pod := labelOf(s.Series, "pod")
+		svc := labelOf(s.Series, "service", "deployment", "container", "app")
+		if pod != "" {
+			if w := workloadOfPodName(ev, pod); w != "" {
+				svc = w
+			}
+		}
+		podOnly := false
+		if svc == "" {
+			svc, podOnly = pod, true
+		}
+		key := labelOf(s.Series, "namespace") + "/" + svc
+		g := groups[key]
+		if g == nil {
+			g = &group{svc: svc, ns: labelOf(s.Series, "namespace"), podOnly: podOnly, periods: map[string]Series{}, throttled: map[string]Series{}}
+			groups[key] = g
+			order = append(order, key)
+		}
+		rs := Series{asRate(s.Series), s.Cite}
+		if !strings.Contains(n, "throttl") {
+			g.periods[pod] = rs
+			continue
+		}
+		if strings.Contains(n, "periods") {
+			g.throttled[pod] = rs
+		}
+		g.series = append(g.series, rs)
+	}
+	var out []Finding
+	for _, key := range order {
+		g := groups[key]
+		if len(g.series) == 0 {
+			continue
+		}
+		// Throttled share of CFS periods when both counters are known, else
+		// the throttling rate itself.
+		var ratios []float64
+		var cite Cite
+		var onset *time.Time
+		for pod, t := range g.throttled {
+			p, ok := g.periods[pod]
+			if !ok || p.Latest <= 0 {
+				continue
+			}
+			ratios = append(ratios, t.Latest/p.Latest)
+			cite.merge(t.Cite)
+			cite.merge(p.Cite)
+			if o := onsetOf(t.Series); o != nil && (onset == nil || o.Before(*onset)) {
+				onset = o
+			}
+		}
+		high := false
+		what := ""
+		if len(ratios) > 0 {
+			sort.Float64s(ratios)
+			med := ratios[len(ratios)/2]
+			high = med >= 0.25
+			what = fmt.Sprintf("%s of CFS periods are throttled (median over %s)", pct(100*med), plural(len(ratios), "pod", "pods"))
+		} else {
+			for _, s := range g.series {
+				r := riseOf(s.Series)
+				if (r.tail <= 1 && r.tail >= 0.25) || (r.tail > 1 && r.ratio >= 2) {
+					high = true
+					what = fmt.Sprintf("%s at %s (baseline %s)", s.Name, num(r.tail), num(r.head))
+					cite.merge(s.Cite)
+					onset = onsetOf(s.Series)
+					break
+				}
+			}
+		}
 		if !high {
 			continue
 		}
-		who := labelOf(s.Series, "pod", "container", "deployment", "service")
-		f := Finding{Mode: ModeCPUThrottling, Category: catResource, Score: 0.6, Entity: "pod/" + labelOf(s.Series, "namespace") + "/" + who}
-		if labelOf(s.Series, "pod") == "" {
-			f.Entity = "service/" + who
+		ns := firstNonEmptyStr(g.ns, ev.alertNamespace())
+		f := Finding{Mode: ModeCPUThrottling, Category: catResource, Score: 0.6, Entity: deploymentEntity(ns, g.svc)}
+		if g.podOnly {
+			f.Entity = "pod/" + ns + "/" + g.svc
 		}
-		f.Statement = fmt.Sprintf("CPU throttling of %s: %s at %s (baseline %s) — the CPU limit caps the container", who, s.Name, num(r.tail), num(r.head))
-		f.validated(f.Statement, s.Cite)
-		f.Remediation = []string{"Raise or remove the CPU limit of " + who, "Reduce CPU work per request"}
-		f.Signals = []string{"CPU throttling"}
+		f.Statement = fmt.Sprintf("CPU throttling of %s: %s — the CPU limit caps the containers", g.svc, what)
+		f.validated(fmt.Sprintf("%s is throttled: %s", g.svc, what), cite)
+		// The limit the pods run with.
+		var limits []string
+		var pc Cite
+		for _, p := range ev.Pods {
+			if ev.workloadOf(p.Pod) != g.svc {
+				continue
+			}
+			for _, c := range p.Containers {
+				if c.LimitsCPU != "" {
+					limits = appendUnique(limits, c.LimitsCPU)
+					pc.merge(p.Cite)
+				}
+			}
+		}
+		if len(limits) > 0 {
+			f.validated(fmt.Sprintf("Pods of %s run with a CPU limit of %s", g.svc, strings.Join(limits, ", ")), pc)
+			f.Statement += fmt.Sprintf(" (CPU limit %s)", strings.Join(limits, ", "))
+		}
+		// A release shortly before the throttling set that limit.
+		for _, d := range ev.Deploys {
+			if d.Service != g.svc || onset == nil || d.StartedAt == nil {
+				continue
+			}
+			if gap := onset.Sub(*d.StartedAt); gap >= -2*time.Minute && gap <= 30*time.Minute && !d.IsRollback {
+				f.Category = catConfig
+				f.Score = 0.85
+				f.validated(fmt.Sprintf("Deploy of %s %s -> %s started %s, %s before the throttling began at %s", g.svc, d.PreviousRevision, d.Revision, hhmm(d.StartedAt), durHuman(gap), hhmm(onset)), d.Cite)
+				f.Statement = fmt.Sprintf("Release %s of %s (deployed %s) made its CPU limit too low for its load: %s", d.Revision, g.svc, hhmm(d.FinishedAt), strings.TrimPrefix(f.Statement, "CPU throttling of "+g.svc+": "))
+				f.explains(ModeDeployRegression, "the latency rises because the release's CPU limit throttles the containers")
+				f.Chain = []string{fmt.Sprintf("Release %s rolls out with a lower CPU limit", d.Revision), "The containers hit the limit and CFS throttles them", "Requests queue and latency rises"}
+			}
+		}
+		f.Remediation = []string{"Raise (or remove) the CPU limit of " + g.svc + " to fit its load", "Reduce CPU work per request"}
+		f.Signals = []string{"CPU throttling", "throttled"}
 		out = append(out, f)
 	}
 	return out
+}
+
+// workloadOfPodName names the workload of a pod from the pod facts, else
+// from the pod name's deployment suffixes.
+func workloadOfPodName(ev *Evidence, pod string) string {
+	for _, p := range ev.Pods {
+		if p.Name == pod {
+			return ev.workloadOf(p.Pod)
+		}
+	}
+	parts := strings.Split(pod, "-")
+	if len(parts) > 2 {
+		return strings.Join(parts[:len(parts)-2], "-")
+	}
+	return ""
 }
 
 func detectConsumerLag(ev *Evidence) []Finding {
@@ -332,4 +516,53 @@ func detectConsumerLag(ev *Evidence) []Finding {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out
+}
+
+// alertNamespace is the alert's namespace label or field.
+func (ev *Evidence) alertNamespace() string {
+	ns := ev.alertField("namespace", "kube_namespace", "exported_namespace")
+	if ns == "" && ev.Alert != nil {
+		ns = ev.Alert.GetNamespace()
+	}
+	return ns
+}
+
+// hpaAtMax finds a HorizontalPodAutoscaler of the workload whose current
+// replicas reached its max replicas (kube-state-metrics series).
+func (ev *Evidence) hpaAtMax(svc string) (name string, cur, max float64, c Cite, ok bool) {
+	var curS, maxS *Series
+	for i := range ev.Series {
+		s := &ev.Series[i]
+		n := strings.ToLower(s.Name)
+		if !strings.Contains(n, "horizontalpodautoscaler") && !strings.Contains(n, "hpa") {
+			continue
+		}
+		h := labelOf(s.Series, "horizontalpodautoscaler", "hpa", "scaletargetref_name")
+		if h == "" || (svc != "" && h != svc && !strings.HasPrefix(h, svc)) {
+			continue
+		}
+		name = h
+		switch {
+		case strings.Contains(n, "current_replicas"):
+			curS = s
+		case strings.Contains(n, "max_replicas"):
+			maxS = s
+		}
+	}
+	if curS == nil || maxS == nil || maxS.Latest <= 0 || curS.Peak < maxS.Latest {
+		return "", 0, 0, Cite{}, false
+	}
+	c = curS.Cite
+	c.merge(maxS.Cite)
+	return name, curS.Peak, maxS.Latest, c, true
+}
+
+// labelSuffix renders the first present label as {k=v}.
+func labelSuffix(s facts.Series, keys ...string) string {
+	for _, k := range keys {
+		if v := s.Labels[k]; v != "" {
+			return "{" + k + "=" + v + "}"
+		}
+	}
+	return ""
 }

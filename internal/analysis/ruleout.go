@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -55,6 +56,8 @@ func (ev *Evidence) ruleOut(leads []Finding, findings []Finding) []*investigatio
 	if v := ev.db(); v.present() {
 		r.database(v, leads)
 	}
+	r.commits(leads)
+	r.exporterDatabases(leads)
 	if len(ev.Logs) > 0 && !r.leads[ModeDNSFailure] {
 		dns := false
 		for _, l := range ev.Logs {
@@ -292,5 +295,152 @@ func (r *ruler) database(v *dbView, leads []Finding) {
 	if len(maint) > 0 {
 		last := maint[len(maint)-1]
 		r.add("maintenance", "Maintenance / configuration events", fmt.Sprintf("%s (latest at %s: %s) completed before the incident window: historical, not the cause", plural(len(maint), "maintenance/configuration event", "maintenance/configuration events"), hhmm(last.Time), quote(last.Message)), citesOfDBEvents(maint))
+	}
+}
+
+// leadText is everything the leading findings say.
+func leadText(leads []Finding) string {
+	var b strings.Builder
+	for _, l := range leads {
+		b.WriteString(l.Statement)
+		b.WriteByte('\n')
+		b.WriteString(l.Entity)
+		b.WriteByte('\n')
+		for _, c := range l.Validated {
+			b.WriteString(c.Text)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+var reSourceFile = regexp.MustCompile(`[A-Za-z0-9_./-]+\.(?:go|py|java|kt|js|ts|rb|rs|cs|php|scala|sql|yaml|yml|json)\b`)
+
+// commits rules out the commits in evidence that the leading explanation
+// does not blame, each with the reason the evidence gives.
+func (r *ruler) commits(leads []Finding) {
+	ev := r.ev
+	if len(ev.Commits) == 0 || leads[0].Healthy {
+		return
+	}
+	text := leadText(leads)
+	files := reSourceFile.FindAllString(text, -1)
+	for _, c := range ev.Commits {
+		sha := short(c.SHA)
+		if sha == "" || strings.Contains(text, sha) {
+			continue
+		}
+		var why []string
+		var touched []string
+		for _, f := range c.Files {
+			touched = append(touched, f.Path)
+		}
+		if len(files) > 0 {
+			hit := false
+			for _, f := range files {
+				for _, t := range touched {
+					if strings.HasSuffix(t, strings.TrimLeft(f, "./")) || strings.HasSuffix(f, t) {
+						hit = true
+					}
+				}
+			}
+			if !hit && len(touched) > 0 {
+				why = append(why, fmt.Sprintf("it does not touch %s, where the failure is raised (it changes %s)", joinNames(files[:min(2, len(files))]), joinNames(touched[:min(3, len(touched))])))
+			}
+		}
+		if len(c.ChangeTypes) > 0 {
+			why = append(why, fmt.Sprintf("its change (%s) does not fit the failure mode (%s)", strings.Join(c.ChangeTypes, ", "), strings.ReplaceAll(leads[0].Mode, "_", " ")))
+		}
+		if d := deployOf(c, ev.Deploys); d != nil && d.FinishedAt != nil {
+			why = append(why, fmt.Sprintf("it shipped in release %s (%s)", d.Revision, hhmm(d.FinishedAt)))
+		}
+		if len(why) == 0 {
+			why = append(why, "nothing in the evidence ties it to the failure")
+		}
+		msg := clip(c.Message, 80)
+		r.add("commit:"+c.SHA, fmt.Sprintf("Commit %s (%s)", sha, msg), fmt.Sprintf("commit %s is not at fault: %s", sha, strings.Join(why, "; ")), c.Cite)
+	}
+}
+
+// deployOf is the deploy whose revision is the commit.
+func deployOf(c Commit, ds []Deploy) *Deploy {
+	for i := range ds {
+		if ds[i].Revision != "" && (strings.HasPrefix(c.SHA, ds[i].Revision) || strings.HasPrefix(ds[i].Revision, c.SHA)) {
+			return &ds[i]
+		}
+	}
+	return nil
+}
+
+// exporterDatabases rules out databases whose exporter series show them up
+// and with connection headroom, when the leading explanation is not one.
+func (r *ruler) exporterDatabases(leads []Finding) {
+	ev := r.ev
+	if leads[0].Healthy || strings.HasPrefix(leads[0].Entity, "db/") {
+		return
+	}
+	type dbState struct {
+		up, conns, max float64
+		hasUp, hasConn bool
+		cite           Cite
+	}
+	dbs := map[string]*dbState{}
+	var order []string
+	for _, s := range ev.Series {
+		n := strings.ToLower(s.Name)
+		var prefix string
+		for _, p := range []string{"pg_", "mysql_", "mongodb_", "redis_"} {
+			if strings.HasPrefix(n, p) {
+				prefix = p
+			}
+		}
+		if prefix == "" {
+			continue
+		}
+		inst := labelOf(s.Series, "instance", "server", "cluster")
+		if h, _, ok := strings.Cut(inst, ":"); ok {
+			inst = h
+		}
+		if inst == "" {
+			continue
+		}
+		d := dbs[inst]
+		if d == nil {
+			d = &dbState{}
+			dbs[inst] = d
+			order = append(order, inst)
+		}
+		d.cite.merge(s.Cite)
+		switch {
+		case strings.HasSuffix(n, "_up"):
+			d.up, d.hasUp = s.Latest, true
+		case strings.Contains(n, "max_connections"):
+			d.max = s.Latest
+		case strings.Contains(n, "activity_count") || strings.Contains(n, "connected_clients") || strings.Contains(n, "threads_connected"):
+			d.conns += s.Peak
+			d.hasConn = true
+		}
+	}
+	for _, inst := range order {
+		d := dbs[inst]
+		var parts []string
+		if d.hasUp {
+			if d.up < 1 {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s reports up (pg_up/up = %s)", inst, num(d.up)))
+		}
+		if d.hasConn && d.max > 0 {
+			if d.conns >= 0.8*d.max {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("at most %s of %s connections in use", num(d.conns), num(d.max)))
+		} else if d.hasConn {
+			parts = append(parts, fmt.Sprintf("at most %s connections in use", num(d.conns)))
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		r.add("database:"+inst, "Database "+inst+" failure or saturation", fmt.Sprintf("database %s is not at fault: %s", inst, strings.Join(parts, ", ")), d.cite)
 	}
 }

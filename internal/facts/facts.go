@@ -66,6 +66,10 @@ type Container struct {
 	// Env var names and the ConfigMaps/Secrets the container reads (names only, never values).
 	ConfigMaps []string `json:"config_maps,omitempty"`
 	Secrets    []string `json:"secrets,omitempty"`
+	// RuntimeLimits are the runtime's own memory caps set in the container's
+	// command, args or literal env values (-Xmx1g, --max-old-space-size=512,
+	// GOMEMLIMIT=900MiB): the flags only, never other values.
+	RuntimeLimits []string `json:"runtime_limits,omitempty"`
 }
 
 // Pod is the status of one pod.

@@ -247,9 +247,13 @@ func parsePagerDuty(obj map[string]any) ([]*investigationv1.Alert, error) {
 	}
 	labels := map[string]string{}
 	ann := map[string]string{}
+	// The PagerDuty service is a routing entity; the incident's own details
+	// (the source alert's labels) name the workload and win over it.
+	pdService := ""
 	if svc, ok := data["service"].(map[string]any); ok {
-		if s := firstStr(svc, "summary", "name"); s != "" {
-			labels["service"] = s
+		pdService = firstStr(svc, "summary", "name")
+		if pdService != "" {
+			ann["pagerduty_service"] = pdService
 		}
 	}
 	if p, ok := data["priority"].(map[string]any); ok {
@@ -276,6 +280,9 @@ func parsePagerDuty(obj map[string]any) ([]*investigationv1.Alert, error) {
 	}
 	if d, ok := data["custom_details"].(map[string]any); ok {
 		mergeMissing(labels, strMap(d))
+	}
+	if labels["service"] == "" && pdService != "" {
+		labels["service"] = pdService
 	}
 	a := &investigationv1.Alert{
 		Format:      investigationv1.AlertFormat_ALERT_FORMAT_PAGERDUTY,

@@ -3,6 +3,7 @@ package brain
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -61,6 +62,15 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 		breaker, err := s.runPending(ctx, st, st.loop.Round, nil)
 		if err != nil {
 			return "", err
+		}
+		if breaker == "" {
+			// The leading suspect's own configuration, read in the same round.
+			if fu := s.configFollowUps(ctx, st); len(fu) > 0 {
+				st.loop.Pending = fu
+				if breaker, err = s.runPending(ctx, st, st.loop.Round, nil); err != nil {
+					return "", err
+				}
+			}
 		}
 		if breaker != "" {
 			st.loop.Breaker = breaker
@@ -286,6 +296,14 @@ func (s *Service) callsFor(ctx context.Context, st *invState, intents []string, 
 		}
 		if params == nil {
 			params = s.inferParams(ctx, st, in)
+			// A metrics request without an expression of its own: discover
+			// the scope's metrics instead of guessing a PromQL name.
+			if q, _ := params["query"].(string); in == intentPromQL && !looksLikePromQL(q) {
+				if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSurveyMetrics]; ok {
+					in = intentSurveyMetrics
+					params = s.inferParams(ctx, st, in)
+				}
+			}
 		}
 		out = append(out, pendingCall{Intent: in, Params: params, Origin: origin})
 	}
@@ -351,4 +369,111 @@ func (s *Service) proposedDiagnosis(ctx context.Context, st *invState) *investig
 		d = mergeModelDiagnosis(d, md)
 	}
 	return d
+}
+
+const (
+	intentPromQL        = "query_prometheus"
+	intentSurveyMetrics = "survey_metrics"
+)
+
+// looksLikePromQL: an expression with a selector, a function or an operator,
+// not a bare word such as "error".
+func looksLikePromQL(q string) bool {
+	return strings.ContainsAny(q, "{}()[]_:")
+}
+
+// maxConfigFollowUps bounds the ConfigMaps read for one suspect.
+const maxConfigFollowUps = 2
+
+// configFollowUps describes the ConfigMaps mounted by the pods of the
+// leading hypothesis's workload that no call has read yet: a suspect's
+// settings (limits, policies, pool sizes) often are the explanation.
+func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCall {
+	if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentDescribe]; !ok {
+		return nil
+	}
+	res, err := analysis.Analyze(ctx, analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins})
+	if err != nil || len(res.Hypotheses) == 0 {
+		return nil
+	}
+	ent := res.Hypotheses[0].GetEntity()
+	if res.Hypotheses[0].GetDetector() == "dns_failure" && clusterDNSName(ent) {
+		// A cluster-local name that does not resolve: the cluster DNS
+		// server's own logs and configuration are the next evidence.
+		var out []pendingCall
+		for _, c := range []pendingCall{
+			{Intent: intentPodLogs, Params: map[string]any{"namespace": dnsNamespace, "pod": dnsWorkload + "-*"}, Origin: originExpand},
+			{Intent: intentDescribe, Params: map[string]any{"kind": "configmap", "name": dnsWorkload, "namespace": dnsNamespace}, Origin: originExpand},
+		} {
+			if !st.ranEquivalent(c) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	parts := strings.Split(ent, "/")
+	if len(parts) < 2 {
+		return nil
+	}
+	var out []pendingCall
+	if (parts[0] == "persistentvolumeclaim" || parts[0] == "pod") && len(parts) == 3 {
+		// How the rest of the namespace experiences the suspect: its
+		// clients' log lines that name it (by its pod, the PVC's owner).
+		target := parts[2]
+		if parts[0] == "persistentvolumeclaim" {
+			if i := strings.Index(target, "-"); i > 0 {
+				target = target[i+1:] // data-<pod> → <pod>
+			}
+		}
+		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": parts[1], "query": `"` + target + `"`}, Origin: originExpand}
+		if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSearchLogs]; ok && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+		if parts[0] == "persistentvolumeclaim" {
+			return out
+		}
+	}
+	switch parts[0] {
+	case "deployment", "statefulset", "daemonset", "pod", "service":
+	default:
+		return out
+	}
+	name := parts[len(parts)-1]
+	seen := map[string]bool{}
+	for _, p := range st.pods() {
+		if p.Name != name && p.Workload != name && !strings.HasPrefix(p.Name, name+"-") {
+			continue
+		}
+		for _, c := range p.Containers {
+			for _, cm := range c.ConfigMaps {
+				key := p.Namespace + "/" + cm
+				if seen[key] || len(out) >= maxConfigFollowUps {
+					continue
+				}
+				seen[key] = true
+				call := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "configmap", "name": cm, "namespace": p.Namespace}, Origin: originExpand}
+				if !st.ranEquivalent(call) {
+					out = append(out, call)
+				}
+			}
+		}
+	}
+	return out
+}
+
+const intentDescribe = "describe_resource"
+
+const (
+	intentSearchLogs = "search_logs"
+	intentPodLogs    = "fetch_pod_logs"
+	// The cluster DNS server of Kubernetes (CoreDNS, deployed as kube-dns
+	// compatible "coredns" in kube-system by kubeadm, EKS, GKE and AKS).
+	dnsNamespace = "kube-system"
+	dnsWorkload  = "coredns"
+)
+
+// clusterDNSName: the hypothesis entity is a Service reached by its cluster
+// DNS name (service/<ns>/<name>, from <name>.<ns>.svc...).
+func clusterDNSName(ent string) bool {
+	return strings.HasPrefix(ent, "service/") && strings.Count(ent, "/") == 2
 }

@@ -262,6 +262,23 @@ func (s *Service) inferParams(ctx context.Context, st *invState, intent string) 
 			continue
 		}
 		v := vals[name]
+		if nodeTool(intent) && (name == "name" || name == "resource_name") {
+			// A node tool's "name" is a node: the alert's pod or service
+			// name would match nothing; empty lists every node.
+			v = vals["node"]
+		}
+		if v == "" && (name == "query" || name == "pattern" || name == "q") && logTool(def) {
+			// A log search scoped to the alert's service or pod: every line,
+			// errors first, unless the alert names its error; unscoped, errors.
+			switch {
+			case vals["_symptom"] != "":
+				v = vals["_symptom"]
+			case vals["service"] != "" || vals["pod"] != "":
+				v = "*"
+			case p.GetRequired():
+				v = "error"
+			}
+		}
 		if v == "" && p.GetRequired() && (name == "query" || name == "pattern" || name == "q") {
 			v = firstNonEmpty(vals["_symptom"], "error")
 		}
@@ -283,6 +300,14 @@ func (s *Service) inferParams(ctx context.Context, st *invState, intent string) 
 		params[p.GetName()] = v
 	}
 	return params
+}
+
+// nodeTool: the intent inspects Kubernetes nodes.
+func nodeTool(intent string) bool { return strings.Contains(intent, "node") }
+
+// logTool: the tool searches logs.
+func logTool(def *evidencev1.ToolDefinition) bool {
+	return def.GetCategory() == evidencev1.ToolCategory_TOOL_CATEGORY_LOGS
 }
 
 func contextValue(rc *evidencev1.RouterContext, field string) string {
@@ -309,6 +334,10 @@ func (st *invState) candidates() map[string]string {
 	}
 	pod, restarted := st.bestPod()
 	v["pod"], v["pod_name"] = pod, pod
+	if pod == "" && a.GetService() != "" {
+		// No pod in evidence yet: the workload's pods by name prefix.
+		v["pod"] = strings.TrimSuffix(a.GetService(), "-") + "-*"
+	}
 	if restarted {
 		v["_restarted"] = "true"
 	}

@@ -385,7 +385,8 @@ func (pr *profile) readPods(md *structpb.Struct) {
 		case "Evicted":
 			pr.root(kindNode, fmt.Sprintf("pod %s evicted: %s", p.Name, p.Message))
 			reasons = append(reasons, "Evicted")
-		case "":
+		case "", "Completed", "PodCompleted":
+			// A pod that ran to completion is done, not failing.
 		default:
 			reasons = append(reasons, p.Reason)
 		}
@@ -657,6 +658,14 @@ func (pr *profile) readSeries(md *structpb.Struct, p *evidencev1.EvidencePin) {
 				v.names = append(v.names, val)
 				pr.addName(val)
 			}
+		}
+		if strings.HasPrefix(strings.ToLower(s.Name), "kube_") && s.Min >= 0 && twoLevels(s) {
+			// A kube-state 0/1 gauge records a state (phase, condition,
+			// job status), not a rate that can be abnormal by its shape.
+			v.class, v.normal = "state", true
+			v.detail = fmt.Sprintf("%s state latest=%.4g", s.Name, s.Latest)
+			pr.series = append(pr.series, v)
+			continue
 		}
 		shape := strings.ToLower(s.Shape)
 		rise := s.Baseline > 0 && s.Peak > 2*s.Baseline || s.Baseline == 0 && s.Peak > 0 && len(s.Anomalies) > 0
@@ -967,4 +976,21 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// twoLevels: the series only ever takes two values (a 0/1 state gauge,
+// whatever its scale), judged on its samples, else on min/peak/latest.
+func twoLevels(s facts.Series) bool {
+	vals := map[float64]bool{}
+	for _, p := range s.Downsampled {
+		vals[p.V] = true
+		if len(vals) > 2 {
+			return false
+		}
+	}
+	if len(s.Downsampled) > 0 {
+		return true
+	}
+	vals = map[float64]bool{s.Min: true, s.Peak: true, s.Latest: true}
+	return len(vals) <= 2 && s.Min == 0
 }

@@ -589,8 +589,19 @@ func (s *Service) checkBeforeDeploy(lead *investigationv1.Hypothesis, alert *inv
 			if !v.validated || !v.prof.failing || v.prof.onset == nil || pass && !matchesAny(accused, v.prof.names) {
 				continue
 			}
-			if onset == nil || v.prof.onset.Before(*onset) {
-				onset, onsetPin = v.prof.onset, v.pin.GetId()
+			at := v.prof.onset
+			if pass {
+				// A pin of many series (a metric survey) names many
+				// entities: only the accused entity's series date its onset.
+				if so, ok := seriesOnset(v.prof.series, accused); ok {
+					if so == nil {
+						continue
+					}
+					at = so
+				}
+			}
+			if onset == nil || at.Before(*onset) {
+				onset, onsetPin = at, v.pin.GetId()
 			}
 		}
 		if onset != nil {
@@ -1105,4 +1116,25 @@ func ongoingErrors(accused []string, views []*pinView) (int, []string) {
 		}
 	}
 	return n, pins
+}
+
+// seriesOnset is the earliest onset of the anomalous series that name an
+// accused entity; ok is false when the series carry no entity names at all
+// (then the pin's own onset stands).
+func seriesOnset(series []seriesView, accused []string) (*time.Time, bool) {
+	named := false
+	var out *time.Time
+	for _, sv := range series {
+		if len(sv.names) == 0 {
+			continue
+		}
+		named = true
+		if !sv.anomalous || sv.onset == nil || !matchesAny(accused, nameSet(sv.names...)) {
+			continue
+		}
+		if out == nil || sv.onset.Before(*out) {
+			out = sv.onset
+		}
+	}
+	return out, named
 }

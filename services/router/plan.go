@@ -18,6 +18,7 @@ import (
 
 // alertView is what the planner reads from an alert.
 type alertView struct {
+	alert      *investigationv1.Alert
 	name       string
 	text       string
 	source     string
@@ -43,7 +44,7 @@ var alertSignals = map[string]*regexp.Regexp{
 	"node":       regexp.MustCompile(`notready|node (?:not ?ready|down|unreachable|failure|pressure|lost)|disk ?pressure|memory ?pressure|pid ?pressure|kubelet (?:stopped|down|not)|cordon`),
 	"rollout":    regexp.MustCompile(`rollout|progressdeadline|replicas? (?:unavailable|mismatch)|deployment (?:stuck|failed)|generation mismatch`),
 	"dns":        regexp.MustCompile(`\bdns\b|nxdomain|no such host|name resolution|resolv|coredns`),
-	"errors":     regexp.MustCompile(`5xx|\b50[0-4]\b|error rate|errors?\b|exception|failed|failure`),
+	"errors":     regexp.MustCompile(`5xx|\b50[0-4]\b|error rate|errors?\b|exception|failed|failure|stall(?:ed|s)?\b|stuck|has not (?:synced|processed|run)|no progress`),
 	"http":       regexp.MustCompile(`\bhttp|5xx|\brequests?\b|endpoint|\bslo\b|availability|status code`),
 	"latency":    regexp.MustCompile(`latency|p9[059]|slow|timeout|timed out|response time|duration`),
 	"cpu":        regexp.MustCompile(`\bcpu|throttl|saturat|load average`),
@@ -52,8 +53,15 @@ var alertSignals = map[string]*regexp.Regexp{
 	"db":         regexp.MustCompile(`\b(?:rds|database|db|postgres(?:ql)?|mysql|aurora|mariadb|replication|replica ?lag|max_connections|connection slots|too many clients|deadlock|iops|failover|checkpoints?|sql|wal)\b`),
 	"dbquery":    regexp.MustCompile(`quer(?:y|ies)|\bcpu|lock|deadlock|connections?|checkpoint|statement`),
 	"dbevents":   regexp.MustCompile(`failover|reboot|maintenance|storage|replica|snapshot|restart|recover`),
+	"synthetic":  regexp.MustCompile(`synthetic|browser test|api test|uptime check|blackbox`),
+	"backlog":    regexp.MustCompile(`\blag\b|backlog|queue (?:depth|size)|consumer group|unprocessed`),
 	"change":     regexp.MustCompile(`\bdeploy(?:s|ed|ing)?\b|\brelease[sd]?\b|new version|regression|\brollout|upgrade|\bcommit|config(?:uration)? change`),
 }
+
+var (
+	rePodOfDeployment  = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*?)-[a-z0-9]{6,10}-[a-z0-9]{5}$`)
+	rePodOfStatefulSet = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*?)-[0-9]+$`)
+)
 
 var reNegated = regexp.MustCompile(`\b(?:no|zero|without|never|nor)\s+(?:pod-level\s+|kubernetes\s+|new\s+)?[a-z0-9_./-]+`)
 
@@ -74,7 +82,7 @@ func lookup(a *investigationv1.Alert, keys ...string) string {
 }
 
 func viewAlert(a *investigationv1.Alert) *alertView {
-	v := &alertView{sig: map[string]bool{}}
+	v := &alertView{sig: map[string]bool{}, alert: a}
 	v.name = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"), a.GetTitle())
 	v.source = strings.ToLower(a.GetAlertSource())
 	v.rule = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"))
@@ -100,6 +108,18 @@ func viewAlert(a *investigationv1.Alert) *alertView {
 	}
 	if v.deployment != "" && v.service == "" {
 		v.service = v.deployment
+	}
+	if v.service == "" {
+		// A Kafka consumer group is named after the application consuming.
+		v.service = lookup(a, "consumergroup", "consumer_group", "group")
+	}
+	if v.service == "" && v.pod != "" {
+		// <deployment>-<replicaset hash>-<pod suffix>, <statefulset>-<ordinal>
+		if m := rePodOfDeployment.FindStringSubmatch(v.pod); m != nil {
+			v.service = m[1]
+		} else if m := rePodOfStatefulSet.FindStringSubmatch(v.pod); m != nil {
+			v.service = m[1]
+		}
 	}
 	v.errMsg = firstNonEmpty(a.GetErrorMessage(), lookup(a, "error", "message"))
 	var b strings.Builder
@@ -225,6 +245,12 @@ func errorQuery(v *alertView) string {
 			return kw
 		}
 	}
+	if v.pod != "" || v.service != "" {
+		// The scope (service, pod) is narrow already and the alert names no
+		// failure keyword: every line of it, errors first (the tool ranks
+		// them), shows both failures and the absence of any.
+		return "*"
+	}
 	return "error"
 }
 
@@ -247,6 +273,13 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 		}
 		c.set(v.namespace, "namespace")
 	case "get_events":
+		if !hasNS && v.node != "" && v.sig["node"] {
+			// Node conditions and the evictions they cause: node events and
+			// pod events live in different namespaces.
+			s.add(3, "events of node "+v.node+" and of the pods it evicted")
+			c.set("all", "namespace")
+			break
+		}
 		if hasNS && v.any(append(k8sSignals, "dns")...) {
 			s.add(3, "Kubernetes events explain "+strings.Join(v.matching(append(k8sSignals, "dns")...), ", "))
 		} else if hasNS {
@@ -264,6 +297,8 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 				c.set(true, "previous")
 			case v.any("errors", "dns", "latency"):
 				s.add(2, "application logs of "+workload+" show the errors")
+			case v.sig["backlog"]:
+				s.add(2, "the consumer's logs show why it falls behind")
 			}
 		}
 		pod := v.pod
@@ -297,6 +332,13 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 		case v.sig["db"] && v.errMsg != "":
 			s.add(1, "client-side logs of the database error")
 		}
+		if loc := lookup(alertOf(v), "synthetics_location", "location", "probe_location"); v.sig["synthetic"] && loc != "" {
+			// The synthetic runner logs the check, not the service: search
+			// for the failing location across services.
+			s.add(2, "the synthetic check's own runs in "+loc)
+			c.set(`"`+strings.ReplaceAll(loc, `"`, ``)+`"`, "query")
+			break
+		}
 		c.set(errorQuery(v), "query")
 		c.set(v.namespace, "namespace")
 		c.set(v.service, "service")
@@ -327,6 +369,18 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 			}
 			c.set(promQL(kind, v.target(), ""), "query")
 		}
+	case "survey_metrics":
+		switch {
+		case v.node != "" && v.sig["node"]:
+			s.add(2.5, "discover which resource metrics of node "+v.node+" changed, without assuming metric names")
+			c.set(v.node, "node")
+		case v.service != "" || hasNS || v.pod != "":
+			if !v.sig["db"] || v.namespace != "" {
+				s.add(2.5, "discover which metrics of "+firstNonEmpty(v.service, v.pod, v.namespace)+" changed around the onset, without assuming metric names")
+			}
+		}
+		c.set(v.namespace, "namespace")
+		c.set(v.service, "service")
 	case "get_deploy_history":
 		if v.service != "" && !v.sig["db"] {
 			switch {
@@ -339,11 +393,13 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 		c.set(v.service, "service")
 		c.set(v.namespace, "namespace")
 	case "get_commits":
-		if v.service != "" && !v.sig["db"] && (v.sig["change"] || v.any("errors", "latency")) {
+		if v.service != "" && !v.sig["db"] && (v.sig["change"] || v.any("errors", "latency", "oom", "crash")) {
 			s.add(1.5, "commit summaries of "+v.service+" tell what a deploy changed")
 		}
+		// Every commit of the service: a change-type filter from the alert's
+		// wording would hide the red herrings the diagnosis must rule out
+		// (and dependency bumps that do break things).
 		c.set(v.service, "service")
-		c.set(truncate(firstNonEmpty(v.errMsg, v.name), 120), "hint")
 	case "list_deployments":
 		if hasNS && v.sig["rollout"] {
 			s.add(2, "rollout state of the namespace's deployments")
@@ -357,8 +413,11 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 			s.add(4, "node conditions and pressure")
 		case v.sig["scheduling"]:
 			s.add(2, "node capacity explains scheduling failures")
+		case hasNS && v.any("errors", "latency", "crash", "oom", "http", "memory", "cpu") && !v.sig["db"]:
+			s.add(0.75, "node conditions rule the infrastructure in or out")
 		}
-		c.set(v.node, "node", "name")
+		// Every node: the healthy ones rule a cluster-wide problem out (the
+		// alerted node is described on its own).
 	case "query_db_metrics":
 		if v.sig["db"] {
 			s.add(4, "database metrics ("+firstNonEmpty(v.dbInstance, "instance unknown")+") show saturation and lag")
@@ -704,3 +763,5 @@ func (s *Service) SelectTools(ctx context.Context, req *routerv1.SelectToolsRequ
 		Trips:            sel.Trips,
 	}, nil
 }
+
+func alertOf(v *alertView) *investigationv1.Alert { return v.alert }

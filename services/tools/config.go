@@ -57,7 +57,7 @@ func DefaultConfig() Config {
 		ReadOnly:           true,
 		Redact:             true,
 		DefaultWindow:      time.Hour,
-		ChangeLookback:     24 * time.Hour,
+		ChangeLookback:     72 * time.Hour,
 		PromMaxPoints:      240,
 		PromMinStep:        15 * time.Second,
 		PromMaxSeries:      100,

@@ -73,6 +73,7 @@ func defaultTools() []*Tool {
 					ctxDefault(ph(pString("namespace", "namespace label to scope the survey"), "default"), "active_namespace"),
 					ctxDefault(ph(pString("service", "service/app/job label to scope the survey"), "checkout"), "active_service"),
 					ctxDefault(ph(pString("pod", "pod label (or prefix) to scope the survey"), "checkout-*"), "active_pod"),
+					ph(pString("node", "node name to scope the survey (node, instance or hostname labels)"), "worker-node-1"),
 					ph(pNumber("max_series", "series to query at most"), "150"),
 				),
 				Integrations: []string{backend.AreaMetrics},

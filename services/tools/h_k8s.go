@@ -230,6 +230,35 @@ func (s *Service) eventsIn(ctx context.Context, ns string) ([]corev1.Event, erro
 	return list.Items, nil
 }
 
+// hostNodeEvents are the events about the nodes that run the namespace's
+// pods; best effort (errors leave them out).
+func (s *Service) hostNodeEvents(ctx context.Context, ns string) []corev1.Event {
+	pods, err := s.be.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	nodes := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			nodes[p.Spec.NodeName] = true
+		}
+	}
+	if len(nodes) == 0 {
+		return nil
+	}
+	all, err := s.be.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []corev1.Event
+	for _, e := range all.Items {
+		if e.InvolvedObject.Kind == "Node" && nodes[e.InvolvedObject.Name] && e.Namespace != ns {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // parseInvolved splits "pod/name", "Pod/ns/name" or "name" into kind and name.
 func parseInvolved(s string) (kind, name string) {
 	parts := strings.Split(strings.TrimSpace(s), "/")
@@ -358,6 +387,12 @@ func handleGetEvents(ctx context.Context, s *Service, c *Call, r *Result) error 
 	items, err := s.eventsIn(ctx, ns)
 	if err != nil {
 		return err
+	}
+	if ns != "" && name == "" {
+		// Node events are cluster-scoped: the namespace's view includes the
+		// events of the nodes its pods run on (a node flap or pressure
+		// explains pod symptoms).
+		items = append(items, s.hostNodeEvents(ctx, ns)...)
 	}
 	r.EvidenceType, r.Domain = evidencev1.EvidenceType_EVIDENCE_TYPE_K8S_EVENT, evidencev1.Domain_DOMAIN_COMPUTE
 	r.Namespace = ns

@@ -597,6 +597,20 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 				q    backend.LogQuery
 			}{drop, wq})
 		}
+		if q.Namespace != "" && q.Service != "" {
+			// Last: the whole namespace, for lines other workloads logged
+			// about this one (a rotation job, a sidecar, an operator).
+			wq := q
+			wq.Service, wq.Pod = "", ""
+			drop := []string{"service " + q.Service}
+			if q.Pod != "" {
+				drop = append(drop, "pod "+q.Pod)
+			}
+			attempts = append(attempts, struct {
+				drop []string
+				q    backend.LogQuery
+			}{drop, wq})
+		}
 		for _, a := range attempts {
 			wide, err := s.be.Logs.SearchLogs(ctx, a.q)
 			if err != nil {
@@ -604,7 +618,7 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 			}
 			if len(wide) > 0 {
 				hits, dropped = wide, a.drop
-				q.Namespace, q.Pod = a.q.Namespace, a.q.Pod
+				q.Namespace, q.Pod, q.Service = a.q.Namespace, a.q.Pod, a.q.Service
 				break
 			}
 		}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -30,9 +31,15 @@ const surveyScopeBonus = 500
 
 // surveyScopeMatchers are the selectors that find a scope's series without
 // assuming any metric name: the usual Kubernetes and service labels.
-func surveyScopeMatchers(ns, svc, pod string) []string {
+func surveyScopeMatchers(ns, svc, pod, node string) []string {
 	var out []string
 	q := func(v string) string { return strings.ReplaceAll(v, `"`, `\"`) }
+	if node != "" {
+		for _, l := range []string{"node", "kubernetes_node", "nodename", "hostname"} {
+			out = append(out, fmt.Sprintf(`{%s=%q}`, l, q(node)))
+		}
+		out = append(out, fmt.Sprintf(`{instance=~"%s(:[0-9]+)?"}`, regexpQuote(node)))
+	}
 	if ns != "" && ns != "all" {
 		out = append(out, fmt.Sprintf(`{namespace=%q}`, q(ns)), fmt.Sprintf(`{kube_namespace=%q}`, q(ns)), fmt.Sprintf(`{exported_namespace=%q}`, q(ns)))
 	}
@@ -127,6 +134,7 @@ func surveyTargets(sets []model.LabelSet, scoped map[string]bool) []surveyTarget
 
 func handleSurveyMetrics(ctx context.Context, s *Service, c *Call, r *Result) error {
 	ns, svc, pod := c.Params.String("namespace"), c.Params.String("service"), c.Params.String("pod")
+	node := c.Params.String("node")
 	maxSeries := int(c.Params.Int("max_series", surveyDefaultMaxSeries))
 	if maxSeries <= 0 {
 		maxSeries = surveyDefaultMaxSeries
@@ -153,7 +161,7 @@ func handleSurveyMetrics(ctx context.Context, s *Service, c *Call, r *Result) er
 			sets = append(sets, l)
 		}
 	}
-	for _, m := range surveyScopeMatchers(ns, svc, pod) {
+	for _, m := range surveyScopeMatchers(ns, svc, pod, node) {
 		ls, _, err := s.be.Metrics.Series(ctx, []string{m}, start, end)
 		if err != nil {
 			return fmt.Errorf("survey: series %s: %w", m, err)
@@ -190,6 +198,18 @@ func handleSurveyMetrics(ctx context.Context, s *Service, c *Call, r *Result) er
 		if !ok {
 			continue
 		}
+		// A cumulative counter (a counter's name and values that only grow,
+		// but for a few resets) is surveyed as its rate: the shape of a
+		// running total says nothing about when things changed.
+		name := t.name
+		if len(m) == 1 && counterLike(t.name, m[0].Values) {
+			rq := fmt.Sprintf("rate(%s[5m])", t.query)
+			if rv, _, err := s.be.Metrics.QueryRange(ctx, rq, promv1.Range{Start: start, End: end, Step: step}); err == nil {
+				if rm, ok := rv.(model.Matrix); ok && len(rm) == 1 {
+					m, name = rm, "rate("+t.name+"[5m])"
+				}
+			}
+		}
 		for _, ss := range m {
 			pts := make([]facts.Point, 0, len(ss.Values))
 			for _, sp := range ss.Values {
@@ -199,12 +219,15 @@ func handleSurveyMetrics(ctx context.Context, s *Service, c *Call, r *Result) er
 			if len(m) > 1 {
 				_, labels = seriesName(ss.Metric, t.query)
 			}
-			sr := series.Summarize(t.name, labels, pts)
+			sr := series.Summarize(name, labels, pts)
 			if sr.Count == 0 {
 				continue
 			}
-			if sr.Unit == "" {
+			if sr.Unit == "" && name == t.name {
 				sr.Unit = unitOf(t.name)
+			}
+			if name != t.name {
+				sr.Unit = "per_second"
 			}
 			if t.inScope {
 				scopedIdx[len(all)] = true
@@ -217,7 +240,7 @@ func handleSurveyMetrics(ctx context.Context, s *Service, c *Call, r *Result) er
 		r.NoData = true
 		r.Put(facts.KeySeries, []facts.Series{})
 		r.Severity = evidencev1.Severity_SEVERITY_INFO
-		r.Summary = fmt.Sprintf("Metric survey found no series for %s over %s (%d metric names known).", surveyScope(ns, svc, pod), win, len(names))
+		r.Summary = fmt.Sprintf("Metric survey found no series for %s over %s (%d metric names known).", surveyScope(ns, svc, pod, node), win, len(names))
 		return nil
 	}
 	r.Source(s.be.Source(backend.AreaMetrics))
@@ -258,13 +281,13 @@ func handleSurveyMetrics(ctx context.Context, s *Service, c *Call, r *Result) er
 		r.Severity = evidencev1.Severity_SEVERITY_INFO
 	}
 	r.Summary = fmt.Sprintf("Metric survey of %s over %s: %d metric names known, %s queried, %d changed shape; most changed: %s (latest %s, peak %s).",
-		surveyScope(ns, svc, pod), win, len(names), plural(len(out), "series", "series"), changed, describeSeries(out[0]), fmtNum(out[0].Latest), fmtNum(out[0].Peak))
+		surveyScope(ns, svc, pod, node), win, len(names), plural(len(out), "series", "series"), changed, describeSeries(out[0]), fmtNum(out[0].Latest), fmtNum(out[0].Peak))
 	return nil
 }
 
-func surveyScope(ns, svc, pod string) string {
+func surveyScope(ns, svc, pod, node string) string {
 	var parts []string
-	for _, kv := range [][2]string{{"namespace", ns}, {"service", svc}, {"pod", pod}} {
+	for _, kv := range [][2]string{{"namespace", ns}, {"service", svc}, {"pod", pod}, {"node", node}} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+" "+kv[1])
 		}
@@ -273,4 +296,24 @@ func surveyScope(ns, svc, pod string) string {
 		return "every series"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// counterLike: a name Prometheus conventions reserve for counters and values
+// that never fall but at up to two resets, and grow overall.
+func counterLike(name string, vals []model.SamplePair) bool {
+	if !(strings.HasSuffix(name, "_total") || strings.HasSuffix(name, "_count") || strings.HasSuffix(name, "_sum")) || len(vals) < 3 {
+		return false
+	}
+	drops := 0
+	for i := 1; i < len(vals); i++ {
+		if vals[i].Value < vals[i-1].Value {
+			drops++
+		}
+	}
+	return drops <= 2 && vals[len(vals)-1].Value != vals[0].Value
+}
+
+// regexpQuote escapes a label value for a PromQL regex matcher.
+func regexpQuote(v string) string {
+	return strings.ReplaceAll(regexp.QuoteMeta(v), `\`, `\\`)
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,6 +155,7 @@ func fillContainerSpec(cf *facts.Container, c corev1.Container, volumes map[stri
 	}
 	cf.LivenessProbe = probeText(c.LivenessProbe)
 	cf.ReadinessProbe = probeText(c.ReadinessProbe)
+	cf.RuntimeLimits = runtimeLimits(c)
 	cms, secs := map[string]bool{}, map[string]bool{}
 	for _, ef := range c.EnvFrom {
 		if ef.ConfigMapRef != nil {
@@ -425,4 +427,37 @@ func exitText(c *int32) string {
 		return "-"
 	}
 	return strconv.Itoa(int(*c))
+}
+
+// runtimeMemFlag matches a runtime's memory cap: JVM heap and metaspace
+// sizes, Node's old-space size, Go's soft memory limit.
+var runtimeMemFlag = regexp.MustCompile(`(?:-Xm[sx][0-9]+[kKmMgG]?|-XX:Max(?:RAM|Metaspace|Direct)\w*=[0-9]+[kKmMgG%]?|-XX:MaxRAMPercentage=[0-9.]+|--max-old-space-size=[0-9]+|GOMEMLIMIT=[0-9]+\w*)`)
+
+// runtimeLimits lists the runtime memory flags of a container (command,
+// args and literal env values); nothing else of those values is kept.
+func runtimeLimits(c corev1.Container) []string {
+	var texts []string
+	texts = append(texts, c.Command...)
+	texts = append(texts, c.Args...)
+	for _, e := range c.Env {
+		if e.ValueFrom != nil {
+			continue
+		}
+		if e.Name == "GOMEMLIMIT" {
+			texts = append(texts, "GOMEMLIMIT="+e.Value)
+			continue
+		}
+		texts = append(texts, e.Value)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range texts {
+		for _, m := range runtimeMemFlag.FindAllString(t, -1) {
+			if !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }

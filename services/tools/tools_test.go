@@ -242,8 +242,8 @@ func TestToolsOverFakeBackend(t *testing.T) {
 			intent: "get_deploy_history", params: map[string]any{},
 			severity: evidencev1.Severity_SEVERITY_MEDIUM, domain: evidencev1.Domain_DOMAIN_COMPUTE, sources: []string{"deploys"},
 			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
-				if q := ts.changes.last; q.Service != "cart" || !q.Start.Equal(t0.Add(-25*time.Hour)) {
-					t.Errorf("change query = %+v (want service from context, window widened by 24h)", q)
+				if q := ts.changes.last; q.Service != "cart" || !q.Start.Equal(t0.Add(-time.Hour-DefaultConfig().ChangeLookback)) {
+					t.Errorf("change query = %+v (want service from context, window widened by the change look-back)", q)
 				}
 				if d := decode[[]facts.Deploy](t, r, facts.KeyDeploys); len(d) != 1 || d[0].Revision != "r3" {
 					t.Errorf("deploys = %+v", d)

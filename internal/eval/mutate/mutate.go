@@ -56,10 +56,14 @@ var nameKeys = map[string]bool{
 	"root_cause_entity": true, "acceptable_entities": true,
 }
 
-// skipValues are never rewritten: generic words that also appear as names.
+// skipValues are never rewritten: generic words that also appear as names,
+// and the platform's own well-known components (like the kube-system
+// namespace, the cluster DNS server is named by Kubernetes, not by the
+// scenario).
 var skipValues = map[string]bool{
 	"": true, "default": true, "kube-system": true, "rds": true, "postgres": true, "true": true, "false": true,
 	"main": true, "app": true, "api": true, "web": true, "none": true, "null": true, "unknown": true,
+	"coredns": true, "kube-dns": true,
 }
 
 // Scenario rewrites the scenario folder src into dst (created).
@@ -106,6 +110,8 @@ func Scenario(src, dst string, opt Options) (map[string]string, error) {
 	for rel, b := range files {
 		collectNames(rel, b, names)
 	}
+	addShortSHAs(names)
+	addHostLabels(names)
 	mapping := buildMapping(names, opt.Seed)
 	repl := replacer(mapping)
 
@@ -165,10 +171,10 @@ func collectNames(rel string, b []byte, names map[string]bool) {
 	if strings.HasPrefix(rel, "pod_logs") {
 		parts := strings.Split(filepath.ToSlash(rel), "/")
 		if len(parts) == 3 {
-			names[parts[1]] = true
+			addName(parts[1], names)
 			pod := strings.TrimSuffix(parts[2], ".log")
 			pod = strings.TrimSuffix(pod, ".previous")
-			names[strings.SplitN(pod, ".", 2)[0]] = true
+			addName(strings.SplitN(pod, ".", 2)[0], names)
 		}
 		return
 	}
@@ -256,6 +262,9 @@ func buildMapping(names map[string]bool, seed uint64) map[string]string {
 		lw := strings.ToLower(w)
 		if r, ok := words[lw]; ok {
 			return r
+		}
+		if skipValues[lw] {
+			return w // a platform name stays itself inside compound names too
 		}
 		var r string
 		switch {
@@ -414,26 +423,42 @@ func replacer(mapping map[string]string) *nameReplacer {
 	}
 	// Boundaries: not preceded or followed by a name character; longer
 	// names are tried first, so a pod name wins over its workload's prefix.
-	re := regexp.MustCompile(`(^|[^A-Za-z0-9_])(` + strings.Join(quoted, "|") + `)($|[^A-Za-z0-9_])`)
+	re := regexp.MustCompile(`(?:` + strings.Join(quoted, "|") + `)`)
 	return &nameReplacer{re: re, mapping: mapping}
 }
 
+// isNameByte: a character that continues a name (a match must not be
+// glued to one on either side).
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// Replace rewrites every whole-name occurrence in one left-to-right pass:
+// separators between adjacent names ("ns/name", "pod-name") are shared, not
+// consumed, and replaced text is never rewritten twice.
 func (r *nameReplacer) Replace(s string) string {
 	if r.re == nil {
 		return s
 	}
-	// Matches can overlap at boundaries; loop until stable.
-	for i := 0; i < 4; i++ {
-		next := r.re.ReplaceAllStringFunc(s, func(m string) string {
-			sub := r.re.FindStringSubmatch(m)
-			return sub[1] + r.mapping[sub[2]] + sub[3]
-		})
-		if next == s {
+	var b strings.Builder
+	pos := 0
+	for pos < len(s) {
+		loc := r.re.FindStringIndex(s[pos:])
+		if loc == nil {
 			break
 		}
-		s = next
+		start, end := pos+loc[0], pos+loc[1]
+		if (start > 0 && isNameByte(s[start-1])) || (end < len(s) && isNameByte(s[end])) || end == start {
+			b.WriteString(s[pos : start+1])
+			pos = start + 1
+			continue
+		}
+		b.WriteString(s[pos:start])
+		b.WriteString(r.mapping[s[start:end]])
+		pos = end
 	}
-	return s
+	b.WriteString(s[pos:])
+	return b.String()
 }
 
 // timeKeys name JSON fields that may hold epoch timestamps (Datadog's
@@ -561,4 +586,34 @@ func rewritePrometheus(b []byte, opt Options) ([]byte, error) {
 		}
 	}
 	return json.Marshal(doc)
+}
+
+// shortSHALen is git's default abbreviation of a commit id.
+const shortSHALen = 7
+
+// addShortSHAs adds the abbreviation of every full commit id, so texts that
+// cite a commit by its short form (answers, reports, messages) are rewritten
+// with the same new id (the hex rewrite keeps prefixes).
+func addShortSHAs(names map[string]bool) {
+	for n := range names {
+		if len(n) >= 12 && isHex(strings.ToLower(n)) {
+			names[n[:shortSHALen]] = true
+		}
+	}
+}
+
+// addHostLabels adds the compound labels of dotted names (the
+// "rate-vendor" of "quotes.rate-vendor.example"), so a text that
+// cites a host by that label is rewritten like the host itself.
+func addHostLabels(names map[string]bool) {
+	for n := range names {
+		if !strings.Contains(n, ".") {
+			continue
+		}
+		for _, label := range strings.Split(n, ".") {
+			if strings.Contains(label, "-") && len(label) >= 5 {
+				addName(label, names)
+			}
+		}
+	}
 }

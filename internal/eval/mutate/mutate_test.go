@@ -111,3 +111,81 @@ func TestShiftEpochs(t *testing.T) {
 		t.Errorf("unchanged file rewritten: %s", got)
 	}
 }
+
+func TestShortSHAsFollowTheirCommit(t *testing.T) {
+	cases := []struct {
+		name, full, short string
+	}{
+		{"answer cites the abbreviation only", "9c03be1d2f4a5b6c7d8e9f00112233445566778a", "9c03be1"},
+		{"another id", "04d7aa19e3c5b7f9a1b3c5d7e9f1a3b5c7d9e1f3", "04d7aa1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := t.TempDir()
+			writeFile(t, src, "alert.json", `{"commonLabels":{"service":"ledger-api"}}`)
+			writeFile(t, src, "commits.json", `{"commits":[{"sha":"`+tc.full+`","service":"ledger-api","message":"refactor"}]}`)
+			writeFile(t, src, "answer.yml", "root_cause_category: code_defect\nruling_out_keywords:\n  - "+tc.short+"\n")
+			dst := filepath.Join(t.TempDir(), "out")
+			if _, err := Scenario(src, dst, DefaultOptions(7)); err != nil {
+				t.Fatal(err)
+			}
+			commits, answer := read(t, filepath.Join(dst, "commits.json")), read(t, filepath.Join(dst, "answer.yml"))
+			if strings.Contains(answer, tc.short) || strings.Contains(commits, tc.full) {
+				t.Fatalf("ids not rewritten:\n%s\n%s", commits, answer)
+			}
+			var doc struct {
+				Commits []struct {
+					SHA string `json:"sha"`
+				} `json:"commits"`
+			}
+			if err := json.Unmarshal([]byte(commits), &doc); err != nil || len(doc.Commits) != 1 {
+				t.Fatalf("commits: %v %s", err, commits)
+			}
+			if want := doc.Commits[0].SHA[:7]; !strings.Contains(answer, want) {
+				t.Errorf("answer should cite %s (the new commit's abbreviation):\n%s", want, answer)
+			}
+		})
+	}
+}
+
+func TestHostLabelsFollowTheirHost(t *testing.T) {
+	src := t.TempDir()
+	writeFile(t, src, "alert.json", `{"commonLabels":{"service":"trip-api"}}`)
+	writeFile(t, src, "eks_pods.json", `{"pods":[{"name":"trip-api-0","host":"quotes.rate-vendor.example"}]}`)
+	writeFile(t, src, "answer.yml", "root_cause_category: dependency_failure\nrequired_keywords:\n  - rate-vendor\n")
+	dst := filepath.Join(t.TempDir(), "out")
+	if _, err := Scenario(src, dst, DefaultOptions(3)); err != nil {
+		t.Fatal(err)
+	}
+	pods, answer := read(t, filepath.Join(dst, "eks_pods.json")), read(t, filepath.Join(dst, "answer.yml"))
+	if strings.Contains(answer, "rate-vendor") || strings.Contains(pods, "rate-vendor") {
+		t.Fatalf("host label not rewritten:\n%s\n%s", pods, answer)
+	}
+	var doc struct {
+		Pods []struct {
+			Host string `json:"host"`
+		} `json:"pods"`
+	}
+	if err := json.Unmarshal([]byte(pods), &doc); err != nil || len(doc.Pods) != 1 {
+		t.Fatalf("pods: %v", err)
+	}
+	label := strings.Split(doc.Pods[0].Host, ".")[1]
+	if !strings.Contains(answer, label) {
+		t.Errorf("answer should cite %q:\n%s", label, answer)
+	}
+}
+
+func TestReplaceAdjacentNames(t *testing.T) {
+	r := replacer(map[string]string{"shop": "dune", "cart-api": "birch-umber", "cart": "birch", "api": "umber"})
+	cases := []struct{ in, want string }{
+		{"deployment/shop/cart-api", "deployment/dune/birch-umber"},
+		{"shop/cart", "dune/birch"},
+		{"shopping cart-apis", "shopping cart-apis"},
+		{"cart-api cart api", "birch-umber birch umber"},
+	}
+	for _, tc := range cases {
+		if got := r.Replace(tc.in); got != tc.want {
+			t.Errorf("Replace(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -41,6 +41,7 @@ var IntentActions = map[string][]string{
 	"search_logs":        {ActQueryDatadogLogs, ActQueryGrafanaLogs},
 	"list_monitors":      {ActQueryDatadogMonitor, ActQueryGrafanaAlerts},
 	"query_prometheus":   {ActQueryGrafanaMetrics},
+	"survey_metrics":     {ActQueryGrafanaMetrics},
 	"query_db_metrics":   {ActQueryGrafanaMetrics},
 	"get_db_top_queries": {ActQueryGrafanaMetrics},
 	"get_db_events":      {ActQueryGrafanaLogs},

@@ -1,0 +1,258 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ModeCodeException: a service throws runtime exceptions (panics, null
+// dereferences, index errors, missing keys) on requests it used to serve.
+const ModeCodeException = "code_exception"
+
+// exceptionRe matches runtime errors that come from the application's own
+// code, in the usual spellings of Go, Java, Python, JavaScript and .NET.
+var exceptionRe = regexp.MustCompile(`(?i)(panic|nil pointer|null ?pointer|nullreferenceexception|segmentation fault|sigsegv|index out of (range|bounds)|indexerror|keyerror|typeerror|attributeerror|valueerror|zerodivisionerror|arithmeticexception|classcastexception|illegalstateexception|illegalargumentexception|unsupportedoperationexception|is not a function|cannot read propert|undefined is not|unhandled exception|uncaught|traceback \(most recent|assertion failed|stack overflow|invalid memory address)`)
+
+// codeDeployWindow: a deploy finished at most this long before the first
+// exception is its suspect.
+const codeDeployWindow = 45 * time.Minute
+
+// exceptionSig folds an error line into a signature: digits, quoted values
+// and hex ids vary between occurrences of the same bug.
+var sigNoise = regexp.MustCompile(`0x[0-9a-f]+|\b[0-9a-f]{8,}\b|\d+(\.\d+)?(ms|s)?\b|"[^"]{0,40}"`)
+
+func exceptionSig(msg string) string { return sigNoise.ReplaceAllString(strings.ToLower(msg), "#") }
+
+// logService names the workload a log line comes from.
+func (ev *Evidence) logService(l LogLine) string {
+	if l.Service != "" {
+		return l.Service
+	}
+	for _, p := range ev.Pods {
+		if p.Name == l.Pod {
+			return ev.workloadOf(p.Pod)
+		}
+	}
+	if l.Pod != "" {
+		// <workload>-<replicaset hash>-<pod hash>
+		parts := strings.Split(l.Pod, "-")
+		if len(parts) > 2 {
+			return strings.Join(parts[:len(parts)-2], "-")
+		}
+	}
+	return ""
+}
+
+// representative picks up to n distinct error signatures, most frequent
+// first; among equally frequent ones the most detailed message wins.
+func representative(lines []LogLine, n int) []LogLine {
+	type grp struct {
+		count int
+		best  LogLine
+	}
+	groups := map[string]*grp{}
+	var order []string
+	for _, l := range lines {
+		k := exceptionSig(l.Message)
+		g := groups[k]
+		if g == nil {
+			g = &grp{best: l}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.count++
+		if len(l.Message) > len(g.best.Message) {
+			g.best = l
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := groups[order[i]], groups[order[j]]
+		// A detailed message (file, line, key) tells more than a bare
+		// "panic recovered" repeated by a terse logger.
+		wa, wb := a.count*(1+min(len(a.best.Message), 200)/40), b.count*(1+min(len(b.best.Message), 200)/40)
+		return wa > wb
+	})
+	var out []LogLine
+	for _, k := range order {
+		if len(out) >= n {
+			break
+		}
+		out = append(out, groups[k].best)
+	}
+	return out
+}
+
+func detectCodeException(ev *Evidence) []Finding {
+	bySvc := map[string][]LogLine{}
+	var svcs []string
+	for _, l := range ev.Logs {
+		if !isErrorLog(l.LogLine) || !exceptionRe.MatchString(l.Message) {
+			continue
+		}
+		if dnsNXRe.MatchString(l.Message) || dnsServerRe.MatchString(l.Message) || depLogRe.MatchString(l.Message) {
+			continue
+		}
+		svc := ev.logService(l)
+		if _, ok := bySvc[svc]; !ok {
+			svcs = append(svcs, svc)
+		}
+		bySvc[svc] = append(bySvc[svc], l)
+	}
+	var out []Finding
+	for _, svc := range svcs {
+		lines := bySvc[svc]
+		if len(lines) < 3 {
+			continue
+		}
+		first, last := lines[0], lines[len(lines)-1]
+		for _, l := range lines {
+			if l.Timestamp != nil {
+				first = l // lines are in time order; untimed (raw) lines sort first
+				break
+			}
+		}
+		reps := representative(lines, 2)
+		ns := first.Namespace
+		if ns == "" {
+			ns = ev.alertField("namespace", "kube_namespace")
+		}
+		f := Finding{Mode: ModeCodeException, Category: catCode, Score: 0.6, Entity: deploymentEntity(ns, svc)}
+		var pods []string
+		for _, l := range lines {
+			pods = appendUnique(pods, l.Pod)
+		}
+		f.Statement = fmt.Sprintf("%s throws runtime exceptions in its own code: %s between %s and %s from %s (e.g. %s)",
+			svc, plural(len(lines), "error", "errors"), hhmm(first.Timestamp), hhmm(last.Timestamp), plural(len(pods), "pod", "pods"), quote(reps[0].Message))
+		for _, l := range reps {
+			f.validated(fmt.Sprintf("%s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), logLevel(l.LogLine), quote(l.Message)), citesOfLogs(sameSig(lines, l)))
+		}
+		// The deploy that shipped it.
+		var culprit *Deploy
+		var rollback *Deploy
+		for i := range ev.Deploys {
+			d := &ev.Deploys[i]
+			if d.Service != "" && d.Service != svc {
+				continue
+			}
+			t := d.FinishedAt
+			if t == nil {
+				t = d.StartedAt
+			}
+			if t == nil || first.Timestamp == nil {
+				continue
+			}
+			gap := first.Timestamp.Sub(*t)
+			if d.StartedAt != nil {
+				gap = first.Timestamp.Sub(*d.StartedAt)
+			}
+			if gap >= -time.Minute && gap <= codeDeployWindow && !d.IsRollback {
+				culprit = d
+			}
+		}
+		if culprit != nil {
+			for i := range ev.Deploys {
+				d := &ev.Deploys[i]
+				if d == culprit || (d.Service != "" && d.Service != svc) || d.StartedAt == nil || culprit.StartedAt == nil || !d.StartedAt.After(*culprit.StartedAt) {
+					continue
+				}
+				if d.IsRollback || (culprit.PreviousRevision != "" && d.Revision == culprit.PreviousRevision) {
+					rollback = d
+				}
+			}
+		}
+		if culprit == nil {
+			f.inferred(fmt.Sprintf("No deploy of %s precedes the first exception within %s: a latent bug triggered by new input, or a change outside the deploy history", svc, durHuman(codeDeployWindow)))
+			f.Chain = []string{"Requests reach a code path that fails", "The service throws and answers with errors"}
+			f.Remediation = []string{fmt.Sprintf("Fix the failing code path of %s (%s)", svc, clip(reps[0].Message, 80))}
+			f.Signals = []string{"exception", svc}
+			out = append(out, f)
+			continue
+		}
+		d := culprit
+		f.Score = 0.85
+		f.validated(fmt.Sprintf("Deploy of %s %s -> %s started %s and finished %s; the first exception follows at %s", svc, d.PreviousRevision, d.Revision, hhmm(d.StartedAt), hhmm(d.FinishedAt), hhmm(first.Timestamp)), d.Cite)
+		var commits []Commit
+		for _, c := range ev.Commits {
+			if strings.HasPrefix(c.SHA, d.Revision) || strings.HasPrefix(d.Revision, c.SHA) || (c.Service == d.Service && c.Timestamp != nil && d.StartedAt != nil && c.Timestamp.Before(*d.StartedAt) && !c.Removed && revisionOf(c.SHA, ev.Deploys) == "") {
+				commits = append(commits, c)
+			}
+		}
+		cm, _ := pickCommit(commits, "errors")
+		for i := range commits {
+			if strings.HasPrefix(commits[i].SHA, d.Revision) || strings.HasPrefix(d.Revision, commits[i].SHA) {
+				cm = &commits[i]
+			}
+		}
+		rev := d.Revision
+		if cm != nil {
+			f.Entity = "commit/" + short(cm.SHA)
+			rev = short(cm.SHA)
+			f.validated(fmt.Sprintf("Commit %s (%s): %s", short(cm.SHA), cm.Author, clip(firstNonEmptyStr(cm.Summary, cm.Message), 220)), cm.Cite)
+		} else {
+			f.Entity = "commit/" + d.Revision
+		}
+		f.Statement = fmt.Sprintf("Release %s of %s (deployed %s) introduced a code defect: %s since %s from %s, e.g. %s",
+			rev, svc, hhmm(d.FinishedAt), plural(len(lines), "runtime error", "runtime errors"), hhmm(first.Timestamp), plural(len(pods), "pod", "pods"), quote(reps[0].Message))
+		f.Chain = []string{
+			fmt.Sprintf("Release %s of %s rolls out at %s", rev, svc, hhmm(d.StartedAt)),
+			fmt.Sprintf("The new code fails at runtime (%s)", clip(reps[0].Message, 100)),
+			"Requests on that path return errors and the alert fires",
+		}
+		f.Remediation = []string{fmt.Sprintf("Roll back %s to %s", svc, firstNonEmptyStr(d.PreviousRevision, "the previous release")), fmt.Sprintf("Fix the defect of %s and add a test for the failing input", rev)}
+		if rollback != nil {
+			after := 0
+			for _, l := range lines {
+				if l.Timestamp != nil && rollback.FinishedAt != nil && l.Timestamp.After(rollback.FinishedAt.Add(time.Minute)) {
+					after++
+				}
+			}
+			f.validated(fmt.Sprintf("Rollback of %s to %s started %s and finished %s (%s)", svc, rollback.Revision, hhmm(rollback.StartedAt), hhmm(rollback.FinishedAt), "rollback deploy"), rollback.Cite)
+			if after == 0 {
+				f.Statement += fmt.Sprintf("; the rollback to %s at %s ended the errors (none since), so the service has recovered but %s stays broken", rollback.Revision, hhmm(rollback.FinishedAt), rev)
+				f.inferred(fmt.Sprintf("The incident is mitigated by the rollback; re-deploying %s without a fix would bring the errors back", rev))
+			} else {
+				f.Statement += fmt.Sprintf("; a rollback to %s at %s did not stop them (%d errors since)", rollback.Revision, hhmm(rollback.FinishedAt), after)
+			}
+			f.Chain = append(f.Chain, fmt.Sprintf("Rollback to %s at %s", rollback.Revision, hhmm(rollback.FinishedAt)))
+			f.Remediation[0] = fmt.Sprintf("Keep %s on %s until the defect is fixed", svc, rollback.Revision)
+		}
+		f.explains(ModeDeployRegression, "the error metrics rise because of the same release's runtime errors")
+		f.explains(ModeTrafficSaturation, "the request metrics move because the release fails requests, not because of load")
+		f.Signals = []string{"exception", "deploy", rev}
+		out = append(out, f)
+	}
+	return out
+}
+
+func sameSig(lines []LogLine, l LogLine) []LogLine {
+	k := exceptionSig(l.Message)
+	var out []LogLine
+	for _, x := range lines {
+		if exceptionSig(x.Message) == k {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// revisionOf returns the deploy revision a commit sha is (empty when none).
+func revisionOf(sha string, ds []Deploy) string {
+	for _, d := range ds {
+		if d.Revision != "" && (strings.HasPrefix(sha, d.Revision) || strings.HasPrefix(d.Revision, sha)) {
+			return d.Revision
+		}
+	}
+	return ""
+}
+
+func firstNonEmptyStr(xs ...string) string {
+	for _, x := range xs {
+		if strings.TrimSpace(x) != "" {
+			return x
+		}
+	}
+	return ""
+}

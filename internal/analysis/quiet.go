@@ -1,0 +1,344 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ---- a completed Job pod flagged as not ready ----
+
+// detectCompletedPod: a pod that ran to completion (phase Succeeded, exit 0)
+// is not Ready by design (reason PodCompleted); an alert on its readiness
+// is noise from a rule that does not filter finished pods.
+func detectCompletedPod(ev *Evidence) []Finding {
+	var out []Finding
+	for _, p := range ev.Pods {
+		if !strings.EqualFold(p.Phase, "Succeeded") {
+			continue
+		}
+		reason := ""
+		for _, c := range p.Conditions {
+			if c.Type == "Ready" && c.Status != "True" {
+				reason = c.Reason
+			}
+		}
+		exitOK := len(p.Containers) > 0
+		var codes []string
+		for _, c := range p.Containers {
+			if c.ExitCode == nil || *c.ExitCode != 0 {
+				exitOK = false
+				continue
+			}
+			codes = append(codes, fmt.Sprintf("%s exit=0 (%s)", c.Name, firstNonEmptyStr(c.Reason, "Completed")))
+		}
+		if !exitOK {
+			continue
+		}
+		// Only the alerted pod (or, with none named, any completed one).
+		if ap := ev.alertField("pod", "kube_pod", "pod_name"); ap != "" && ap != p.Name && (ev.Alert == nil || ev.Alert.GetPod() != p.Name) {
+			continue
+		}
+		owner := p.OwnerName
+		ent := podEntity(p.Pod)
+		if strings.EqualFold(p.OwnerKind, "Job") && owner != "" {
+			ent = "job/" + p.Namespace + "/" + owner
+		}
+		f := healthyFinding(ModeHealthy, ent, 0.86)
+		f.Statement = fmt.Sprintf("No failure: pod %s completed its work — phase Succeeded, %s; it reports Ready=False with reason %s because a finished pod never serves, so the not-ready alert is expected noise",
+			p.Name, strings.Join(codes, ", "), firstNonEmptyStr(reason, "PodCompleted"))
+		f.validated(fmt.Sprintf("Pod %s: phase Succeeded, Ready=False (reason %s), %s", p.Name, firstNonEmptyStr(reason, "PodCompleted"), strings.Join(codes, ", ")), p.Cite)
+		if owner != "" {
+			f.validated(fmt.Sprintf("Pod %s is owned by %s %s", p.Name, p.OwnerKind, owner), p.Cite)
+		}
+		for _, e := range ev.Events {
+			if strings.EqualFold(e.InvolvedKind, "Job") && e.InvolvedName == owner && containsFold(e.Reason+" "+e.Message, "complete") {
+				f.validated("Event "+eventLine(e), e.Cite)
+			}
+		}
+		for _, l := range ev.LogsFor(p.Name) {
+			if containsFold(l.Message, "complete", "finished", "done", "success") && !isErrorLog(l.LogLine) {
+				f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+				break
+			}
+		}
+		f.inferred("The alerting rule matches pods of every phase; it should exclude Succeeded/Failed (completed) pods")
+		f.Chain = []string{"The Job's pod ran and exited 0", "Kubernetes marks a completed pod not Ready (PodCompleted)", "A readiness alert without a phase filter fires on it"}
+		f.Remediation = []string{"No action on the workload; add phase=\"Running\" (or exclude completed pods) to the alert rule"}
+		f.Signals = []string{"completed", "Succeeded", "PodCompleted"}
+		f.explains(ModeProbeFailure, "a completed pod is not Ready by design")
+		out = append(out, f)
+	}
+	return out
+}
+
+// ---- metrics say the service is fine ----
+
+var seasonalRe = regexp.MustCompile(`(?i)[_:]?(offset_?[0-9]*[smhdw]?|[0-9]+[dw]_?ago|last_?week|yesterday|baseline|predicted|expected|seasonal)$`)
+
+// detectQuietMetrics: the scope's own error and latency series are flat and
+// nothing else failed. A traffic change that follows its seasonal baseline,
+// or a synthetic check that failed once in one location, is explained.
+func detectQuietMetrics(ev *Evidence) []Finding {
+	svc := ev.alertField("service", "workload_name", "kube_deployment", "app")
+	if svc == "" && ev.Alert != nil {
+		svc = ev.Alert.GetService()
+	}
+	if svc == "" || len(ev.Series) == 0 {
+		return nil
+	}
+	var mine, errSeries, latSeries, traffic []Series
+	for _, s := range ev.Series {
+		if labelOf(s.Series, "service", "app", "job", "deployment") != svc {
+			continue
+		}
+		mine = append(mine, s)
+		rs := asRate(s.Series)
+		switch seriesKindOf(s.Series) {
+		case "errors":
+			errSeries = append(errSeries, Series{rs, s.Cite})
+		case "latency":
+			latSeries = append(latSeries, Series{rs, s.Cite})
+		case "traffic":
+			traffic = append(traffic, Series{rs, s.Cite})
+		}
+	}
+	if len(mine) == 0 || len(errSeries)+len(latSeries)+len(traffic) == 0 {
+		return nil
+	}
+	// Any error or latency growth is not quiet.
+	var errCite, latCite Cite
+	maxErr := 0.0
+	for _, s := range errSeries {
+		r := riseOf(s.Series)
+		if r.tail > 2*math.Max(r.head, 0.05) || s.Peak > 5*math.Max(r.head, 0.2) {
+			return nil
+		}
+		maxErr = math.Max(maxErr, r.tail)
+		errCite.merge(s.Cite)
+	}
+	for _, s := range latSeries {
+		r := riseOf(s.Series)
+		if r.head > 0 && r.tail > 1.5*r.head {
+			return nil
+		}
+		latCite.merge(s.Cite)
+	}
+	for _, l := range ev.Logs {
+		if isErrorLog(l.LogLine) && ev.logService(l) == svc {
+			return nil
+		}
+	}
+	ns := ev.alertField("namespace", "kube_namespace")
+	if ns == "" {
+		ns = labelOf(mine[0].Series, "namespace")
+	}
+	f := healthyFinding(ModeHealthy, deploymentEntity(ns, svc), 0.66)
+	var parts []string
+	if len(errSeries) > 0 {
+		parts = append(parts, fmt.Sprintf("its error series stay flat (at most %s/s)", num(maxErr)))
+		f.validated(fmt.Sprintf("%s of %s: no rise in errors over the window (latest %s/s)", plural(len(errSeries), "error series", "error series"), svc, num(maxErr)), errCite)
+	}
+	if len(latSeries) > 0 {
+		parts = append(parts, "latency is unchanged")
+		f.validated(fmt.Sprintf("%s of %s: no rise in latency over the window", plural(len(latSeries), "latency series", "latency series"), svc), latCite)
+	}
+	// A traffic change that follows its seasonal baseline.
+	for _, s := range mine {
+		if !seasonalRe.MatchString(s.Name) {
+			continue
+		}
+		base := seasonalRe.ReplaceAllString(s.Name, "")
+		base = strings.TrimRight(base, "_:")
+		for _, c := range mine {
+			if c.Name == s.Name || !strings.HasPrefix(c.Name, base) || seasonalRe.MatchString(c.Name) {
+				continue
+			}
+			rc, rb := riseOf(c.Series), riseOf(s.Series)
+			if rb.tail <= 0 || math.Abs(rc.tail/rb.tail-1) > 0.25 {
+				continue
+			}
+			cite := c.Cite
+			cite.merge(s.Cite)
+			what := fmt.Sprintf("%s went from %s to %s, in line with its seasonal baseline %s (%s to %s)", c.Name, num(rc.head), num(rc.tail), s.Name, num(rb.head), num(rb.tail))
+			f.validated(what, cite)
+			parts = append(parts, "the traffic change follows the usual pattern: "+what)
+			f.Score += 0.14
+			f.explains(ModeTrafficSaturation, "traffic follows its seasonal baseline")
+			break
+		}
+	}
+	// A synthetic check: every location passes now.
+	var locs []string
+	var lc Cite
+	failingNow := false
+	for _, s := range ev.Series {
+		n := strings.ToLower(s.Name)
+		loc := labelOf(s.Series, "location", "probe_location", "region")
+		if loc == "" || !containsFold(n, "synthetic", "probe_success", "check") {
+			continue
+		}
+		locs = appendUnique(locs, loc)
+		lc.merge(s.Cite)
+		if s.Latest < 1 {
+			failingNow = true
+		}
+	}
+	if len(locs) >= 2 && !failingNow {
+		sort.Strings(locs)
+		what := fmt.Sprintf("the synthetic test passes now in all %d locations (%s)", len(locs), strings.Join(locs, ", "))
+		f.validated(what, lc)
+		parts = append(parts, what)
+		f.Score += 0.1
+		var runs []LogLine
+		for _, l := range ev.Logs {
+			if containsFold(l.Message, "location=", "location:") {
+				runs = append(runs, l)
+			}
+		}
+		for _, l := range representative(runs, 2) {
+			f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	f.Statement = fmt.Sprintf("No failure detected on %s: %s", svc, strings.Join(parts, "; "))
+	if ev.Queried("get_deploy_history") && len(ev.Deploys) == 0 {
+		f.validated("No deploy of "+svc+" in the window (deploy history queried)", Cite{PinIDs: ev.PinsOf("get_deploy_history")})
+		f.Statement += "; nothing was deployed"
+	}
+	f.Statement += ". The alert does not reflect a fault"
+	f.Chain = []string{"The alert condition was met", "The service's own errors and latency stayed normal", "No fault to remediate"}
+	f.Remediation = []string{"No action needed on the service; tune the alert (seasonality, retries, multiple locations) to avoid this noise"}
+	f.Signals = []string{"normal"}
+	return []Finding{f}
+}
+
+// ---- high but steady memory ----
+
+var memAlertRe = regexp.MustCompile(`(?i)memory|heap|\boom\b|working.?set`)
+
+// quantityBytes parses a Kubernetes memory quantity ("768Mi", "2Gi", "1G").
+func quantityBytes(q string) float64 {
+	q = strings.TrimSpace(q)
+	mult := map[string]float64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+	for _, suf := range []string{"Ki", "Mi", "Gi", "Ti", "k", "K", "M", "G", "T"} {
+		if strings.HasSuffix(q, suf) {
+			var v float64
+			if _, err := fmt.Sscanf(strings.TrimSuffix(q, suf), "%g", &v); err == nil {
+				return v * mult[suf]
+			}
+			return 0
+		}
+	}
+	var v float64
+	if _, err := fmt.Sscanf(q, "%g", &v); err != nil {
+		return 0
+	}
+	return v
+}
+
+// detectSteadyMemory: a memory alert on pods whose working set is high but
+// flat for the whole window, with no OOM kill and no restart, is a
+// threshold set too close to a plateau the runtime holds by design (a heap
+// capped by its flags), not a leak.
+func detectSteadyMemory(ev *Evidence) []Finding {
+	if ev.Alert == nil {
+		return nil
+	}
+	a := ev.Alert
+	text := a.GetAlertName() + " " + a.GetTitle() + " " + a.GetSummary() + " " + a.GetDescription()
+	for _, v := range a.GetLabels() {
+		text += " " + v
+	}
+	for _, v := range a.GetAnnotations() {
+		text += " " + v
+	}
+	if !memAlertRe.MatchString(text) {
+		return nil
+	}
+	workload := ""
+	if p := firstNonEmptyStr(a.GetPod(), ev.alertField("pod", "kube_pod", "pod_name")); p != "" {
+		workload = workloadOfPodName(ev, p)
+	}
+	if workload == "" {
+		return nil
+	}
+	var pods []Pod
+	for _, p := range ev.Pods {
+		if ev.workloadOf(p.Pod) != workload {
+			continue
+		}
+		if podRestarts(p.Pod) > 0 || !podHealthy(p.Pod) || ev.oomSignals(p).found() {
+			return nil
+		}
+		pods = append(pods, p)
+	}
+	if len(pods) == 0 {
+		return nil
+	}
+	var ws []Series
+	for _, s := range ev.Series {
+		n := strings.ToLower(s.Name)
+		if !strings.Contains(n, "memory") || !containsFold(n, "working_set", "usage_bytes", "rss") {
+			continue
+		}
+		if pod := labelOf(s.Series, "pod"); pod == "" || workloadOfPodName(ev, pod) != workload {
+			continue
+		}
+		r := riseOf(s.Series)
+		if r.head <= 0 || math.Abs(r.tail/r.head-1) > 0.1 || s.Peak > 1.15*r.head {
+			return nil // growing or spiking: not steady
+		}
+		ws = append(ws, s)
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	limit := 0.0
+	var flags []string
+	for _, p := range pods {
+		for _, c := range p.Containers {
+			if l := quantityBytes(c.LimitsMemory); l > limit {
+				limit = l
+			}
+			flags = appendUnique(flags, c.RuntimeLimits...)
+		}
+	}
+	ns := firstNonEmptyStr(pods[0].Namespace, ev.alertNamespace())
+	f := healthyFinding(ModeHealthy, deploymentEntity(ns, workload), 0.84)
+	var cite Cite
+	peak := 0.0
+	for _, s := range ws {
+		cite.merge(s.Cite)
+		peak = math.Max(peak, s.Peak)
+	}
+	what := fmt.Sprintf("the working set of %s stays flat at about %s", workload, bytesHuman(peak))
+	if limit > 0 {
+		what += fmt.Sprintf(" of its %s limit (%s)", bytesHuman(limit), pct(100*peak/limit))
+	}
+	what += " for the whole window"
+	f.validated(fmt.Sprintf("%s: %s", plural(len(ws), "memory series", "memory series"), what), cite)
+	f.validated(fmt.Sprintf("Pods %s: Running and Ready, 0 restarts, no OOM kill", joinNames(podNames(pods))), citesOfPods(pods))
+	f.Statement = "No failure: " + what + ", with 0 restarts and no OOM kill"
+	if len(flags) > 0 {
+		f.validated(fmt.Sprintf("The runtime caps its own memory: %s", strings.Join(flags, " ")), citesOfPods(pods))
+		f.Statement += fmt.Sprintf("; the runtime caps its memory itself (%s), so usage plateaus below the limit by design", strings.Join(flags, " "))
+	}
+	for _, s := range ev.Series {
+		n := strings.ToLower(s.Name)
+		if strings.Contains(n, "gc") && strings.Contains(n, "pause") && labelOf(s.Series, "pod") != "" && workloadOfPodName(ev, labelOf(s.Series, "pod")) == workload {
+			f.validated(fmt.Sprintf("%s shows regular garbage collection (%s)", s.Name, labelSuffix(s.Series, "gc")), s.Cite)
+			break
+		}
+	}
+	f.Statement += ". The memory alert's threshold sits below a steady plateau; it is not a leak"
+	f.Chain = []string{"The runtime sizes its memory from its flags", "The working set settles at a steady plateau near the limit", "A memory alert with a threshold below the plateau fires"}
+	f.Remediation = []string{"No action on the workload; alert on growth (or on OOM kills) instead of a fixed share of the limit"}
+	f.Signals = []string{"steady", "memory"}
+	f.explains(ModeOOMKilled, "no container was OOM-killed: usage is flat")
+	return []Finding{f}
+}
