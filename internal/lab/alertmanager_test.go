@@ -50,7 +50,12 @@ func registry(t *testing.T) *app.Registry {
 // temp data dir) on 127.0.0.1:0 and returns its gRPC address and HTTP URL.
 func startRcamesh(ctx context.Context, t *testing.T) (grpcAddr, httpURL string) {
 	t.Helper()
-	reg := registry(t)
+	return startRcameshWith(ctx, t, registry(t))
+}
+
+// startRcameshWith runs every service of reg in-process.
+func startRcameshWith(ctx context.Context, t *testing.T, reg *app.Registry) (grpcAddr, httpURL string) {
+	t.Helper()
 	cfg := app.DefaultConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
