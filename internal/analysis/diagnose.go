@@ -57,6 +57,34 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 			d.NonValidatedClaims = append(d.NonValidatedClaims, c)
 		}
 	}
+	if a, ev, ok := fallback(in, res); ok {
+		h := &investigationv1.Hypothesis{
+			Id: "h0", Statement: a.Statement, Category: a.Category, Entity: a.Entity, Confidence: confidence(a),
+			PinIds: a.PinIDs, Detector: ModeAnomaly, CausalChain: a.Chain, Remediation: a.Remediation, Signals: a.Signals,
+		}
+		res.Hypotheses = append([]*investigationv1.Hypothesis{h}, res.Hypotheses...)
+		d.Hypotheses = res.Hypotheses
+		var claims []*investigationv1.Claim
+		for _, c := range a.Validated {
+			claims = append(claims, &investigationv1.Claim{Claim: c.Text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: c.PinIDs})
+		}
+		d.ValidatedClaims = append(claims, d.ValidatedClaims...)
+		claims = nil
+		for _, c := range a.Inferred {
+			claims = append(claims, &investigationv1.Claim{Claim: c.Text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: c.PinIDs})
+		}
+		d.NonValidatedClaims = append(claims, d.NonValidatedClaims...)
+		res.Sources = appendUnique(append([]string(nil), a.Sources...), res.Sources...)
+		res.Composite = false
+		if len(d.RuledOut) == 0 {
+			// The common alternatives the evidence contradicts.
+			d.RuledOut = ev.ruleOut([]Finding{a}, res.Findings)
+			res.RuledOut = d.RuledOut
+		}
+		if a.Category == catUnknown {
+			d.Unknowns = append(d.Unknowns, "the failure mode is not established: the summary names the strongest abnormal signals, not a confirmed cause")
+		}
+	}
 	if len(res.Hypotheses) == 0 {
 		d.RootCause = "Undetermined: the evidence gathered matches no known failure mode"
 		if in.Alert != nil && in.Alert.GetAlertName() != "" {
@@ -112,6 +140,32 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		d.StopReason = "evidence insufficient for a confident conclusion"
 	}
 	return d
+}
+
+// fallback builds the evidence-driven anomaly summary when no specific
+// detector reached its bar: no hypothesis, or a leading fault hypothesis
+// below the fault threshold. A healthy lead is never replaced (health needs
+// positive evidence, and that evidence exists). The summary leads only when
+// it is stronger than the weak hypothesis it replaces.
+func fallback(in Input, res Result) (Finding, *Evidence, bool) {
+	if len(res.Hypotheses) > 0 {
+		lead := res.Hypotheses[0]
+		if lead.GetCategory() == catHealthy || lead.GetConfidence() >= minFaultScore {
+			return Finding{}, nil, false
+		}
+	}
+	if len(in.Pins) == 0 {
+		return Finding{}, nil, false
+	}
+	ev := NewEvidence(in.Alert, in.Pins)
+	a, ok := ev.anomalySummary(res.Findings)
+	if !ok {
+		return Finding{}, nil, false
+	}
+	if len(res.Hypotheses) > 0 && confidence(a) <= res.Hypotheses[0].GetConfidence() {
+		return Finding{}, nil, false
+	}
+	return a, ev, true
 }
 
 // Markdown renders a diagnosis as a plain report (root cause, claims, chain,

@@ -30,6 +30,10 @@ var opensreRoot = func() string {
 	return "/work/shared/benchmarks/opensre-synthetic"
 }()
 
+// harnessDetectors, when set, replaces the default detectors (to measure
+// the evidence-driven fallback alone).
+var harnessDetectors func(t *testing.T) []analysis.Detector
+
 // harnessRun is one scenario run through the real tools and the analysis.
 type harnessRun struct {
 	result score.Result
@@ -142,7 +146,11 @@ func runScenario(t *testing.T, dir string) harnessRun {
 		run(call{"fetch_pod_logs", map[string]any{"namespace": ns, "pod": n}})
 	}
 	in := analysis.Input{Alert: alert, Pins: pins}
-	res, err := analysis.Analyze(ctx, in)
+	detectors := analysis.DefaultDetectors()
+	if harnessDetectors != nil {
+		detectors = harnessDetectors(t)
+	}
+	res, err := analysis.AnalyzeWith(ctx, in, detectors)
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
 	}

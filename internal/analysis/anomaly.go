@@ -1,0 +1,946 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// ModeAnomaly is the evidence-driven fallback: no specific detector reached
+// its bar, so the diagnosis names the entity with the strongest abnormal
+// signals and describes them with their numbers.
+const ModeAnomaly = "anomaly_summary"
+
+// Fallback confidence caps: an anomaly summary stays below the delivery gate
+// (0.70) unless two independent evidence sources support it.
+const (
+	anomalyScoreCap        = 0.62
+	anomalyCorroboratedCap = 0.72
+	// anomalyMinStrength: a candidate weaker than this is not worth naming.
+	anomalyMinStrength = 0.02
+	// changeLookback: a deploy or rollout this long before the onset is
+	// the nearest preceding change.
+	changeLookback = 2 * time.Hour
+)
+
+// candidate is one entity and the abnormal signals attributed to it.
+type candidate struct {
+	entity, name, kind string // kind: workload, node, dependency, database
+	errLines           []LogLine
+	events             []Event
+	restarts           int32
+	notReady           []Pod
+	badPods            []Pod
+	changes            []seriesChange
+	dbEvents           []DBEvent
+	callers            []string // dependency: who names it in errors
+	strength           float64
+	kinds              map[string]bool // independent evidence kinds: logs, events, pods, metrics
+}
+
+func (c *candidate) mark(kind string) {
+	if c.kinds == nil {
+		c.kinds = map[string]bool{}
+	}
+	c.kinds[kind] = true
+}
+
+// seriesChange is how a series moved around the alert.
+type seriesChange struct {
+	s         Series
+	r         rise
+	magnitude float64 // |log2(after/before)|, capped
+	kind      string
+}
+
+func (c seriesChange) text() string {
+	what := fmt.Sprintf("%s%s moved from %s to %s", c.s.Name, labelSuffix(c.s.Series, "pod", "service", "node", "instance"), num(c.r.head), num(c.r.tail))
+	if c.r.peak > c.r.tail*1.3 && c.r.peak > c.r.head*1.3 {
+		what += fmt.Sprintf(" (peak %s)", num(c.r.peak))
+	}
+	if c.r.shape != "" && c.r.shape != "flat" {
+		what += ", " + c.r.shape
+	}
+	if c.r.onset != nil {
+		what += " from " + hhmm(c.r.onset)
+	}
+	return what
+}
+
+// ---- message templates ----
+
+var (
+	tmplUUID   = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	tmplHex    = regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b`)
+	tmplIP     = regexp.MustCompile(`\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b`)
+	tmplNum    = regexp.MustCompile(`\b\d+([.,]\d+)?(ms|s|m|h|b|kb|mb|gb|%)?\b`)
+	tmplQuoted = regexp.MustCompile(`"[^"]{0,80}"|'[^']{0,80}'`)
+)
+
+// logTemplate folds a log message into its template: ids, numbers, IPs and
+// quoted values vary between occurrences of the same message.
+func logTemplate(msg string) string {
+	s := strings.ToLower(strings.Join(strings.Fields(msg), " "))
+	s = tmplUUID.ReplaceAllString(s, "<id>")
+	s = tmplIP.ReplaceAllString(s, "<ip>")
+	s = tmplQuoted.ReplaceAllString(s, "<v>")
+	s = tmplHex.ReplaceAllString(s, "<id>")
+	s = tmplNum.ReplaceAllString(s, "<n>")
+	return s
+}
+
+// template is one group of log lines sharing a template.
+type template struct {
+	key   string
+	lines []LogLine
+}
+
+func templates(lines []LogLine) []template {
+	idx := map[string]int{}
+	var out []template
+	for _, l := range lines {
+		k := logTemplate(l.Message)
+		if i, ok := idx[k]; ok {
+			out[i].lines = append(out[i].lines, l)
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, template{key: k, lines: []LogLine{l}})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].lines) > len(out[j].lines) })
+	return out
+}
+
+// ---- downstream hosts named in errors ----
+
+var (
+	hostPortRe = regexp.MustCompile(`(?i)\b([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):(\d{2,5})\b`)
+	grpcTarget = regexp.MustCompile(`(?i)(?:target|upstream|host|server|backend|endpoint|peer)[=: ]+"?([a-z][a-z0-9.-]*[a-z0-9])`)
+	depSymptom = regexp.MustCompile(`(?i)(connection refused|econnrefused|etimedout|econnreset|connection reset|reset by peer|broken pipe|timed? ?out|timeout|deadline exceeded|no route to host|unreachable|\b50[234]\b|service unavailable|bad gateway|gateway timeout|code = unavailable|upstream|circuit (breaker )?open|\beof\b)`)
+	notAHostRe = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|reset|read|write|dial)$`)
+)
+
+// downstreamHost returns the remote host an error line names, when it
+// carries a transport/upstream symptom; self is the line's own service.
+func downstreamHost(msg, self string) string {
+	if !depSymptom.MatchString(msg) {
+		return ""
+	}
+	// Most explicit first: a URL, a target= field, a host:port, then a
+	// host after a connection verb.
+	var cands []string
+	if u := urlHostRe.FindStringSubmatch(msg); u != nil {
+		cands = append(cands, u[1])
+	}
+	for _, m := range grpcTarget.FindAllStringSubmatch(msg, -1) {
+		cands = append(cands, m[1])
+	}
+	for _, m := range hostPortRe.FindAllStringSubmatch(msg, -1) {
+		// A bare word before a small number ("retry:3", "attempt:12") is
+		// not a host; a service name with a real port is.
+		port, _ := strconv.Atoi(m[2])
+		if strings.ContainsAny(m[1], ".-") || port >= 1000 || port == 80 || port == 443 {
+			cands = append(cands, m[1])
+		}
+	}
+	if m := depTargetRe.FindStringSubmatch(msg); m != nil {
+		cands = append(cands, strings.TrimRight(m[1], ".:"))
+	}
+	for _, h := range cands {
+		if i := strings.IndexByte(h, ':'); i > 0 {
+			h = h[:i]
+		}
+		h = strings.ToLower(strings.TrimSuffix(h, "."))
+		if h == "" || notAHostRe.MatchString(h) || isIPLike(h) || (self != "" && (h == strings.ToLower(self) || strings.HasPrefix(h, strings.ToLower(self)+"."))) {
+			continue
+		}
+		if strings.HasSuffix(h, ".go") || strings.HasSuffix(h, ".java") || strings.HasSuffix(h, ".py") || strings.HasSuffix(h, ".js") {
+			continue
+		}
+		return h
+	}
+	return ""
+}
+
+// ---- candidates ----
+
+func sat(v, full float64) float64 {
+	if full <= 0 {
+		return 0
+	}
+	return math.Min(1, v/full)
+}
+
+// anomalyCandidates attributes every abnormal signal in the evidence to an
+// entity and ranks the entities by the strength of their signals.
+func (ev *Evidence) anomalyCandidates() []*candidate {
+	byEnt := map[string]*candidate{}
+	var order []string
+	get := func(entity, name, kind string) *candidate {
+		if c, ok := byEnt[entity]; ok {
+			return c
+		}
+		c := &candidate{entity: entity, name: name, kind: kind}
+		byEnt[entity] = c
+		order = append(order, entity)
+		return c
+	}
+	defNS := ev.alertNamespace()
+	workload := func(ns, name string) *candidate {
+		if ns == "" {
+			ns = defNS
+		}
+		return get(deploymentEntity(ns, name), name, "workload")
+	}
+	// Error logs: per workload, and per downstream host they name.
+	for _, l := range ev.Logs {
+		lv := logLevel(l.LogLine)
+		if lv != "ERROR" && lv != "FATAL" && !(lv == "WARN" && depSymptom.MatchString(l.Message)) {
+			continue
+		}
+		svc := ev.logService(l)
+		if svc == "" {
+			svc = firstNonEmptyStr(ev.alertField("service", "workload_name", "kube_deployment"), "(unnamed service)")
+		}
+		c := workload(l.Namespace, svc)
+		c.errLines = append(c.errLines, l)
+		c.mark("logs")
+		if h := downstreamHost(l.Message, svc); h != "" {
+			ent := serviceEntity(h)
+			if strings.Count(h, ".") >= 2 && !strings.Contains(h, ".svc") && !strings.HasSuffix(h, ".local") {
+				ent = "host/" + h
+			}
+			d := get(ent, h, "dependency")
+			d.errLines = append(d.errLines, l)
+			d.callers = appendUnique(d.callers, svc)
+			d.mark("logs")
+		}
+	}
+	// Pods: restarts, not ready, waiting/terminated reasons.
+	for _, p := range ev.Pods {
+		if _, sup := ev.superseded(p); sup {
+			continue
+		}
+		bad := !podHealthy(p.Pod) && !strings.EqualFold(p.Phase, "Succeeded")
+		r := podRestarts(p.Pod)
+		if !bad && r == 0 {
+			continue
+		}
+		w := ev.workloadOf(p.Pod)
+		if w == "" {
+			w = p.Name
+		}
+		c := workload(p.Namespace, w)
+		c.restarts += r
+		if bad {
+			c.badPods = append(c.badPods, p)
+			if !podReady(p.Pod) {
+				c.notReady = append(c.notReady, p)
+			}
+		}
+		c.mark("pods")
+	}
+	// Warning events, on their object's owner.
+	for _, e := range ev.WarningEvents() {
+		var c *candidate
+		switch {
+		case strings.EqualFold(e.InvolvedKind, "Node"):
+			c = get("node/"+e.InvolvedName, e.InvolvedName, "node")
+		case strings.EqualFold(e.InvolvedKind, "Pod"):
+			w := workloadOfPodName(ev, e.InvolvedName)
+			if w == "" {
+				w = e.InvolvedName
+			}
+			c = workload(e.Namespace, w)
+		case strings.EqualFold(e.InvolvedKind, "ReplicaSet"):
+			name := e.InvolvedName
+			if i := strings.LastIndexByte(name, '-'); i > 0 {
+				name = name[:i]
+			}
+			c = workload(e.Namespace, name)
+		case e.InvolvedName != "" && (e.InvolvedKind == "" || containsFold(e.InvolvedKind, "deployment", "statefulset", "daemonset", "job")):
+			c = workload(e.Namespace, e.InvolvedName)
+		case e.InvolvedName != "":
+			ns := firstNonEmptyStr(e.Namespace, defNS)
+			c = get(strings.ToLower(e.InvolvedKind)+"/"+ns+"/"+e.InvolvedName, e.InvolvedName, "object")
+		default:
+			continue
+		}
+		c.events = append(c.events, e)
+		c.mark("events")
+	}
+	// Nodes with failing conditions.
+	for _, n := range ev.Nodes {
+		if nodeReadyStatus(n.Node) == "True" && len(nodePressures(n.Node)) == 0 {
+			continue
+		}
+		c := get("node/"+n.Name, n.Name, "node")
+		c.mark("nodes")
+	}
+	// Pods failing on one node while pods elsewhere run: the node is a suspect.
+	if len(ev.Nodes) > 0 || len(ev.Pods) > 2 {
+		badOn, okOn := map[string][]Pod{}, map[string]int{}
+		for _, p := range ev.Pods {
+			if p.Node == "" {
+				continue
+			}
+			if !podHealthy(p.Pod) && !strings.EqualFold(p.Phase, "Succeeded") && !strings.EqualFold(p.Phase, "Pending") {
+				badOn[p.Node] = append(badOn[p.Node], p)
+			} else {
+				okOn[p.Node]++
+			}
+		}
+		if len(badOn) == 1 {
+			for node, ps := range badOn {
+				others := 0
+				for n, k := range okOn {
+					if n != node {
+						others += k
+					}
+				}
+				if len(ps) >= 2 && others > 0 && okOn[node] == 0 {
+					c := get("node/"+node, node, "node")
+					c.badPods = append(c.badPods, ps...)
+					c.mark("pods")
+				}
+			}
+		}
+	}
+	// Managed-database events on their instance.
+	for _, e := range ev.DBEvents {
+		if e.SourceID == "" || !ev.recent(e.Time, 24*time.Hour) {
+			continue
+		}
+		c := get("db/"+e.SourceID, e.SourceID, "database")
+		c.dbEvents = append(c.dbEvents, e)
+		c.mark("db_events")
+	}
+	// Metrics whose shape changed.
+	for _, s := range ev.Series {
+		ch, ok := seriesChangeOf(s)
+		if !ok {
+			continue
+		}
+		var c *candidate
+		switch {
+		case isDBMetric(s.Series) && instanceOf(s.Series) != "":
+			c = get("db/"+instanceOf(s.Series), instanceOf(s.Series), "database")
+		case labelOf(s.Series, "service", "app", "deployment", "workload", "job", "container") != "" && !strings.EqualFold(labelOf(s.Series, "job"), "node-exporter"):
+			c = workload(labelOf(s.Series, "namespace"), labelOf(s.Series, "service", "app", "deployment", "workload", "container", "job"))
+		case labelOf(s.Series, "pod") != "":
+			c = workload(labelOf(s.Series, "namespace"), firstNonEmptyStr(workloadOfPodName(ev, labelOf(s.Series, "pod")), labelOf(s.Series, "pod")))
+		case labelOf(s.Series, "node", "kubernetes_node", "nodename") != "":
+			n := labelOf(s.Series, "node", "kubernetes_node", "nodename")
+			c = get("node/"+n, n, "node")
+		default:
+			w := firstNonEmptyStr(ev.alertField("service", "workload_name", "kube_deployment"))
+			if w == "" {
+				continue
+			}
+			c = workload("", w)
+		}
+		c.changes = append(c.changes, ch)
+		c.mark("metrics")
+	}
+	var out []*candidate
+	for _, e := range order {
+		c := byEnt[e]
+		c.strength = c.score()
+		if c.strength >= anomalyMinStrength {
+			out = append(out, c)
+		}
+	}
+	// A dependency named by most of a caller's errors outranks the caller:
+	// the caller is a victim.
+	for _, d := range out {
+		if d.kind != "dependency" {
+			continue
+		}
+		for _, w := range out {
+			if w.kind == "workload" && len(w.errLines) > 0 && containsName(d.callers, w.name) && len(d.errLines)*2 >= len(w.errLines) {
+				d.strength = math.Max(d.strength, w.strength+0.01)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].strength > out[j].strength })
+	return out
+}
+
+func containsName(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// score is the evidence strength of a candidate, 0-1.
+func (c *candidate) score() float64 {
+	var s float64
+	s += 0.3 * sat(float64(len(c.errLines)), 10)
+	var evn float64
+	for _, e := range c.events {
+		evn += float64(eventCount(e.Event))
+	}
+	s += 0.2 * sat(evn, 5)
+	s += 0.15 * sat(float64(c.restarts), 5)
+	if len(c.notReady) > 0 || len(c.badPods) > 0 {
+		s += 0.15
+	}
+	s += 0.1 * sat(float64(len(c.dbEvents)), 3)
+	best := 0.0
+	for _, ch := range c.changes {
+		best = math.Max(best, ch.magnitude)
+	}
+	s += 0.25 * sat(best, 3)
+	if c.kind == "node" && c.kinds["nodes"] {
+		s += 0.2
+	}
+	if len(c.kinds) >= 2 {
+		s += 0.05 * float64(len(c.kinds)-1)
+	}
+	return math.Min(1, s)
+}
+
+// seriesChangeOf measures a series' change between its baseline and its
+// tail (or its peak, for a spike); flat series are not changes.
+func seriesChangeOf(s Series) (seriesChange, bool) {
+	if len(s.Downsampled) < 3 && s.Count < 3 {
+		return seriesChange{}, false
+	}
+	if strings.HasSuffix(s.Name, "_bucket") || s.Labels["le"] != "" {
+		return seriesChange{}, false // one histogram bucket alone says little
+	}
+	s.Series = asRate(s.Series)
+	r := riseOf(s.Series)
+	head := math.Abs(r.head)
+	after := math.Abs(r.tail)
+	if r.shape == "spike" {
+		after = math.Abs(r.peak)
+	}
+	lo, hi := math.Min(head, after), math.Max(head, after)
+	if hi == 0 {
+		return seriesChange{}, false
+	}
+	// Absolute floor: a move between near-zero values is noise unless it
+	// starts from zero and rises clearly.
+	if hi-lo < 1e-9 {
+		return seriesChange{}, false
+	}
+	var mag float64
+	if lo <= 1e-9 {
+		mag = 3
+	} else {
+		mag = math.Min(3, math.Abs(math.Log2(hi/lo)))
+	}
+	if mag < 0.58 { // less than a 1.5x move
+		return seriesChange{}, false
+	}
+	if s.Stddev > 0 && math.Abs(after-head) < 2*s.Stddev && r.shape != "step" && r.shape != "creep" && r.shape != "drop" {
+		return seriesChange{}, false // within its own noise
+	}
+	return seriesChange{s: s, r: r, magnitude: mag, kind: seriesKindOf(s.Series)}, true
+}
+
+// ---- category inference ----
+
+type family struct {
+	cat investigationv1.RootCauseCategory
+	re  *regexp.Regexp
+	why string
+}
+
+var families = []family{
+	// Unambiguous capacity signatures first: "forbidden: exceeded quota"
+	// is a quota, not a permission problem.
+	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource)`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
+	{catData, regexp.MustCompile(`(?i)(pars(e|ing) (error|failed|exception)|failed to (parse|decode|unmarshal|deserializ)|cannot (parse|decode|unmarshal)|unmarshal|json: cannot|unexpected (token|character|end of (json|input)|eof while parsing)|malformed|invalid (json|xml|csv|format|input|record|row|payload|date|timestamp|encoding|utf-?8|byte sequence|character)|validation (error|failed)|failed validation|schema (mismatch|violation|validation)|does not match (the )?schema|constraint violat|violates .{0,40}constraint|null value in column|duplicate key|checksum mismatch|corrupt|bad record|deserializ|magic byte|poison (pill|record|message)|numberformatexception|invalid literal for|could not convert|type mismatch|missing (required )?field)`), "input data the service cannot parse or validate"},
+	{catConfig, regexp.MustCompile(`(?i)((missing|required|unset|undefined|empty) (config|configuration|env(ironment)? var(iable)?|variable|key|setting|property|option|secret|parameter|flag)|env(ironment)? var(iable)? .{0,40}(not set|missing|required|empty)|is not set|not configured|no such file or directory|file not found|config(uration)? (error|invalid|not found)|invalid (value|configuration|config|setting|option|argument|port|url|endpoint|selector)|unknown (flag|option|field|property|key|parameter)|flag provided but not defined|permission denied|forbidden|\b403\b|access denied|unauthori[sz]ed|\b401\b|not authorized|configmap .{0,40}not found|secret .{0,40}not found|(configmap|secret)s? "?[a-z0-9.-]+"? not found|createcontainerconfigerror|selector (does not match|mismatch)|port mismatch|wrong port|address already in use|bind: |cannot assign requested address|feature flag|misconfigur|x509|certificate (has )?expired|certificate verify failed|password authentication failed|authentication failed|invalid credentials|bad credentials|failed to pull image|errimagepull|imagepullbackoff|manifest unknown|repository does not exist|no such host|nxdomain|could not resolve host)`), "a setting, key, file or permission the service needs is wrong or missing"},
+	{catResource, regexp.MustCompile(`(?i)(queue (is )?(full|overflow|depth)|backlog|too many (open files|requests|connections|threads|processes)|exhausted|pool (timeout|limit|is full)|no (free|available|idle) (worker|thread|connection|slot)s?|rejectedexecution|rejected execution|thread pool|worker pool|out of memory|outofmemory|\boom\b|heap (space|exhausted)|gc overhead|memory limit|throttl|rate limit|\b429\b|capacity (exceeded|reached)|saturat|limit (exceeded|reached)|resource exhausted|resource_exhausted|emfile|enomem|cannot allocate|load shedding|shed load|overloaded|at capacity|slow consumer|lag (growing|increasing))`), "a capacity limit (queue, pool, workers, memory, CPU, rate) is exhausted"},
+	{catInfra, regexp.MustCompile(`(?i)(kernel|i/o error|input/output error|read-only file ?system|disk (failure|error)|bad sector|nvme|\bebs\b|volume .{0,20}(degraded|impaired)|network ?unavailable|\bnic\b|link (is )?down|packet loss|conntrack|nodenotready|node .{0,30}not ?ready|kubelet (stopped|is not|not) |rebooted|system oom|hardware|instance (retirement|status check)|zone (outage|unavailable)|clock skew|\bntp\b|failover|failed over|multi-az|host replacement|reboot)`), "a node, disk or network level fault"},
+	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented)`), "runtime exceptions in the service's own code"},
+}
+
+// categoryVote is the evidence for one category.
+type categoryVote struct {
+	cat   investigationv1.RootCauseCategory
+	score float64
+	hits  []string // example matching texts
+	why   string
+	// kinds are the independent evidence kinds behind the vote (logs,
+	// events, pods, metrics, changes, topology).
+	kinds map[string]bool
+}
+
+// inferCategory reads the semantics of the top candidate's signals (and the
+// change history) and returns a category only when one reading clearly
+// dominates; otherwise unknown with the votes for the report.
+func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time.Time) (categoryVote, []categoryVote) {
+	votes := map[investigationv1.RootCauseCategory]*categoryVote{}
+	add := func(cat investigationv1.RootCauseCategory, w float64, hit, why, kind string) {
+		v := votes[cat]
+		if v == nil {
+			v = &categoryVote{cat: cat, why: why, kinds: map[string]bool{}}
+			votes[cat] = v
+		}
+		v.kinds[kind] = true
+		v.score += w
+		if hit != "" && len(v.hits) < 3 {
+			v.hits = appendUnique(v.hits, clip(hit, 120))
+		}
+	}
+	classify := func(text string, w float64, kind string) {
+		for _, f := range families {
+			if f.re.MatchString(text) {
+				if top.kind == "node" && f.cat == catResource {
+					// Pressure confined to one node is a node-level fault.
+					add(catInfra, w, text, "node-level resource pressure ("+f.why+")", kind)
+					return
+				}
+				add(f.cat, w, text, f.why, kind)
+				return // first family wins: the list runs from most to least specific
+			}
+		}
+	}
+	// Logs: one vote per template, weighted by its share (a repeated line
+	// counts more, but not linearly).
+	for _, t := range templates(top.errLines) {
+		classify(t.lines[0].Message, 1+math.Log2(float64(len(t.lines))), "logs")
+	}
+	for _, e := range top.events {
+		classify(e.Reason+": "+e.Message, 1+math.Log2(float64(eventCount(e.Event))), "events")
+	}
+	for _, p := range top.badPods {
+		if t := strings.TrimSpace(podText(p.Pod)); t != "" {
+			classify(t, 1, "pods")
+		}
+	}
+	for _, e := range top.dbEvents {
+		classify(e.Message+" "+strings.Join(e.Categories, " "), 1, "db_events")
+	}
+	// Dependency: the top entity is a downstream host named in errors with
+	// transport/upstream symptoms.
+	if top.kind == "dependency" {
+		add(catDependency, 2+math.Log2(float64(len(top.errLines))), top.errLines[0].Message, fmt.Sprintf("errors from %s name %s with transport or upstream failures", joinNames(top.callers), top.name), "logs")
+		if len(top.callers) >= 2 {
+			add(catDependency, 1, "", "", "logs") // several callers see it fail
+		}
+	}
+	// Node: a node-level candidate is infrastructure.
+	if top.kind == "node" {
+		add(catInfra, 3, "", "the abnormal signals are confined to one node", "topology")
+	}
+	// Metrics: saturation shapes.
+	for _, ch := range top.changes {
+		n := strings.ToLower(ch.s.Name)
+		rising := ch.r.tail > ch.r.head || ch.r.shape == "spike"
+		switch {
+		case rising && containsFold(n, "queue", "backlog", "pending", "lag", "inflight", "in_flight", "waiting", "active_threads", "pool", "saturation", "throttl", "rejected"):
+			add(catResource, 2, ch.text(), "a queue, pool or throttling metric grows", "metrics")
+		case rising && containsFold(n, "memory", "heap", "cpu", "fd", "file_descriptors") && ch.r.shape == "creep":
+			add(catResource, 1.5, ch.text(), "memory or CPU creeps toward its limit", "metrics")
+		case rising && ch.r.tail >= 85 && ch.r.tail <= 100 && containsFold(n, "util", "percent", "usage", "pct"):
+			add(catResource, 1.5, ch.text(), "a utilisation metric is near its limit", "metrics")
+		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, "free", "available", "remaining", "balance", "headroom"):
+			add(catResource, 1.5, ch.text(), "a free-capacity metric fell toward zero", "metrics")
+		case rising && ch.magnitude >= 1 && containsFold(n, "connection", "session", "thread", "iops", "queuedepth", "queue_depth", "open_files", "fds"):
+			add(catResource, 1, ch.text(), "connections, threads or I/O rose sharply", "metrics")
+		case rising && ch.kind == "traffic" && ch.magnitude >= 1:
+			add(catResource, 1, ch.text(), "load rose sharply", "metrics")
+		}
+	}
+	// Code: exceptions right after a release of the same entity.
+	if change != nil && change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) <= codeDeployWindow && onset.Sub(*change.at) >= -time.Minute {
+		if v := votes[catCode]; v != nil {
+			v.score += 2
+			v.kinds["changes"] = true
+			v.why = "runtime exceptions began right after a release"
+		} else if v := votes[catData]; v == nil && votes[catConfig] == nil && votes[catResource] == nil && votes[catDependency] == nil {
+			add(catCode, 1.5, "", "errors began right after a release", "changes")
+		}
+	}
+	var list []categoryVote
+	for _, v := range votes {
+		list = append(list, *v)
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		if list[i].score != list[j].score {
+			return list[i].score > list[j].score
+		}
+		return list[i].cat < list[j].cat
+	})
+	if len(list) == 0 {
+		return categoryVote{cat: catUnknown}, nil
+	}
+	best := list[0]
+	if best.score < 1.5 || (len(list) > 1 && best.score < 1.5*list[1].score) {
+		return categoryVote{cat: catUnknown}, list
+	}
+	return best, list
+}
+
+// ---- the nearest preceding change ----
+
+type changeRef struct {
+	text   string
+	at     *time.Time
+	deploy bool
+	cite   Cite
+}
+
+// nearestChange finds the latest deploy, rollout or commit of the entity (or
+// of anything, when none names it) before the onset.
+func (ev *Evidence) nearestChange(name string, onset *time.Time) *changeRef {
+	if onset == nil {
+		return nil
+	}
+	var best *changeRef
+	consider := func(r changeRef, same bool) {
+		if r.at == nil || r.at.After(onset.Add(time.Minute)) || onset.Sub(*r.at) > changeLookback {
+			return
+		}
+		if !same {
+			r.text += " (another service)"
+		}
+		if best == nil || r.at.After(*best.at) {
+			rr := r
+			best = &rr
+		}
+	}
+	for _, d := range ev.Deploys {
+		t := d.FinishedAt
+		if t == nil {
+			t = d.StartedAt
+		}
+		what := "deploy"
+		if d.IsRollback {
+			what = "rollback"
+		}
+		txt := fmt.Sprintf("%s of %s %s -> %s at %s", what, firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t))
+		consider(changeRef{text: txt, at: t, deploy: true, cite: d.Cite}, d.Service == "" || d.Service == name)
+	}
+	for _, d := range ev.Deployments {
+		for _, rv := range d.RolloutHistory {
+			if rv.CreatedAt == nil {
+				continue
+			}
+			txt := fmt.Sprintf("rollout of deployment %s to revision %s (ReplicaSet %s, %s) at %s", d.Name, rv.Revision, rv.Name, strings.Join(rv.Images, ", "), hhmm(rv.CreatedAt))
+			consider(changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite}, d.Name == name)
+		}
+	}
+	if best == nil {
+		for _, c := range ev.Commits {
+			if c.Removed {
+				continue
+			}
+			txt := fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), hhmm(c.Timestamp))
+			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite}, c.Service == "" || c.Service == name)
+		}
+	}
+	return best
+}
+
+// ---- the finding ----
+
+// anomalySummary builds the fallback finding from the strongest candidate;
+// weak are the detector findings that did not reach their bar (their best
+// category breaks an inconclusive vote). It reports false when nothing in
+// the evidence is abnormal.
+func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
+	cands := ev.anomalyCandidates()
+	if len(cands) == 0 {
+		return Finding{}, false
+	}
+	top := cands[0]
+	f := Finding{Mode: ModeAnomaly, Detector: ModeAnomaly, Entity: top.entity, Category: catUnknown}
+	var parts []string
+	var onset *time.Time
+	earliest := func(t *time.Time) {
+		if t != nil && !t.IsZero() && (onset == nil || t.Before(*onset)) {
+			onset = t
+		}
+	}
+	// Error logs and their dominant template.
+	var dominant string
+	if n := len(top.errLines); n > 0 {
+		ts := templates(top.errLines)
+		rep := ts[0].lines[0]
+		for _, l := range ts[0].lines {
+			if len(l.Message) > len(rep.Message) {
+				rep = l
+			}
+		}
+		var origins []string
+		for _, l := range top.errLines {
+			origins = appendUnique(origins, logOrigin(l))
+			earliest(l.Timestamp)
+		}
+		first, last := top.errLines[0], top.errLines[n-1]
+		src := rep.Cite.Source("logs")
+		dominant = rep.Message
+		p := fmt.Sprintf("%s in %s from %s", plural(n, "error log line", "error log lines"), SourceName(src), plural(len(origins), "source", "sources"))
+		if first.Timestamp != nil {
+			p += fmt.Sprintf(" between %s and %s", hhmm(first.Timestamp), hhmm(last.Timestamp))
+		}
+		if len(ts) == 1 {
+			p += fmt.Sprintf(", all of one message: %s", quote(rep.Message))
+		} else {
+			p += fmt.Sprintf(", the most frequent message (%d of %d) being %s", len(ts[0].lines), n, quote(rep.Message))
+		}
+		parts = append(parts, p)
+		for i, t := range ts {
+			if i >= 3 {
+				break
+			}
+			ex := t.lines[0]
+			f.validated(fmt.Sprintf("%s log (%s, %s), %s: %s", ex.Cite.Source("logs"), logOrigin(ex), logLevel(ex.LogLine), plural(len(t.lines), "occurrence", "occurrences"), quote(ex.Message)), citesOfLogs(t.lines))
+		}
+		if top.kind == "dependency" {
+			parts[len(parts)-1] = fmt.Sprintf("%s name it (%s)", joinNames(top.callers), parts[len(parts)-1])
+		}
+	}
+	// Warning events by reason.
+	if len(top.events) > 0 {
+		type rc struct {
+			reason string
+			n      int32
+			ex     Event
+			c      Cite
+		}
+		var reasons []*rc
+		for _, e := range top.events {
+			earliest(e.FirstSeen)
+			if e.FirstSeen == nil {
+				earliest(e.LastSeen)
+			}
+			found := false
+			for _, r := range reasons {
+				if r.reason == e.Reason {
+					r.n += eventCount(e.Event)
+					r.c.merge(e.Cite)
+					found = true
+				}
+			}
+			if !found {
+				reasons = append(reasons, &rc{reason: e.Reason, n: eventCount(e.Event), ex: e, c: e.Cite})
+			}
+		}
+		sort.SliceStable(reasons, func(i, j int) bool { return reasons[i].n > reasons[j].n })
+		var rs []string
+		for _, r := range reasons {
+			rs = append(rs, fmt.Sprintf("%s x%d", r.reason, r.n))
+			f.validated("Warning event "+eventLine(r.ex), r.c)
+		}
+		parts = append(parts, fmt.Sprintf("Warning events %s (e.g. %s)", strings.Join(rs, ", "), quote(reasons[0].ex.Message)))
+	}
+	// Pods: restarts and readiness.
+	if len(top.badPods) > 0 || top.restarts > 0 {
+		var names []string
+		var reasons []string
+		for _, p := range top.badPods {
+			names = appendUnique(names, p.Name)
+			if _, r := waitingReason(p.Pod); r != "" {
+				reasons = appendUnique(reasons, r)
+			}
+			for _, c := range p.Containers {
+				if c.LastReason != "" {
+					reasons = appendUnique(reasons, "last terminated "+c.LastReason)
+				}
+			}
+		}
+		p := ""
+		if len(top.badPods) > 0 {
+			p = fmt.Sprintf("%s not healthy (%s", plural(len(top.badPods), "pod", "pods"), joinNames(names))
+			if len(top.notReady) > 0 {
+				p += fmt.Sprintf(", %d not Ready", len(top.notReady))
+			}
+			p += ")"
+		}
+		if top.restarts > 0 {
+			if p != "" {
+				p += ", "
+			}
+			p += plural(int(top.restarts), "container restart", "container restarts")
+		}
+		if len(reasons) > 0 {
+			p += " (" + strings.Join(reasons, ", ") + ")"
+		}
+		parts = append(parts, p)
+		var all []Pod
+		all = append(all, top.badPods...)
+		f.validated("Pod status: "+p, citesOfPods(all))
+		for _, bp := range top.badPods {
+			earliest(bp.StartTime)
+		}
+	}
+	if len(top.dbEvents) > 0 {
+		var msgs []string
+		for i, e := range top.dbEvents {
+			if i < 3 {
+				msgs = append(msgs, hhmm(e.Time)+" "+quote(e.Message))
+			}
+			f.validated(dbEventLine(e), e.Cite)
+			earliest(e.Time)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", plural(len(top.dbEvents), "database event", "database events"), strings.Join(msgs, "; ")))
+	}
+	// Metrics: the largest changes.
+	sort.SliceStable(top.changes, func(i, j int) bool { return top.changes[i].magnitude > top.changes[j].magnitude })
+	var mtexts []string
+	for i, ch := range top.changes {
+		if i >= 3 {
+			break
+		}
+		mtexts = append(mtexts, ch.text())
+		f.validated(fmt.Sprintf("%s: %s", SourceName(ch.s.Cite.Source("metrics")), ch.text()), ch.s.Cite)
+		earliest(ch.r.onset)
+	}
+	if len(mtexts) > 0 {
+		parts = append(parts, "metrics changed: "+strings.Join(mtexts, "; "))
+	}
+	if top.kind == "node" {
+		for _, n := range ev.Nodes {
+			if n.Name != top.name {
+				continue
+			}
+			if pr := nodePressures(n.Node); len(pr) > 0 || nodeReadyStatus(n.Node) != "True" {
+				s := fmt.Sprintf("node %s Ready=%s", n.Name, nodeReadyStatus(n.Node))
+				if len(pr) > 0 {
+					s += ", pressure " + strings.Join(pr, ", ")
+				}
+				parts = append(parts, s)
+				f.validated("Node condition: "+s, n.Cite)
+			}
+		}
+	}
+	change := ev.nearestChange(top.name, onset)
+	cv, votes := ev.inferCategory(top, change, onset)
+	if cv.cat == catUnknown {
+		// A weak specific finding about the same entity breaks the tie.
+		for _, w := range weak {
+			if !w.Healthy && w.Category != investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNSPECIFIED && w.Category != catUnknown && (w.Entity == top.entity || strings.HasSuffix(w.Entity, "/"+top.name)) {
+				cv = categoryVote{cat: w.Category, why: fmt.Sprintf("the %s detector's weak finding (%.2f) points the same way", w.Mode, w.Score)}
+				break
+			}
+		}
+	}
+	f.Category = cv.cat
+	// Statement.
+	what := map[string]string{"workload": "workload", "node": "node", "dependency": "downstream dependency", "database": "database", "object": strings.SplitN(top.entity, "/", 2)[0]}[top.kind]
+	lead := "No known failure signature matched"
+	f.Statement = fmt.Sprintf("%s; the strongest abnormal signal is on %s %s: %s", lead, what, top.name, strings.Join(parts, "; "))
+	if onset != nil {
+		f.Statement += fmt.Sprintf(". Onset %s", hhmm(onset))
+	}
+	if change != nil {
+		gap := durHuman(onset.Sub(*change.at))
+		f.Statement += fmt.Sprintf("; the nearest preceding change is the %s, %s before", change.text, gap)
+		f.validated(fmt.Sprintf("Nearest change before the onset (%s): %s, %s before", hhmm(onset), change.text, gap), change.cite)
+	}
+	if cv.cat != catUnknown {
+		f.Statement += fmt.Sprintf(". Most likely %s: %s", categoryWord(cv.cat), cv.why)
+		f.inferred(fmt.Sprintf("Category %s inferred from the evidence: %s", categoryWord(cv.cat), cv.why))
+	} else {
+		f.Statement += ". The evidence does not establish the failure mode"
+		if len(votes) > 0 {
+			var vs []string
+			for _, v := range votes {
+				vs = append(vs, fmt.Sprintf("%s (%.1f)", categoryWord(v.cat), v.score))
+			}
+			f.inferred("Competing readings of the signals, none dominant: " + strings.Join(vs, ", "))
+		}
+	}
+	if len(cands) > 1 {
+		var others []string
+		for i, c := range cands[1:] {
+			if i >= 3 {
+				break
+			}
+			others = append(others, fmt.Sprintf("%s (strength %.2f)", c.entity, c.strength))
+		}
+		f.inferred(fmt.Sprintf("%s has the strongest abnormal signals (strength %.2f); next: %s", top.entity, top.strength, strings.Join(others, ", ")))
+	}
+	// Chain.
+	var chain []string
+	if change != nil {
+		chain = append(chain, "Change: "+change.text)
+	}
+	switch top.kind {
+	case "dependency":
+		chain = append(chain, fmt.Sprintf("%s fails or stops answering", top.name), fmt.Sprintf("%s get errors calling it (%s)", joinNames(top.callers), clip(dominant, 100)))
+	default:
+		if dominant != "" {
+			chain = append(chain, fmt.Sprintf("%s starts failing: %s", top.name, clip(dominant, 100)))
+		} else {
+			chain = append(chain, fmt.Sprintf("%s shows abnormal signals", top.name))
+		}
+	}
+	if len(mtexts) > 0 {
+		chain = append(chain, "Observed effect: "+mtexts[0])
+	}
+	chain = append(chain, "The alert fires")
+	f.Chain = chain
+	f.Remediation = []string{
+		fmt.Sprintf("Inspect %s first: its signals are the strongest in the evidence", top.entity),
+	}
+	if change != nil {
+		f.Remediation = append(f.Remediation, "Check whether reverting the "+change.text+" stops the errors")
+	}
+	f.Signals = []string{"anomaly", top.name}
+	// Score: strength and category certainty; above the delivery gate only
+	// when two independent kinds of evidence support the category.
+	f.Sources = appendUnique(f.Sources, top.sourcesFrom()...)
+	if change != nil {
+		f.Sources = appendUnique(f.Sources, change.cite.Sources...)
+	}
+	switch {
+	case cv.cat == catUnknown:
+		f.Score = math.Min(0.5, 0.3+0.2*top.strength)
+	case len(cv.kinds) >= 2:
+		f.Score = math.Min(anomalyCorroboratedCap, 0.62+0.1*top.strength)
+		f.inferred(fmt.Sprintf("Corroborated by %d independent kinds of evidence: %s", len(cv.kinds), strings.Join(sortedKeys(cv.kinds), ", ")))
+	default:
+		f.Score = math.Min(anomalyScoreCap, 0.4+0.2*top.strength)
+	}
+	return f, true
+}
+
+func (c *candidate) sourcesFrom() []string {
+	var out []string
+	for _, l := range c.errLines {
+		out = appendUnique(out, l.Sources...)
+	}
+	for _, e := range c.events {
+		out = appendUnique(out, e.Sources...)
+	}
+	for _, p := range c.badPods {
+		out = appendUnique(out, p.Sources...)
+	}
+	for _, ch := range c.changes {
+		out = appendUnique(out, ch.s.Sources...)
+	}
+	for _, e := range c.dbEvents {
+		out = appendUnique(out, e.Sources...)
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func categoryWord(c investigationv1.RootCauseCategory) string {
+	return strings.ToLower(strings.TrimPrefix(c.String(), "ROOT_CAUSE_CATEGORY_"))
+}
