@@ -69,7 +69,7 @@ func rank(ev *Evidence, findings []Finding) Result {
 	// Symptoms explained by a strong finding lose weight.
 	explained := map[string]string{}
 	for _, f := range findings {
-		if f.Score >= minFaultScore && !f.Healthy {
+		if f.Score >= minFaultScore && (!f.Healthy || f.Overrides) {
 			for m, why := range f.Explains {
 				if _, ok := explained[m]; !ok {
 					explained[m] = why

@@ -293,6 +293,9 @@ func detectSteadyMemory(ev *Evidence) []Finding {
 		if r.head <= 0 || math.Abs(r.tail/r.head-1) > 0.1 || s.Peak > 1.15*r.head {
 			return nil // growing or spiking: not steady
 		}
+		if _, _, _, creeping := creep(s); creeping {
+			return nil // a slow, steady climb is a leak in progress, not a plateau
+		}
 		ws = append(ws, s)
 	}
 	if len(ws) == 0 {

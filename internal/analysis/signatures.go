@@ -208,6 +208,7 @@ func (ev *Evidence) refineDataQuality(f *Finding, ns string, lines []LogLine) {
 		}
 	}
 	if topic == "" {
+		ev.refineInputFile(f, ns, lines)
 		return
 	}
 	f.Entity = "topic/" + ns + "/" + topic
@@ -430,4 +431,109 @@ func (ev *Evidence) refineCert(f *Finding) {
 		f.Chain = []string{"The certificate's renewal did not happen", "The certificate expired", "TLS handshakes with it fail (x509: certificate has expired)", "Requests that need it fail"}
 		f.Remediation = []string{"Renew the certificate and fix its renewal (issuer, cert-manager Certificate status)", "Alert on certificate expiry days ahead"}
 	}
+}
+
+var (
+	inputFileRe = regexp.MustCompile(`(?i)(?:^|[\s=/:'"(])([\w.-]+\.(?:csv|tsv|jsonl?|ndjson|parquet|xml|avro|xlsx?|txt|dat)(?:\.gz)?)\b`)
+	kvRe        = regexp.MustCompile(`\b([a-z][a-z0-9_]{1,30})=([^\s,;'"]+)`)
+)
+
+// refineInputFile names the input (a file) the parse errors point at, and
+// weighs the data against the code: parse errors that start right after a
+// release of the consumer are that release's defect (the finding then yields
+// to the code-exception detector); without such a release the input changed,
+// not the parser. Peers of the failing input (other values of the same
+// key=value field in the consumer's own log lines) that keep succeeding show
+// the consumer still works.
+func (ev *Evidence) refineInputFile(f *Finding, ns string, lines []LogLine) {
+	file := ""
+	for _, l := range lines {
+		if m := inputFileRe.FindStringSubmatch(l.Message); m != nil {
+			file = m[1]
+			break
+		}
+	}
+	svc := ""
+	if len(lines) > 0 {
+		svc = ev.logService(lines[0])
+	}
+	var first *time.Time
+	for _, l := range lines {
+		if l.Timestamp != nil && (first == nil || l.Timestamp.Before(*first)) {
+			first = l.Timestamp
+		}
+	}
+	if d, ok := ev.deployBefore(svc, first); ok && !d.IsRollback {
+		f.Score = minFaultScore
+		f.inferred(fmt.Sprintf("Deploy %s of %s shortly precedes the first parse error: the release may have changed the parser", d.Revision, svc), d.Cite)
+		return
+	}
+	if file != "" {
+		if ns == "" {
+			ns = ev.alertField("namespace", "kube_namespace")
+		}
+		f.Entity = "file/" + ns + "/" + file
+		f.Statement = fmt.Sprintf("The input file %s is malformed: %s", file, f.Statement)
+		for _, l := range ev.Logs {
+			if isErrorLog(l.LogLine) || !strings.Contains(l.Message, file) || l.Timestamp == nil || first == nil || l.Timestamp.After(*first) {
+				continue
+			}
+			f.validated(fmt.Sprintf("Before the first error (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+			break
+		}
+	}
+	if svc != "" {
+		f.inferred(fmt.Sprintf("No deploy of %s precedes the first parse error within %s: the input changed, not the code that reads it", svc, durHuman(time.Hour)))
+	}
+	// Peers: the key=value fields constant across the failing lines, and the
+	// other values of those keys that the same service processes cleanly.
+	fixed := map[string]string{}
+	for i, l := range lines {
+		seen := map[string]string{}
+		for _, m := range kvRe.FindAllStringSubmatch(l.Message, -1) {
+			seen[m[1]] = m[2]
+		}
+		if i == 0 {
+			fixed = seen
+			continue
+		}
+		for k, v := range fixed {
+			if seen[k] != v {
+				delete(fixed, k)
+			}
+		}
+	}
+	var keys []string
+	for k := range fixed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "file" || strings.Contains(k, "reason") || strings.Contains(k, "error") {
+			continue
+		}
+		var peers []string
+		var cite Cite
+		for _, l := range ev.Logs {
+			if isErrorLog(l.LogLine) || (svc != "" && ev.logService(l) != svc) {
+				continue
+			}
+			for _, m := range kvRe.FindAllStringSubmatch(l.Message, -1) {
+				if m[1] == k && m[2] != fixed[k] {
+					peers = appendUnique(peers, m[2])
+					cite.merge(l.Cite)
+				}
+			}
+		}
+		if len(peers) == 0 || len(peers) > 8 {
+			continue
+		}
+		f.validated(fmt.Sprintf("Only %s=%s fails: %s=%s keep being processed by %s without errors, so the consumer itself works", k, fixed[k], k, joinNames(peers), firstNonEmptyStr(svc, "the consumer")), cite)
+		f.Statement += fmt.Sprintf("; only %s %s is affected (%s process cleanly)", k, fixed[k], joinNames(peers))
+		f.Score += 0.05
+	}
+	f.Score += 0.05
+	f.explains(ModeCodeException, "the exceptions are parse errors on one input, with no release of the parser before them: the data changed, not the code")
+	f.Chain = []string{"A malformed input reaches the consumer", "Rows fail to parse and are rejected", "Imports fail and the alert fires"}
+	f.Remediation = []string{"Quarantine the malformed input and ask its producer to resend it in the expected format", "Validate input files (header, delimiter, number format) before import and alert on the producer"}
 }

@@ -156,6 +156,8 @@ type Resource struct {
 	Signals    []string          `json:"signals,omitempty"` // key findings, one line each
 	Data       map[string]string `json:"data,omitempty"`    // ConfigMap data (never Secret values)
 	Events     []Event           `json:"events,omitempty"`
+	// CreatedAt is the object's creation time, when it matters (policies).
+	CreatedAt *time.Time `json:"created_at,omitempty"`
 }
 
 // LogLine is one log record, from pod logs or a log search.

@@ -3,6 +3,7 @@ package brain
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -411,6 +412,34 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 		}
 		return out
 	}
+	if lead := res.Hypotheses[0]; lead.GetDetector() == "dependency_failure" {
+		// A dependency that went away may have been taken down on purpose:
+		// planned maintenance and change records, cluster-wide.
+		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"query": "maintenance OR \"change window\""}, Origin: originExpand}
+		if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSearchLogs]; ok && !st.ranEquivalent(c) {
+			out := []pendingCall{c}
+			if droppedConnRe.MatchString(lead.GetStatement()) {
+				if ns := firstNonEmpty(st.rec.GetAlert().GetNamespace(), st.rec.GetAlert().GetLabels()["namespace"]); ns != "" {
+					out = append(out, pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": ns}, Origin: originExpand})
+				}
+			}
+			return out
+		}
+	}
+	if lead := res.Hypotheses[0]; lead.GetDetector() == "dependency_failure" && droppedConnRe.MatchString(lead.GetStatement()) {
+		// Connections to a dependency that time out (not refused) are
+		// dropped on the path: the caller namespace's NetworkPolicies are
+		// the first suspect.
+		if ns := st.rec.GetAlert().GetNamespace(); ns != "" || st.rec.GetAlert().GetLabels()["namespace"] != "" {
+			if ns == "" {
+				ns = st.rec.GetAlert().GetLabels()["namespace"]
+			}
+			c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": ns}, Origin: originExpand}
+			if !st.ranEquivalent(c) {
+				return []pendingCall{c}
+			}
+		}
+	}
 	parts := strings.Split(ent, "/")
 	if len(parts) < 2 {
 		return nil
@@ -477,3 +506,7 @@ const (
 func clusterDNSName(ent string) bool {
 	return strings.HasPrefix(ent, "service/") && strings.Count(ent, "/") == 2
 }
+
+// droppedConnRe: connection errors of dropped packets (a timeout while
+// dialing), as opposed to refusals from a listening peer.
+var droppedConnRe = regexp.MustCompile(`(?i)(i/o timeout|dial tcp[^']{0,80}timeout|connect(ion)? timed? ?out|etimedout)`)

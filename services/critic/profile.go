@@ -682,6 +682,10 @@ func (pr *profile) readSeries(md *structpb.Struct, p *evidencev1.EvidencePin) {
 			v.anomalous = true
 		case shape == "drop" && dropped && v.class == "traffic":
 			v.anomalous = true
+		case v.class == "saturation" && steadyClimb(s):
+			// A resource that climbs steadily and is still at its peak is
+			// being exhausted (a leak), even before it doubles.
+			v.anomalous = true
 		case shape == "" && rise && len(s.Anomalies) > 0:
 			v.anomalous = true
 		}
@@ -823,9 +827,9 @@ type textRule struct {
 
 var textRules = []textRule{
 	{kindOOM, true, regexp.MustCompile(`oomkill|out of memory|oom[- ]kill|exit code 137|outofmemoryerror|cannot allocate memory|memory limit exceeded`)},
-	{kindConfig, true, regexp.MustCompile(`createcontainerconfigerror|invalid config|configuration error|config(uration)? (file|key|value)? ?(is )?(missing|invalid|not found)|missing (required )?(env|environment|config|configuration|key|variable|setting)|environment variable \S+ (is )?(not set|missing|required)|failed to (load|parse|read) (the )?config|configmap "?\S+"? not found|secret "?\S+"? not found|couldn't find key|invalid value for|unknown (flag|field|option)|bad configuration|malformed`)},
+	{kindConfig, true, regexp.MustCompile(`createcontainerconfigerror|invalid config|configuration error|config(uration)? (file|key|value)? ?(is )?(missing|invalid|not found)|missing (required )?(env|environment|config|configuration|key|variable|setting)|environment variable \S+ (is )?(not set|missing|required)|failed to (load|parse|read) (the )?config|configmap "?\S+"? not found|secret "?\S+"? not found|couldn't find key|invalid value for|unknown (flag|field|option)|bad configuration|malformed|selector \S+ matches no pods|does not have any active endpoint`)},
 	{kindImage, true, regexp.MustCompile(`imagepullbackoff|errimagepull|manifest unknown|pull access denied|invalidimagename`)},
-	{kindNode, true, regexp.MustCompile(`nodenotready|node \S+ (is )?not ?ready|kubelet stopped posting|memorypressure|pidpressure|networkunavailable|node\.kubernetes\.io/(unreachable|not-ready)|kernel panic`)},
+	{kindNode, true, regexp.MustCompile(`nodenotready|node \S+ (is )?not ?ready|kubelet stopped posting|memorypressure|pidpressure|networkunavailable|node\.kubernetes\.io/(unreachable|not-ready)|kernel panic|system clock wrong|clock (skew|drift)|clock (is )?out of sync|time sync(hroni[sz]ation)? (lost|disabled|failed)`)},
 	{kindScheduling, true, regexp.MustCompile(`failedscheduling|insufficient (cpu|memory|pods)|0/\d+ nodes are available|unschedulable`)},
 	{kindQuota, true, regexp.MustCompile(`exceeded quota|quota exceeded|forbidden: exceeded|resourcequota|limitrange|maximum (cpu|memory) usage per`)},
 	{kindDisk, true, regexp.MustCompile(`no space left on device|disk (is )?full|diskpressure|storage[- ]full|volume \S+ (is )?full|filesystem full`)},
@@ -993,4 +997,24 @@ func twoLevels(s facts.Series) bool {
 	}
 	vals = map[float64]bool{s.Min: true, s.Peak: true, s.Latest: true}
 	return len(vals) <= 2 && s.Min == 0
+}
+
+// steadyClimb: a series whose samples go up step after step (at least 70%
+// of the moves), by 4% or more in total, and that ends at its peak.
+func steadyClimb(s facts.Series) bool {
+	pts := s.Downsampled
+	if len(pts) < 5 || pts[0].V <= 0 || s.Latest < 0.98*s.Peak {
+		return false
+	}
+	up, moves := 0, 0
+	for i := 1; i < len(pts); i++ {
+		switch d := pts[i].V - pts[i-1].V; {
+		case d > 0:
+			up++
+			moves++
+		case d < 0:
+			moves++
+		}
+	}
+	return moves > 0 && float64(up) >= 0.7*float64(moves) && pts[len(pts)-1].V >= 1.04*pts[0].V
 }

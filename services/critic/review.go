@@ -804,6 +804,14 @@ func (s *Service) checkConcrete(lead *investigationv1.Hypothesis, cited []*pinVi
 		need(has(refLogLine, refMetricWindow, refDBEvent, refEvent), "an error line or metric window naming the dependency", "search_logs", "query_prometheus")
 	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_HEALTHY:
 		need(has(refMetricWindow, refPod, refNode), "a metric window or pod status showing health", "query_prometheus", "check_pod_status")
+	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_DATA_QUALITY:
+		// Bad input is told from a broken consumer by the consumer's own
+		// logs: which inputs it rejects and which it still processes.
+		own := has(refPod)
+		for _, v := range cited {
+			own = own || v.validated && v.pin.GetSourceTool() == "fetch_pod_logs"
+		}
+		need(own, "the consuming pod's own logs (which inputs it rejects and which it still processes)", "fetch_pod_logs")
 	default:
 		n := 0
 		for _, v := range refs {

@@ -251,6 +251,11 @@ func errorQuery(v *alertView) string {
 		// them), shows both failures and the absence of any.
 		return "*"
 	}
+	if ing := lookup(alertOf(v), "ingress"); ing != "" && !strings.ContainsAny(ing, ` "()`) {
+		// The proxy names the ingress's backend in lines that carry no
+		// error word ("does not have any active Endpoint").
+		return "error OR " + ing
+	}
 	return "error"
 }
 
@@ -299,6 +304,8 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 				s.add(2, "application logs of "+workload+" show the errors")
 			case v.sig["backlog"]:
 				s.add(2, "the consumer's logs show why it falls behind")
+			case v.sig["memory"]:
+				s.add(2, "the application logs of "+workload+" show what it retains (GC pauses, cache growth)")
 			}
 		}
 		pod := v.pod
@@ -321,6 +328,13 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 			s.add(2.5, "deployment status and rollout conditions of "+v.deployment)
 			c.set("deployment", "kind")
 			c.set(v.deployment, "name", "resource_name")
+		case lookup(alertOf(v), "ingress") != "" && hasNS && v.any("errors", "http", "latency"):
+			// An ingress failing its requests: its backend Services and
+			// their endpoints come first (no endpoints answers 503).
+			ing := lookup(alertOf(v), "ingress")
+			s.add(3, "ingress "+ing+", its backend services and their endpoints")
+			c.set("ingress", "kind")
+			c.set(ing, "name", "resource_name")
 		}
 		c.set(v.namespace, "namespace")
 	case "search_logs":
@@ -340,7 +354,11 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 			break
 		}
 		c.set(errorQuery(v), "query")
-		c.set(v.namespace, "namespace")
+		if lookup(alertOf(v), "ingress") == "" || v.service != "" || v.pod != "" {
+			// An ingress's proxy logs live in the controller's namespace,
+			// not the application's: search them cluster-wide.
+			c.set(v.namespace, "namespace")
+		}
 		c.set(v.service, "service")
 	case "query_prometheus":
 		kind := ""

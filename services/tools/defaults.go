@@ -93,7 +93,7 @@ func defaultTools() []*Tool {
 				},
 				RequiresContext: []string{"namespace"},
 				Integrations:    []string{backend.AreaResources, backend.AreaPods, backend.AreaDeployments, backend.AreaNodes, backend.AreaEvents},
-				Usage:           "/describe kind=<pod|deployment|service|node|configmap|ingress|pvc> name=<name> namespace=<namespace>",
+				Usage:           "/describe kind=<pod|deployment|service|node|configmap|ingress|pvc|networkpolicy> name=<name, or * for every networkpolicy> namespace=<namespace>",
 			},
 			Needs: []string{backend.AreaResources}, Handler: handleDescribeResource,
 			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_K8S_RESOURCE, Domain: evidencev1.Domain_DOMAIN_COMPUTE,

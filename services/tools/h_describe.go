@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,11 +19,11 @@ import (
 )
 
 // describeKinds are the kinds describe_resource serves (never Secret).
-var describeKinds = []string{"pod", "deployment", "service", "node", "configmap", "ingress", "pvc"}
+var describeKinds = []string{"pod", "deployment", "service", "node", "configmap", "ingress", "pvc", "networkpolicy"}
 
 func kindDomain(kind string) evidencev1.Domain {
 	switch kind {
-	case "service", "ingress":
+	case "service", "ingress", "networkpolicy":
 		return evidencev1.Domain_DOMAIN_NETWORK
 	case "pvc":
 		return evidencev1.Domain_DOMAIN_STORAGE
@@ -44,6 +46,7 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 	}
 	area := backend.AreaResources
 	var err error
+	var extra []facts.Resource // objects described along the way (an ingress's backend services)
 	switch kind {
 	case "pod":
 		area = backend.AreaPods
@@ -59,9 +62,18 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 	case "configmap":
 		err = s.describeConfigMap(ctx, r, &res)
 	case "ingress":
-		err = s.describeIngress(ctx, r, &res)
+		err = s.describeIngress(ctx, r, &res, &extra)
 	case "pvc":
 		err = s.describePVC(ctx, r, &res)
+	case "networkpolicy":
+		var pols []facts.Resource
+		pols, err = s.describeNetworkPolicies(ctx, r, ns, name)
+		if err == nil && len(pols) == 0 {
+			err = apierrors.NewNotFound(networkingv1.Resource("networkpolicies"), name)
+		}
+		if len(pols) > 0 {
+			res, extra = pols[0], pols[1:]
+		}
 	default:
 		return fmt.Errorf("kind %q is not describable (one of %s)", kind, strings.Join(describeKinds, ", "))
 	}
@@ -80,7 +92,7 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 		return err
 	}
 	res.Events = s.objectEvents(ctx, eventNamespace(res), res.Kind, name)
-	r.Put(facts.KeyResources, []facts.Resource{res})
+	r.Put(facts.KeyResources, append([]facts.Resource{res}, extra...))
 	r.Source(s.be.Source(area))
 	if len(res.Events) > 0 {
 		r.Source(s.be.Source(backend.AreaEvents))
@@ -269,7 +281,11 @@ func (s *Service) describeService(ctx context.Context, r *Result, res *facts.Res
 	r.Rawf("Endpoints:  %d ready of %d selected pods", ready, total)
 	switch {
 	case total == 0:
-		res.Signals = append(res.Signals, "selector matches no pods: the service has no endpoints")
+		sel := labels.Set(svc.Spec.Selector).String()
+		res.Signals = append(res.Signals, "selector "+sel+" matches no pods: the service has no endpoints")
+		if near := s.podsLabelledLike(ctx, res.Namespace, svc.Spec.Selector); near != "" {
+			res.Signals = append(res.Signals, near)
+		}
 		r.Escalate(evidencev1.Severity_SEVERITY_HIGH)
 	case ready == 0:
 		res.Signals = append(res.Signals, fmt.Sprintf("none of %d selected pods is ready: the service has no ready endpoints", total))
@@ -351,7 +367,7 @@ func (s *Service) describeConfigMap(ctx context.Context, r *Result, res *facts.R
 	return nil
 }
 
-func (s *Service) describeIngress(ctx context.Context, r *Result, res *facts.Resource) error {
+func (s *Service) describeIngress(ctx context.Context, r *Result, res *facts.Resource, extra *[]facts.Resource) error {
 	ing, err := s.be.Kube.NetworkingV1().Ingresses(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -390,7 +406,18 @@ func (s *Service) describeIngress(ctx context.Context, r *Result, res *facts.Res
 		if _, err := s.be.Kube.CoreV1().Services(res.Namespace).Get(ctx, b, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			res.Signals = append(res.Signals, "backend service "+b+" does not exist")
 			r.Escalate(evidencev1.Severity_SEVERITY_HIGH)
+			continue
 		}
+		// The backend's endpoints: an ingress answers 503 when its Service
+		// selects no ready pod.
+		svc := facts.Resource{Kind: "Service", Namespace: res.Namespace, Name: b}
+		if err := s.describeService(ctx, r, &svc); err != nil {
+			return fmt.Errorf("describe backend service %s: %w", b, err)
+		}
+		for _, sig := range svc.Signals {
+			res.Signals = append(res.Signals, "backend service "+b+": "+sig)
+		}
+		*extra = append(*extra, svc)
 	}
 	return nil
 }
@@ -448,4 +475,161 @@ func uniq(in []string) []string {
 		}
 	}
 	return out
+}
+
+// podsLabelledLike finds the pods a selector that matches nothing was most
+// likely meant for: pods of the namespace carrying one of the selector's
+// values under another key (app=x vs app.kubernetes.io/name=x). It returns
+// one line naming them and their labels, or "".
+func (s *Service) podsLabelledLike(ctx context.Context, ns string, sel map[string]string) string {
+	pods, err := s.be.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	var names []string
+	var carried []string
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		hit := false
+		for k, v := range p.Labels {
+			for sk, sv := range sel {
+				if v == sv && k != sk {
+					hit = true
+					carried = appendUniqueStr(carried, k+"="+v)
+				}
+			}
+		}
+		if hit {
+			names = append(names, p.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(carried)
+	if len(names) > 3 {
+		names = append(names[:3], fmt.Sprintf("%d more", len(names)-3))
+	}
+	return fmt.Sprintf("pods %s carry %s instead (labels changed: the selector no longer matches them)", strings.Join(names, ", "), strings.Join(carried, ", "))
+}
+
+func appendUniqueStr(xs []string, v string) []string {
+	for _, x := range xs {
+		if x == v {
+			return xs
+		}
+	}
+	return append(xs, v)
+}
+
+// describeNetworkPolicies describes one NetworkPolicy, or every policy of the
+// namespace when name is "*" or empty: which pods it selects, the directions
+// it restricts, what it still allows and when it was created.
+func (s *Service) describeNetworkPolicies(ctx context.Context, r *Result, ns, name string) ([]facts.Resource, error) {
+	var items []networkingv1.NetworkPolicy
+	if name == "" || name == "*" {
+		l, err := s.be.Kube.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		items = l.Items
+	} else {
+		p, err := s.be.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		items = []networkingv1.NetworkPolicy{*p}
+	}
+	var out []facts.Resource
+	for i := range items {
+		p := &items[i]
+		res := facts.Resource{Kind: "NetworkPolicy", Namespace: p.Namespace, Name: p.Name}
+		if !p.CreationTimestamp.IsZero() {
+			t := p.CreationTimestamp.UTC()
+			res.CreatedAt = &t
+		}
+		var types []string
+		for _, t := range p.Spec.PolicyTypes {
+			types = append(types, string(t))
+		}
+		if len(types) == 0 {
+			types = []string{"Ingress"}
+			if len(p.Spec.Egress) > 0 {
+				types = append(types, "Egress")
+			}
+		}
+		sel := metav1.FormatLabelSelector(&p.Spec.PodSelector)
+		if sel == "<none>" || sel == "" {
+			sel = "all pods"
+		}
+		r.Rawf("NetworkPolicy %s/%s: selects %s; types %s; created %s", p.Namespace, p.Name, sel, strings.Join(types, ","), p.CreationTimestamp.UTC().Format(time.RFC3339))
+		res.Signals = append(res.Signals, fmt.Sprintf("selects %s in %s; restricts %s", sel, p.Namespace, strings.Join(types, " and ")))
+		for _, t := range types {
+			if t != string(networkingv1.PolicyTypeEgress) {
+				continue
+			}
+			var allows []string
+			for _, rule := range p.Spec.Egress {
+				allows = append(allows, peerText(rule.To, rule.Ports))
+			}
+			if len(allows) == 0 {
+				res.Signals = append(res.Signals, "egress allows nothing: all outbound traffic is denied")
+			} else {
+				res.Signals = append(res.Signals, "egress allows only: "+strings.Join(allows, "; "))
+			}
+			r.Rawf("  egress allows: %s", strings.Join(allows, "; "))
+		}
+		for _, t := range types {
+			if t != string(networkingv1.PolicyTypeIngress) {
+				continue
+			}
+			var allows []string
+			for _, rule := range p.Spec.Ingress {
+				allows = append(allows, peerText(rule.From, rule.Ports))
+			}
+			if len(allows) == 0 {
+				res.Signals = append(res.Signals, "ingress allows nothing: all inbound traffic is denied")
+			} else {
+				res.Signals = append(res.Signals, "ingress allows only: "+strings.Join(allows, "; "))
+			}
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// peerText renders one NetworkPolicy rule: its peers and ports.
+func peerText(peers []networkingv1.NetworkPolicyPeer, ports []networkingv1.NetworkPolicyPort) string {
+	var who []string
+	for _, p := range peers {
+		switch {
+		case p.IPBlock != nil:
+			who = append(who, "ipBlock "+p.IPBlock.CIDR)
+		case p.NamespaceSelector != nil && p.PodSelector != nil:
+			who = append(who, "namespaces "+metav1.FormatLabelSelector(p.NamespaceSelector)+" pods "+metav1.FormatLabelSelector(p.PodSelector))
+		case p.NamespaceSelector != nil:
+			who = append(who, "namespaces "+metav1.FormatLabelSelector(p.NamespaceSelector))
+		case p.PodSelector != nil:
+			who = append(who, "pods "+metav1.FormatLabelSelector(p.PodSelector)+" (same namespace)")
+		}
+	}
+	if len(who) == 0 {
+		who = []string{"anywhere"}
+	}
+	var ps []string
+	for _, p := range ports {
+		proto := "TCP"
+		if p.Protocol != nil {
+			proto = string(*p.Protocol)
+		}
+		if p.Port != nil {
+			ps = append(ps, p.Port.String()+"/"+proto)
+		} else {
+			ps = append(ps, "all/"+proto)
+		}
+	}
+	if len(ps) == 0 {
+		ps = []string{"all ports"}
+	}
+	return strings.Join(who, ", ") + " on " + strings.Join(ps, ", ")
 }

@@ -289,6 +289,8 @@ func canonicalKind(k string) string {
 		return "ConfigMap"
 	case "ingress", "ingresses", "ing":
 		return "Ingress"
+	case "networkpolicy", "networkpolicies", "netpol":
+		return "NetworkPolicy"
 	case "pvc", "pvcs", "persistentvolumeclaim", "persistentvolumeclaims":
 		return "PersistentVolumeClaim"
 	case "statefulset", "statefulsets", "sts":

@@ -1,0 +1,378 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// General precedence rules: a specific story must yield when stronger
+// evidence contradicts it. Names and numbers are invented.
+
+func logAt(min int, ns, svc, pod, level, msg string) facts.LogLine {
+	return facts.LogLine{Timestamp: at(min), Namespace: ns, Service: svc, Pod: pod, Level: level, Message: msg}
+}
+
+func TestMemoryCreepIsALeakNotHealthy(t *testing.T) {
+	memAlert := &investigationv1.Alert{AlertName: "ContainerMemoryHigh", Namespace: "ledger", Pod: "quill-7c9d8f6b5-x2k4p", Labels: map[string]string{"namespace": "ledger", "pod": "quill-7c9d8f6b5-x2k4p"}}
+	pod := func() facts.Pod {
+		p := podOn("ledger", "quill-7c9d8f6b5-x2k4p", "node-a")
+		p.Workload = "quill"
+		p.Containers[0].LimitsMemory = "1Gi"
+		return p
+	}
+	const gi = 1 << 30
+	cases := []struct {
+		name    string
+		mem     []float64
+		wantLed string
+		healthy bool
+	}{
+		{"steady climb near the limit is a leak", ramp(0.80*gi, 0.90*gi, 31), ModeMemoryLeak, false},
+		{"flat plateau near the limit stays healthy", flat(0.9*gi, 31), ModeHealthy, true},
+		{"climb far below the limit is no leak finding", ramp(0.2*gi, 0.25*gi, 31), "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			series := []facts.Series{
+				metric("container_memory_working_set_bytes", map[string]string{"namespace": "ledger", "pod": "quill-7c9d8f6b5-x2k4p"}, tc.mem...),
+				metric("quill_session_cache_entries", map[string]string{"pod": "quill-7c9d8f6b5-x2k4p"}, ramp(1000, 1600, 31)...),
+				metric("container_memory_working_set_bytes", map[string]string{"namespace": "ledger", "pod": "inkwell-5b6c7d8e9-q1w2e"}, flat(0.1*gi, 31)...),
+			}
+			res, d := analyze(t, memAlert,
+				pin(t, "pods", "check_pod_status", "k8s", facts.KeyPods, []facts.Pod{pod()}),
+				pin(t, "mem", "query_prometheus", "prometheus", facts.KeySeries, series))
+			if tc.wantLed == "" {
+				for _, f := range res.Findings {
+					if f.Mode == ModeMemoryLeak {
+						t.Fatalf("leak finding far below the limit: %s", f.Statement)
+					}
+				}
+				return
+			}
+			if len(res.Findings) == 0 || res.Findings[0].Mode != tc.wantLed {
+				t.Fatalf("lead = %v, want %s", res.Findings, tc.wantLed)
+			}
+			if res.Healthy != tc.healthy {
+				t.Fatalf("healthy = %v", res.Healthy)
+			}
+			if tc.wantLed == ModeMemoryLeak {
+				all := text(d)
+				for _, h := range []string{"quill_session_cache_entries", "limit", "inkwell"} {
+					if !strings.Contains(all, h) {
+						t.Errorf("diagnosis lacks %q:\n%s", h, all)
+					}
+				}
+				if d.GetCategory() != catResource || d.GetRootCauseEntity() != "deployment/ledger/quill" {
+					t.Errorf("category %v entity %s", d.GetCategory(), d.GetRootCauseEntity())
+				}
+			}
+		})
+	}
+}
+
+func TestUpstreamRateLimitIsTheDependencys(t *testing.T) {
+	rl := func(min int) facts.LogLine {
+		return logAt(min, "maps", "route-plan", "route-plan-6d5f4c3b2-a1b2c", "WARN", "upstream rate limited tilecast status=429 X-RateLimit-Limit: 50 X-RateLimit-Remaining: 0")
+	}
+	base := []facts.LogLine{
+		logAt(0, "maps", "route-plan", "route-plan-6d5f4c3b2-a1b2c", "INFO", "tile ok upstream=tilecast ratelimit_limit=400"),
+		logAt(1, "maps", "route-plan", "route-plan-6d5f4c3b2-a1b2c", "INFO", "lookup ok upstream=elevio took_ms=12"),
+		rl(10), rl(11), rl(12), rl(13),
+	}
+	cases := []struct {
+		name      string
+		deploys   []facts.Deploy
+		wantLead  bool
+		wantWords []string
+	}{
+		{"quota cut, caller unchanged", []facts.Deploy{{Service: "route-plan", Revision: "aa11bb2", StartedAt: at(-3000)}}, true, []string{"tilecast", "429", "X-RateLimit-Limit", "elevio", "aa11bb2"}},
+		{"caller released just before", []facts.Deploy{{Service: "route-plan", Revision: "cc33dd4", StartedAt: at(5)}}, false, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, d := analyze(t, nil,
+				pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, base),
+				pin(t, "dep", "get_deploy_history", "deploys", facts.KeyDeploys, tc.deploys))
+			var f *Finding
+			for i := range res.Findings {
+				if res.Findings[i].Mode == ModeUpstreamRateLimit {
+					f = &res.Findings[i]
+				}
+			}
+			if f == nil {
+				t.Fatal("no rate-limit finding")
+			}
+			if f.Category != catDependency || f.Entity != "service/tilecast" {
+				t.Errorf("category %v entity %s", f.Category, f.Entity)
+			}
+			if !tc.wantLead {
+				if f.Score >= 0.8 {
+					t.Errorf("a release right before the 429s should weaken the finding: %.2f", f.Score)
+				}
+				return
+			}
+			if res.Findings[0].Mode != ModeUpstreamRateLimit {
+				t.Fatalf("lead = %s", res.Findings[0].Mode)
+			}
+			all := text(d)
+			for _, w := range tc.wantWords {
+				if !strings.Contains(all, w) {
+					t.Errorf("diagnosis lacks %q:\n%s", w, all)
+				}
+			}
+		})
+	}
+}
+
+func TestParseErrorsOnInputAreDataQualityUnlessReleased(t *testing.T) {
+	bad := func(min int) facts.LogLine {
+		return logAt(min, "intake", "csv-loader", "csv-loader-7f8e9d-zz1", "ERROR", "vendor=brightmill file=stock_0412.csv ValueError: could not convert string to float: '3,75' reason=parse_error")
+	}
+	logs := []facts.LogLine{
+		logAt(0, "intake", "csv-loader", "csv-loader-7f8e9d-zz1", "INFO", "vendor=oakfield file=oak_0410.csv rows=900 imported=900"),
+		bad(3), bad(4), bad(5), bad(6),
+		logAt(7, "intake", "csv-loader", "csv-loader-7f8e9d-zz1", "INFO", "vendor=oakfield file=oak_0412.csv rows=900 imported=900"),
+	}
+	cases := []struct {
+		name    string
+		deploys []facts.Deploy
+		mode    string
+		cat     investigationv1.RootCauseCategory
+		entity  string
+	}{
+		{"no release: the input changed", nil, ModeDataQuality, catData, "file/intake/stock_0412.csv"},
+		{"release of the parser just before", []facts.Deploy{{Service: "csv-loader", Revision: "ee55ff6", PreviousRevision: "dd44ee5", StartedAt: at(0), FinishedAt: at(1)}}, ModeCodeException, catCode, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pins := []*evidencev1.EvidencePin{pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, logs)}
+			if tc.deploys != nil {
+				pins = append(pins, pin(t, "dep", "get_deploy_history", "deploys", facts.KeyDeploys, tc.deploys))
+			}
+			res, d := analyze(t, nil, pins...)
+			if res.Findings[0].Mode != tc.mode || d.GetCategory() != tc.cat {
+				t.Fatalf("lead %s category %v, want %s %v", res.Findings[0].Mode, d.GetCategory(), tc.mode, tc.cat)
+			}
+			if tc.entity != "" {
+				if d.GetRootCauseEntity() != tc.entity {
+					t.Errorf("entity %s, want %s", d.GetRootCauseEntity(), tc.entity)
+				}
+				if all := text(d); !strings.Contains(all, "oakfield") {
+					t.Errorf("peers processed cleanly not reported:\n%s", all)
+				}
+			}
+		})
+	}
+}
+
+func TestNodeClockSkew(t *testing.T) {
+	pods := []facts.Pod{podOn("acct", "signin-5d4c3b2a1-aaaa1", "worker-3"), podOn("acct", "signin-5d4c3b2a1-bbbb2", "worker-1")}
+	for i := range pods {
+		pods[i].Workload = "signin"
+	}
+	offset := func(node string, v float64) facts.Series {
+		return metric("node_timex_offset_seconds", map[string]string{"instance": node + ":9100"}, flat(v, 20)...)
+	}
+	reject := logAt(5, "acct", "signin", "signin-5d4c3b2a1-aaaa1", "WARN", "jwt rejected: token is not valid yet status=401")
+	cases := []struct {
+		name   string
+		skew   float64
+		expect bool
+	}{
+		{"node 300 s behind", -300, true},
+		{"offsets within leeway", 0.2, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, d := analyze(t, nil,
+				pin(t, "pods", "list_pods", "k8s", facts.KeyPods, pods),
+				pin(t, "m", "query_prometheus", "prometheus", facts.KeySeries, []facts.Series{offset("worker-3", tc.skew), offset("worker-1", 0.001)}),
+				pin(t, "logs", "fetch_pod_logs", "pod_logs", facts.KeyLogLines, []facts.LogLine{reject, reject, reject}))
+			found := false
+			for _, f := range res.Findings {
+				found = found || f.Mode == ModeClockSkew
+			}
+			if found != tc.expect {
+				t.Fatalf("clock-skew finding = %v, want %v", found, tc.expect)
+			}
+			if !tc.expect {
+				return
+			}
+			if res.Findings[0].Mode != ModeClockSkew || d.GetCategory() != catInfra || d.GetRootCauseEntity() != "node/worker-3" {
+				t.Fatalf("lead %s category %v entity %s", res.Findings[0].Mode, d.GetCategory(), d.GetRootCauseEntity())
+			}
+			all := text(d)
+			for _, w := range []string{"clock", "not valid yet", "worker-1", "signin-5d4c3b2a1-bbbb2"} {
+				if !strings.Contains(all, w) {
+					t.Errorf("diagnosis lacks %q:\n%s", w, all)
+				}
+			}
+		})
+	}
+}
+
+func TestServiceSelectorMatchesNoPods(t *testing.T) {
+	svc := facts.Resource{Kind: "Service", Namespace: "yard", Name: "crane-api", Signals: []string{
+		"selector app=crane-api matches no pods: the service has no endpoints",
+		"pods crane-api-6f5e4d-k1 carry app.kubernetes.io/name=crane-api instead (labels changed: the selector no longer matches them)",
+	}}
+	p := podOn("yard", "crane-api-6f5e4d-k1", "node-a")
+	p.Workload = "crane-api"
+	proxy := logAt(3, "edge", "edge-proxy", "edge-proxy-0", "WARN", `Service "yard/crane-api" does not have any active Endpoint.`)
+	cases := []struct {
+		name string
+		res  facts.Resource
+		want bool
+	}{
+		{"selector matches nothing", svc, true},
+		{"service with endpoints", facts.Resource{Kind: "Service", Namespace: "yard", Name: "crane-api"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, d := analyze(t, nil,
+				pin(t, "ing", "describe_resource", "k8s", facts.KeyResources, []facts.Resource{tc.res}),
+				pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{p}),
+				pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, []facts.LogLine{proxy, proxy}))
+			got := len(res.Findings) > 0 && res.Findings[0].Mode == ModeNoEndpoints && res.Findings[0].Detector == "service_no_endpoints"
+			if got != tc.want {
+				t.Fatalf("no-endpoints lead = %v, want %v (%v)", got, tc.want, res.Findings)
+			}
+			if !tc.want {
+				return
+			}
+			if d.GetCategory() != catConfig || d.GetRootCauseEntity() != "service/yard/crane-api" {
+				t.Errorf("category %v entity %s", d.GetCategory(), d.GetRootCauseEntity())
+			}
+			all := text(d)
+			for _, w := range []string{"selector", "app.kubernetes.io/name", "active Endpoint"} {
+				if !strings.Contains(all, w) {
+					t.Errorf("diagnosis lacks %q:\n%s", w, all)
+				}
+			}
+		})
+	}
+}
+
+func TestNetworkPolicyBlocksAHealthyDependency(t *testing.T) {
+	timeout := func(min int) facts.LogLine {
+		return logAt(min, "docks", "pier-sched", "pier-sched-7a6b5c-p1", "ERROR", "dial tcp 10.1.2.3:6379: i/o timeout (host=quay-cache.stores.svc.cluster.local)")
+	}
+	other := logAt(6, "billing", "tally", "tally-5c4b3a-t1", "INFO", "flushed batch to quay-cache.stores.svc.cluster.local:6379 took=3ms")
+	policy := func(created int, allows string) facts.Resource {
+		return facts.Resource{Kind: "NetworkPolicy", Namespace: "docks", Name: "lockdown-egress", CreatedAt: at(created),
+			Signals: []string{"selects all pods in docks; restricts Egress", allows}}
+	}
+	cases := []struct {
+		name string
+		pol  facts.Resource
+		want bool
+	}{
+		{"new policy omits the dependency", policy(-1, "egress allows only: namespaces kubernetes.io/metadata.name=kube-system on 53/UDP"), true},
+		{"policy allows the dependency's port", policy(-1, "egress allows only: namespaces kubernetes.io/metadata.name=stores on 6379/TCP"), false},
+		{"policy months older than the failure", policy(-90*24*60, "egress allows only: namespaces kubernetes.io/metadata.name=kube-system on 53/UDP"), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, d := analyze(t, &investigationv1.Alert{AlertName: "PierSchedNotReady", Namespace: "docks"},
+				pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, []facts.LogLine{timeout(0), timeout(1), timeout(2), timeout(3), other}),
+				pin(t, "np", "describe_resource", "k8s", facts.KeyResources, []facts.Resource{tc.pol}))
+			got := len(res.Findings) > 0 && res.Findings[0].Mode == ModeNetworkPolicy
+			if got != tc.want {
+				t.Fatalf("network-policy lead = %v, want %v (lead %s)", got, tc.want, res.Findings[0].Mode)
+			}
+			if !tc.want {
+				return
+			}
+			if d.GetCategory() != catConfig || d.GetRootCauseEntity() != "networkpolicy/docks/lockdown-egress" {
+				t.Errorf("category %v entity %s", d.GetCategory(), d.GetRootCauseEntity())
+			}
+			if all := text(d); !strings.Contains(all, "tally") || !strings.Contains(all, "i/o timeout") {
+				t.Errorf("diagnosis lacks the healthy client or the timeout:\n%s", all)
+			}
+		})
+	}
+}
+
+func TestCompletedMaintenanceWindowIsHealthy(t *testing.T) {
+	start := logAt(0, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 started: db/vault-pg patch upgrade")
+	refused := func(min int) facts.LogLine {
+		return logAt(min, "loans", "teller", "teller-5b4a3c-r1", "ERROR", "db: connection refused vault-pg:5432")
+	}
+	alertAt := func(min int) *investigationv1.Alert {
+		return &investigationv1.Alert{AlertName: "TellerErrorBudgetBurn", Namespace: "loans", StartsAt: timestamppb.New(t0.Add(time.Duration(min) * time.Minute))}
+	}
+	cases := []struct {
+		name  string
+		end   facts.LogLine
+		extra []facts.LogLine
+		alert *investigationv1.Alert
+		want  bool
+	}{
+		{"window completed, errors inside it", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: successful"), nil, alertAt(20), true},
+		{"window failed", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: upgrade failed, rolled back"), nil, alertAt(20), false},
+		{"errors continue after the window", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: successful"), []facts.LogLine{refused(30)}, alertAt(20), false},
+		{"alert fired during the window", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: successful"), nil, alertAt(5), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ls := append([]facts.LogLine{start, refused(1), refused(3), refused(5), tc.end}, tc.extra...)
+			res, d := analyze(t, tc.alert, pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, ls))
+			got := len(res.Findings) > 0 && res.Findings[0].Mode == ModeMaintenanceEnded
+			if got != tc.want {
+				if len(res.Findings) == 0 {
+					t.Fatalf("maintenance lead = false, want %v (no findings)", tc.want)
+				}
+				t.Fatalf("maintenance lead = %v, want %v (lead %s: %s)", got, tc.want, res.Findings[0].Mode, res.Findings[0].Statement)
+			}
+			if tc.want && (d.GetCategory() != catHealthy || !strings.Contains(text(d), "OPS-4411") || d.GetRootCauseEntity() != "db/vault-pg") {
+				t.Errorf("category %v entity %s:\n%s", d.GetCategory(), d.GetRootCauseEntity(), text(d))
+			}
+		})
+	}
+}
+
+func TestCronJobOverlap(t *testing.T) {
+	active := func(vals ...float64) facts.Series {
+		return metric("kube_cronjob_status_active", map[string]string{"namespace": "depot", "cronjob": "tally-sweep"}, vals...)
+	}
+	info := func(policy string) facts.Series {
+		return metric("kube_cronjob_info", map[string]string{"namespace": "depot", "cronjob": "tally-sweep", "concurrency_policy": policy, "schedule": "*/15 * * * *"}, flat(1, 20)...)
+	}
+	sessions := metric("pg_stat_activity_count", map[string]string{"application_name": "tally-sweep"}, ramp(8, 24, 20)...)
+	cases := []struct {
+		name   string
+		series []facts.Series
+		want   bool
+	}{
+		{"runs pile up under Allow", []facts.Series{active(step(1, 3, 20, 10)...), info("Allow"), sessions}, true},
+		{"Forbid cannot overlap", []facts.Series{active(step(1, 3, 20, 10)...), info("Forbid"), sessions}, false},
+		{"one run at a time", []facts.Series{active(flat(1, 20)...), info("Allow"), sessions}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, d := analyze(t, nil, pin(t, "m", "survey_metrics", "prometheus", facts.KeySeries, tc.series))
+			got := len(res.Findings) > 0 && res.Findings[0].Mode == ModeCronJobOverlap
+			if got != tc.want {
+				t.Fatalf("overlap lead = %v, want %v (%v)", got, tc.want, res.Findings)
+			}
+			if !tc.want {
+				return
+			}
+			if d.GetCategory() != catResource || d.GetRootCauseEntity() != "cronjob/depot/tally-sweep" {
+				t.Errorf("category %v entity %s", d.GetCategory(), d.GetRootCauseEntity())
+			}
+			all := text(d)
+			for _, w := range []string{"concurrencyPolicy", "Allow", "pg_stat_activity_count"} {
+				if !strings.Contains(all, w) {
+					t.Errorf("diagnosis lacks %q:\n%s", w, all)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,169 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ModeUpstreamRateLimit is a downstream dependency answering 429 / rate
+// limited: the caller hits that dependency's quota.
+const ModeUpstreamRateLimit = "upstream_rate_limit"
+
+var (
+	rateLimitRe = regexp.MustCompile(`(?i)(\b429\b|too many requests|rate[ _-]?limit(ed|ing)?\b|rate_limit_exceeded|quota (exceeded|exhausted))`)
+	// The dependency a rate-limit line names: upstream=X, "upstream X",
+	// "X: 429", "rate limited by X".
+	rlTargetRes = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\bupstream[=:]\s*"?([a-z][\w.-]*[a-z0-9])`),
+		regexp.MustCompile(`(?i)\brate[ _-]?limited (?:by )?([a-z][\w.-]*[a-z0-9])`),
+		regexp.MustCompile(`(?i)\b([a-z][\w.-]*[a-z0-9]):? (?:status=)?429\b`),
+		regexp.MustCompile(`(?i)\b([a-z][\w.-]*[a-z0-9]) (?:returned|answered|responded) (?:with )?(?:http )?429\b`),
+	}
+	rlLimitRe     = regexp.MustCompile(`(?i)\b(x-ratelimit-limit|ratelimit[_-]limit|limit_per_minute)"?[:=]\s*"?(\d+)`)
+	rlUpstreamKV  = regexp.MustCompile(`(?i)\bupstream[=:]\s*"?([a-z][\w.-]*[a-z0-9])`)
+	rlInboundWord = regexp.MustCompile(`(?i)(returning 429|respond(ed|ing)? (with )?429|client .{0,20}rate limited|-> 429)`)
+)
+
+// rlWords are generic words a target regexp may capture but that name no
+// dependency.
+var rlWords = map[string]bool{"status": true, "error": true, "http": true, "code": true, "upstream": true, "request": true, "requests": true, "response": true, "the": true, "with": true, "err": true, "failed": true}
+
+func rlTarget(msg string) string {
+	for _, re := range rlTargetRes {
+		for _, m := range re.FindAllStringSubmatch(msg, -1) {
+			t := strings.ToLower(strings.TrimRight(m[1], ".:"))
+			if !rlWords[t] && !isIPLike(t) {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// detectUpstreamRateLimit: the caller's warnings and errors say a dependency
+// answers 429 / rate limited. A quota is the dependency's limit: the caller
+// fails because the dependency refuses it, which is a dependency failure
+// (not the caller's resource exhaustion) unless the caller's own release
+// right before the onset changed how much it calls. The quota value the
+// dependency advertises, earlier higher values of it, other dependencies of
+// the same caller that still answer, and the caller's last release are
+// reported.
+func detectUpstreamRateLimit(ev *Evidence) []Finding {
+	type group struct {
+		lines   []LogLine
+		callers []string
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, l := range ev.Logs {
+		if !isErrorLog(l.LogLine) && logLevel(l.LogLine) != "WARN" {
+			continue
+		}
+		if !rateLimitRe.MatchString(l.Message) || rlInboundWord.MatchString(l.Message) {
+			continue
+		}
+		t := rlTarget(l.Message)
+		svc := ev.logService(l)
+		if t == "" || strings.EqualFold(t, svc) {
+			continue
+		}
+		g := groups[t]
+		if g == nil {
+			g = &group{}
+			groups[t] = g
+			order = append(order, t)
+		}
+		g.lines = append(g.lines, l)
+		g.callers = appendUnique(g.callers, svc)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(groups[order[i]].lines) > len(groups[order[j]].lines) })
+	var out []Finding
+	for _, t := range order {
+		g := groups[t]
+		if len(g.lines) < 3 {
+			continue
+		}
+		caller := g.callers[0]
+		first := g.lines[0]
+		for _, l := range g.lines {
+			if l.Timestamp != nil && (first.Timestamp == nil || l.Timestamp.Before(*first.Timestamp)) {
+				first = l
+			}
+		}
+		f := Finding{Mode: ModeUpstreamRateLimit, Category: catDependency, Score: 0.82, Entity: "service/" + t}
+		for _, r := range ev.Resources {
+			if strings.EqualFold(r.Kind, "Service") && (r.Name == t || strings.HasPrefix(r.Name, t+"-")) {
+				f.Entity = "service/" + r.Namespace + "/" + r.Name
+			}
+		}
+		reps := representative(g.lines, 2)
+		limitNow := ""
+		for _, l := range g.lines {
+			if m := rlLimitRe.FindStringSubmatch(l.Message); m != nil {
+				limitNow = m[1] + ": " + m[2]
+				break
+			}
+		}
+		f.Statement = fmt.Sprintf("Dependency %s rate-limits %s: %s answer HTTP 429 / rate limited from %s (e.g. %s)",
+			t, joinNames(g.callers), plural(len(g.lines), "call", "calls"), hhmm(first.Timestamp), quote(reps[0].Message))
+		if limitNow != "" {
+			f.Statement += fmt.Sprintf("; %s advertises %s", t, limitNow)
+		}
+		for _, l := range reps {
+			f.validated(fmt.Sprintf("%s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), logLevel(l.LogLine), quote(l.Message)), citesOfLogs(sameSig(g.lines, l)))
+		}
+		// Earlier, higher quota values of the same dependency: the limit was cut.
+		for _, l := range ev.Logs {
+			if l.Timestamp == nil || first.Timestamp == nil || !l.Timestamp.Before(*first.Timestamp) || !containsFold(l.Message, t) {
+				continue
+			}
+			if m := rlLimitRe.FindStringSubmatch(l.Message); m != nil && limitNow != "" && !strings.HasSuffix(limitNow, ": "+m[2]) {
+				f.validated(fmt.Sprintf("Before the onset %s advertised %s=%s (%s): the quota was lowered, the caller's volume did not jump", t, m[1], m[2], logOrigin(l)), l.Cite)
+				f.Score += 0.05
+				break
+			}
+		}
+		// Other logs naming the dependency (notices, status pages) near the onset.
+		for _, l := range ev.Logs {
+			if isErrorLog(l.LogLine) || ev.logService(l) == caller || !containsFold(l.Message, t) || l.Timestamp == nil || first.Timestamp == nil {
+				continue
+			}
+			if d := first.Timestamp.Sub(*l.Timestamp); d >= 0 && d <= codeDeployWindow {
+				f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+				break
+			}
+		}
+		// Other dependencies of the same caller keep answering.
+		var peers []string
+		var pc Cite
+		for _, l := range ev.Logs {
+			if isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" || ev.logService(l) != caller {
+				continue
+			}
+			if m := rlUpstreamKV.FindStringSubmatch(l.Message); m != nil && !strings.EqualFold(m[1], t) {
+				peers = appendUnique(peers, strings.ToLower(m[1]))
+				pc.merge(l.Cite)
+			}
+		}
+		if len(peers) > 0 && len(peers) <= 6 {
+			f.validated(fmt.Sprintf("Other dependencies of %s keep answering (%s): the caller and its network work", caller, joinNames(peers)), pc)
+		}
+		// The caller's own release: recent → it may call more; old → the caller did not change.
+		if d, ok := ev.deployBefore(caller, first.Timestamp); ok && !d.IsRollback {
+			f.Score -= 0.12
+			f.inferred(fmt.Sprintf("Deploy %s of %s at %s precedes the first 429: the release may call %s more often", d.Revision, caller, hhmm(d.StartedAt), t), d.Cite)
+		} else if d, ok := ev.lastDeployOf(caller); ok {
+			f.validated(fmt.Sprintf("The last deploy of %s (%s at %s) is long before the first 429: the caller did not change", caller, d.Revision, hhmm(d.StartedAt)), d.Cite)
+		}
+		f.Chain = []string{fmt.Sprintf("%s enforces a request quota on %s", t, caller), "Calls beyond the quota are answered 429 (Too Many Requests)", fmt.Sprintf("%s fails the requests that need %s and the alert fires", caller, t)}
+		f.Remediation = []string{fmt.Sprintf("Restore the quota of %s (plan, account) or negotiate a higher limit", t), fmt.Sprintf("Make %s respect Retry-After with backoff, cache or batch calls to %s, and shed non-critical calls", caller, t)}
+		f.Signals = []string{"429", "rate limit", t}
+		f.explains(ModeTrafficSaturation, "errors come from the dependency's quota, not from the caller's capacity")
+		f.explains(ModeCodeException, "the failures are the dependency's 429 answers")
+		f.explains(ModeAnomaly, "the dependency's 429 answers explain the abnormal signals")
+		out = append(out, f)
+	}
+	return out
+}
