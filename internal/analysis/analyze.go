@@ -61,6 +61,7 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 		}
 		findings = append(findings, d.Detect(ctx, ev)...)
 	}
+	annotateManagers(ev, findings)
 	return rank(ev, findings), nil
 }
 

@@ -14,6 +14,8 @@ import (
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
@@ -130,12 +132,38 @@ type MonitorSource interface {
 	Monitors(ctx context.Context) ([]facts.Monitor, error)
 }
 
+// KindResolution is where objects of one kind live.
+type KindResolution struct {
+	GVR        schema.GroupVersionResource
+	Kind       string // canonical Kind (ExternalSecret)
+	Namespaced bool
+}
+
+// KindMapper maps kinds to resources for the dynamic client. The live
+// implementation uses API discovery; the fixture knows the kinds it loaded.
+type KindMapper interface {
+	// Resolve maps a kind, case-insensitively (singular, plural or
+	// group-qualified "certificate.cert-manager.io"), to its resource; the
+	// error wraps ErrUnknownKind when the cluster serves no such kind.
+	Resolve(ctx context.Context, kind string) (KindResolution, error)
+	// Custom lists the listable kinds outside the built-in API groups.
+	Custom(ctx context.Context) ([]KindResolution, error)
+}
+
+// ErrUnknownKind: the cluster serves no resource of that kind.
+var ErrUnknownKind = errors.New("unknown kind")
+
 // Set is everything one tools service can reach. Nil fields are integrations
 // that are not configured here.
 type Set struct {
 	// Name is "fixture" or "live".
-	Name     string
-	Kube     kubernetes.Interface
+	Name string
+	Kube kubernetes.Interface
+	// Dynamic reads objects of any kind (custom resources: ExternalSecret,
+	// Certificate, Rollout, ...); Kinds maps a kind to its resource. Both
+	// are nil when the cluster is not configured.
+	Dynamic  dynamic.Interface
+	Kinds    KindMapper
 	PodLogs  PodLogReader
 	Metrics  Metrics
 	Logs     LogSearcher

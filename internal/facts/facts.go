@@ -155,9 +155,16 @@ type Resource struct {
 	Conditions []Condition       `json:"conditions,omitempty"`
 	Signals    []string          `json:"signals,omitempty"` // key findings, one line each
 	Data       map[string]string `json:"data,omitempty"`    // ConfigMap data (never Secret values)
-	Events     []Event           `json:"events,omitempty"`
+	// Owners are the object's ownerReferences ("Kind/name"); ManagedBy the
+	// objects that manage it without owning it (a custom resource whose
+	// spec names it), same form.
+	Owners    []string `json:"owners,omitempty"`
+	ManagedBy []string `json:"managed_by,omitempty"`
+	Events    []Event  `json:"events,omitempty"`
 	// CreatedAt is the object's creation time, when it matters (policies).
 	CreatedAt *time.Time `json:"created_at,omitempty"`
+	// CompletedAt is when a run (a Job) completed successfully.
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
 }
 
 // LogLine is one log record, from pod logs or a log search.

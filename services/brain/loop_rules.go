@@ -462,6 +462,25 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 			return out
 		}
 	}
+	if len(parts) == 3 && parts[0] == "job" {
+		// A batch run is judged by its own output: how it ended.
+		c := pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": parts[2] + "-*"}, Origin: originExpand}
+		if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentPodLogs]; ok && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+		return out
+	}
+	if len(parts) == 3 && managedObjectKind(parts[0]) {
+		// A Secret, ConfigMap or certificate is rarely wrong on its own:
+		// whatever owns or manages it (an ExternalSecret, a Certificate,
+		// an operator's custom resource) holds the settings that made it
+		// so. Describing it brings its managers along.
+		c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": parts[0], "name": parts[2], "namespace": parts[1]}, Origin: originExpand}
+		if !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+		return out
+	}
 	switch parts[0] {
 	case "deployment", "statefulset", "daemonset", "pod", "service":
 	default:
@@ -491,6 +510,18 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 }
 
 const intentDescribe = "describe_resource"
+
+// managedObjectKind: kinds of objects that hold configuration or
+// credentials and are usually produced by something else (a controller's
+// custom resource, an owner).
+func managedObjectKind(kind string) bool {
+	k := strings.ToLower(kind)
+	switch k {
+	case "secret", "configmap", "certificate", "certificaterequest":
+		return true
+	}
+	return strings.Contains(k, "secret") || strings.Contains(k, "certificate")
+}
 
 const (
 	intentSearchLogs = "search_logs"

@@ -169,6 +169,12 @@ func (v *alertView) any(names ...string) bool {
 
 func (v *alertView) k8s() bool { return v.any(k8sSignals...) }
 
+// dbOnly: the alert is about a database and names no Kubernetes namespace,
+// pod or node (a managed database alerted by Datadog, CloudWatch, ...).
+func (v *alertView) dbOnly() bool {
+	return v.sig["db"] && v.namespace == "" && v.pod == "" && v.node == ""
+}
+
 func (v *alertView) signalList() []string {
 	var out []string
 	for n := range v.sig {
@@ -277,7 +283,21 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 			s.add(1, "namespace "+v.namespace+" is known: pod health rules out restarts")
 		}
 		c.set(v.namespace, "namespace")
+	case "list_jobs":
+		if v.dbOnly() {
+			// A managed database has no namespace: what ran against it
+			// around the onset (nightly batch, migrations) is cluster-wide.
+			s.add(1.4, "batch Jobs and CronJobs across namespaces that ran around the onset on database "+v.dbInstance)
+			c.set("all", "namespace")
+			break
+		}
+		c.set(v.namespace, "namespace")
 	case "get_events":
+		if v.dbOnly() {
+			s.add(1.2, "recent events across namespaces: what started, finished or failed around the onset on database "+v.dbInstance)
+			c.set("all", "namespace")
+			break
+		}
 		if !hasNS && v.node != "" && v.sig["node"] {
 			// Node conditions and the evictions they cause: node events and
 			// pod events live in different namespaces.
@@ -338,6 +358,13 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 		}
 		c.set(v.namespace, "namespace")
 	case "search_logs":
+		if v.dbOnly() && v.dbInstance != "" {
+			// The database's clients log its name: who talks to it, and
+			// what they reported around the onset, in any namespace.
+			s.add(1.2, "logs across namespaces that name database "+v.dbInstance)
+			c.set(`"`+strings.ReplaceAll(v.dbInstance, `"`, ``)+`"`, "query")
+			break
+		}
 		switch {
 		case v.sig["dns"]:
 			s.add(3, "DNS failures show up in the logs")

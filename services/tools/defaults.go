@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"strings"
+
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 )
@@ -87,13 +89,13 @@ func defaultTools() []*Tool {
 				Intent: "describe_resource", Label: "Describe Resource", Icon: "info", SlashCommand: "/describe", Category: catCluster,
 				Description: "kubectl describe for a pod, deployment, service, node, configmap, ingress or PVC: status, conditions, key signals and the object's events (never Secret values).",
 				ParamsSchema: []*evidencev1.ToolParam{
-					req(pSelect("kind", "resource kind", describeKinds...)),
+					req(pString("kind", "resource kind: "+strings.Join(describeKinds, ", ")+", or any custom resource kind (externalsecret, certificate, rollout, ...)")),
 					req(ph(pString("name", "resource name"), "web")),
 					nsParam(true),
 				},
 				RequiresContext: []string{"namespace"},
 				Integrations:    []string{backend.AreaResources, backend.AreaPods, backend.AreaDeployments, backend.AreaNodes, backend.AreaEvents},
-				Usage:           "/describe kind=<pod|deployment|service|node|configmap|ingress|pvc|networkpolicy> name=<name, or * for every networkpolicy> namespace=<namespace>",
+				Usage:           "/describe kind=<pod|deployment|service|node|configmap|secret|ingress|pvc|networkpolicy|any custom kind> name=<name, or * for every networkpolicy> namespace=<namespace>",
 			},
 			Needs: []string{backend.AreaResources}, Handler: handleDescribeResource,
 			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_K8S_RESOURCE, Domain: evidencev1.Domain_DOMAIN_COMPUTE,
@@ -196,6 +198,20 @@ func defaultTools() []*Tool {
 				Usage:        "/deployments [namespace=<namespace|all>] [name=<deployment>]",
 			},
 			Needs: []string{backend.AreaDeployments}, Handler: handleListDeployments,
+			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_K8S_RESOURCE, Domain: evidencev1.Domain_DOMAIN_COMPUTE,
+		},
+		{
+			Def: &evidencev1.ToolDefinition{
+				Intent: "list_jobs", Label: "Jobs", Icon: "schedule", SlashCommand: "/jobs", Category: catCluster,
+				Description: "Jobs (start, completion, succeeded/failed, owning CronJob) and CronJobs (schedule, concurrency policy, last run): batch work that ran around the onset.",
+				ParamsSchema: []*evidencev1.ToolParam{
+					nsParam(false),
+					ph(pString("name", "job or cronjob name or glob"), "nightly-*"),
+				},
+				Integrations: []string{backend.AreaResources},
+				Usage:        "/jobs [namespace=<namespace|all>] [name=<job or cronjob>]",
+			},
+			Needs: []string{backend.AreaResources}, Handler: handleListJobs,
 			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_K8S_RESOURCE, Domain: evidencev1.Domain_DOMAIN_COMPUTE,
 		},
 		{

@@ -236,7 +236,7 @@ func TestParamValidation(t *testing.T) {
 		{"list value", "query_prometheus", map[string]any{"query": []any{"up"}}, incidentCtx(), codes.InvalidArgument, `"query"`},
 		{"missing required", "query_prometheus", map[string]any{}, incidentCtx(), codes.InvalidArgument, `"query"`},
 		{"missing context default", "fetch_pod_logs", map[string]any{}, &evidencev1.RouterContext{ActiveNamespace: "shop"}, codes.InvalidArgument, `"pod"`},
-		{"select option", "describe_resource", map[string]any{"kind": "secret", "name": "x"}, incidentCtx(), codes.InvalidArgument, `"kind"`},
+		{"select option", "get_events", map[string]any{"type": "Fatal"}, incidentCtx(), codes.InvalidArgument, `"type"`},
 		{"bad since", "get_events", map[string]any{"since": "yesterday"}, incidentCtx(), codes.InvalidArgument, `"since"`},
 		{"bad start", "get_events", map[string]any{"start": "noon"}, incidentCtx(), codes.InvalidArgument, `"start"`},
 		{"start after end", "get_events", map[string]any{"start": "2026-03-10T13:00:00Z", "end": "2026-03-10T12:00:00Z"}, incidentCtx(), codes.InvalidArgument, "not before"},

@@ -18,8 +18,10 @@ import (
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
-// describeKinds are the kinds describe_resource serves (never Secret).
-var describeKinds = []string{"pod", "deployment", "service", "node", "configmap", "ingress", "pvc", "networkpolicy"}
+// describeKinds are the built-in kinds describe_resource has handlers for
+// (a Secret: metadata and key names only, never values); any other kind is
+// read through the dynamic client.
+var describeKinds = []string{"pod", "deployment", "service", "node", "configmap", "secret", "ingress", "pvc", "networkpolicy"}
 
 func kindDomain(kind string) evidencev1.Domain {
 	switch kind {
@@ -60,7 +62,9 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 		area = backend.AreaNodes
 		err = s.describeNode(ctx, r, &res)
 	case "configmap":
-		err = s.describeConfigMap(ctx, r, &res)
+		err = s.describeConfigMap(ctx, r, &res, &extra)
+	case "secret":
+		err = s.describeSecret(ctx, r, &res, &extra)
 	case "ingress":
 		err = s.describeIngress(ctx, r, &res, &extra)
 	case "pvc":
@@ -75,7 +79,10 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 			res, extra = pols[0], pols[1:]
 		}
 	default:
-		return fmt.Errorf("kind %q is not describable (one of %s)", kind, strings.Join(describeKinds, ", "))
+		if kind == "" {
+			return fmt.Errorf("kind is empty (one of %s, or a custom resource kind)", strings.Join(describeKinds, ", "))
+		}
+		err = s.describeCustom(ctx, r, &res, kind)
 	}
 	if apierrors.IsNotFound(err) {
 		r.NoData = true
@@ -161,6 +168,7 @@ func (s *Service) describePod(ctx context.Context, r *Result, res *facts.Resourc
 		return err
 	}
 	pf := podFact(p)
+	res.Owners = ownerStrings(p.OwnerReferences)
 	r.Put(facts.KeyPods, []facts.Pod{pf})
 	r.Escalate(podSeverity(pf))
 	res.Conditions = pf.Conditions
@@ -211,6 +219,7 @@ func (s *Service) describeDeployment(ctx context.Context, r *Result, res *facts.
 		df = deploymentFact(d, nil)
 	}
 	r.Put(facts.KeyDeployments, []facts.Deployment{df})
+	res.Owners = ownerStrings(d.OwnerReferences)
 	res.Conditions = df.Conditions
 	res.Signals = deploymentProblems(df)
 	if len(res.Signals) > 0 {
@@ -338,11 +347,15 @@ func (s *Service) describeNode(ctx context.Context, r *Result, res *facts.Resour
 	return nil
 }
 
-func (s *Service) describeConfigMap(ctx context.Context, r *Result, res *facts.Resource) error {
+func (s *Service) describeConfigMap(ctx context.Context, r *Result, res *facts.Resource, extra *[]facts.Resource) error {
 	cm, err := s.be.Kube.CoreV1().ConfigMaps(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
+	res.Owners = ownerStrings(cm.OwnerReferences)
+	defer func() {
+		s.noteManagers(r, res, s.managersOf(ctx, cm.Namespace, "ConfigMap", cm.Name, cm.OwnerReferences), extra)
+	}()
 	res.Data = map[string]string{}
 	keys := make([]string, 0, len(cm.Data))
 	for k, v := range cm.Data {

@@ -40,6 +40,11 @@ func Build(cfg *integrations.Config, logger *slog.Logger) (*backend.Set, []Statu
 			st = append(st, Status{Name: "kubernetes", Reason: err.Error()})
 		} else {
 			set.Kube, set.PodLogs = cs, logs
+			if dc, kinds, derr := Dynamic(cfg.Kubernetes); derr == nil {
+				set.Dynamic, set.Kinds = dc, kinds
+			} else {
+				logger.Warn("kubernetes: custom resources unavailable", "err", derr)
+			}
 			for _, a := range []string{backend.AreaPods, backend.AreaEvents, backend.AreaDeployments, backend.AreaNodes, backend.AreaResources, backend.AreaPodLogs} {
 				set.Sources[a] = "kubernetes"
 			}
