@@ -134,10 +134,18 @@ func rank(ev *Evidence, findings []Finding) Result {
 	if !lead.Healthy && lead.Score < minFaultScore {
 		res.Unknowns = append(res.Unknowns, fmt.Sprintf("the strongest signal (%s, confidence %.2f) is weak; the root cause is not established", lead.Mode, lead.Score))
 	}
-	// Hypotheses.
-	for i, f := range findings {
+	// Hypotheses: one per detector, entity and category; the same story
+	// seen through several series (or pods) is one hypothesis, the
+	// strongest, not a list of near-copies.
+	seenHyp := map[string]bool{}
+	for _, f := range findings {
+		key := f.Detector + "\x00" + f.Entity + "\x00" + f.Category.String()
+		if seenHyp[key] {
+			continue
+		}
+		seenHyp[key] = true
 		h := &investigationv1.Hypothesis{
-			Id:          fmt.Sprintf("h%d", i+1),
+			Id:          fmt.Sprintf("h%d", len(res.Hypotheses)+1),
 			Statement:   f.Statement,
 			Category:    f.Category,
 			Entity:      f.Entity,
