@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
-	"time"
 
 	"google.golang.org/grpc"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -24,19 +21,17 @@ import (
 	"github.com/rcamesh/rcamesh/internal/app"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
+	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/scenario"
-	"github.com/rcamesh/rcamesh/internal/server"
 	"github.com/rcamesh/rcamesh/scenarios"
 	"github.com/rcamesh/rcamesh/services/brain"
 )
 
-// mesh is one in-process rcamesh (all services, embedded NATS) on loopback
-// ports, driven through its gRPC API like any other client.
+// meshProc is one in-process rcamesh (all services, embedded NATS) on
+// loopback ports, driven through its gRPC API like any other client.
 type meshProc struct {
-	conn   *grpc.ClientConn
-	cancel context.CancelFunc
-	done   chan error
-	http   string
+	local *modules.Local
+	conn  *grpc.ClientConn
 }
 
 // startMesh runs every service in this process against set.
@@ -46,82 +41,17 @@ func startMesh(ctx context.Context, set *backend.Set, dataDir string, logger *sl
 
 // startMeshWith is startMesh with a last word on the process config.
 func startMeshWith(ctx context.Context, set *backend.Set, dataDir string, logger *slog.Logger, extraArgs []string, mutate func(*app.Config)) (*meshProc, error) {
-	reg := app.NewRegistry()
-	if err := registerModulesWith(reg, moduleOptions{Backend: set}); err != nil {
-		return nil, err
-	}
-	fs := flag.NewFlagSet("mesh", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cfg := app.DefaultConfig()
-	cfg.RegisterFlags(fs)
-	reg.RegisterFlags(fs)
-	if err := fs.Parse(extraArgs); err != nil {
+	l, err := modules.StartLocal(ctx, modules.Options{Backend: set}, dataDir, logger, extraArgs, mutate)
+	if errors.Is(err, modules.ErrUsage) {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	cfg.DataDir = dataDir
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	hl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		gl.Close()
-		return nil, err
-	}
-	cfg.GRPCListener, cfg.HTTPListener = gl, hl
-	grpcAddr, httpAddr := gl.Addr().String(), hl.Addr().String()
-	a, err := app.New(cfg, reg, fs, logger)
-	if err != nil {
-		gl.Close()
-		hl.Close()
-		return nil, err
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	m := &meshProc{cancel: cancel, done: make(chan error, 1), http: httpAddr}
-	go func() { m.done <- a.Run(runCtx) }()
-	conn, err := server.NewClientConn(grpcAddr)
-	if err != nil {
-		m.stop()
-		return nil, err
-	}
-	m.conn = conn
-	// Ready when every service reports SERVING.
-	hc := healthpb.NewHealthClient(conn)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
-		if err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-			return m, nil
-		}
-		select {
-		case err := <-m.done:
-			m.done <- err
-			m.stop()
-			return nil, fmt.Errorf("mesh stopped before it was ready: %w", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			m.stop()
-			return nil, fmt.Errorf("mesh not ready after 30s: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return &meshProc{local: l, conn: l.Conn}, nil
 }
 
-func (m *meshProc) stop() error {
-	if m.conn != nil {
-		m.conn.Close()
-	}
-	m.cancel()
-	err := <-m.done
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
+func (m *meshProc) stop() error { return m.local.Stop() }
 
 // investigation is what one run produced.
 type investigation struct {

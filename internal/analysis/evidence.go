@@ -180,7 +180,7 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		if decode(facts.KeyEvents, &es) {
 			for _, x := range es {
 				normEvent(&x)
-				upsert(&ev.Events, events, strings.Join([]string{x.Namespace, x.InvolvedKind, x.InvolvedName, x.Reason, x.Message}, "|"), Event{x, c}, func(o *Event) *Cite { return &o.Cite })
+				upsert(&ev.Events, events, eventKey(x), Event{x, c}, func(o *Event) *Cite { return &o.Cite })
 			}
 		}
 		var ns []facts.Node
@@ -201,7 +201,7 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 				upsert(&ev.Resources, res, x.Kind+"/"+x.Namespace+"/"+x.Name, Resource{x, c}, func(o *Resource) *Cite { return &o.Cite })
 				for _, e := range x.Events {
 					normEvent(&e)
-					upsert(&ev.Events, events, strings.Join([]string{e.Namespace, e.InvolvedKind, e.InvolvedName, e.Reason, e.Message}, "|"), Event{e, c}, func(o *Event) *Cite { return &o.Cite })
+					upsert(&ev.Events, events, eventKey(e), Event{e, c}, func(o *Event) *Cite { return &o.Cite })
 				}
 			}
 		}
@@ -459,4 +459,10 @@ func (ev *Evidence) alertField(keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// eventKey identifies an event across the tools that report it (get_events
+// and describe_resource see the same events).
+func eventKey(e facts.Event) string {
+	return strings.Join([]string{e.Namespace, e.InvolvedKind, e.InvolvedName, e.Reason, e.Message}, "|")
 }

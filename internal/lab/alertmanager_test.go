@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -15,7 +14,7 @@ import (
 
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
-	"github.com/rcamesh/rcamesh/internal/app"
+	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
 	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/server"
@@ -31,84 +30,31 @@ func TestAlertmanagerConfig(t *testing.T) {
 	}
 }
 
-// registry registers the five services as cmd/rcamesh does (no model: the
-// offline rules supervisor), the tools serving the demo scenario.
-func registry(t *testing.T) *app.Registry {
+// startRcamesh runs every service in-process on the demo scenario's
+// fixture (-target=all, embedded NATS, temp data dir, 127.0.0.1 ports) and
+// returns its gRPC address and HTTP URL.
+func startRcamesh(ctx context.Context, t *testing.T) (grpcAddr, httpURL string) {
 	t.Helper()
 	set, _, err := fixture.FromDir(filepath.Join("..", "..", "scenarios", "demo"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := app.NewRegistry()
-	if err := modules.Register(reg, modules.Options{Backend: set}); err != nil {
-		t.Fatal(err)
-	}
-	return reg
+	return startRcameshOn(ctx, t, set)
 }
 
-// startRcamesh runs every service in-process (-target=all, embedded NATS,
-// temp data dir) on 127.0.0.1:0 and returns its gRPC address and HTTP URL.
-func startRcamesh(ctx context.Context, t *testing.T) (grpcAddr, httpURL string) {
+// startRcameshOn runs every service in-process against set until the test ends.
+func startRcameshOn(ctx context.Context, t *testing.T, set *backend.Set) (grpcAddr, httpURL string) {
 	t.Helper()
-	return startRcameshWith(ctx, t, registry(t))
-}
-
-// startRcameshWith runs every service of reg in-process.
-func startRcameshWith(ctx context.Context, t *testing.T, reg *app.Registry) (grpcAddr, httpURL string) {
-	t.Helper()
-	cfg := app.DefaultConfig()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	reg.RegisterFlags(fs)
-	if err := fs.Parse([]string{"-target=all", "-data.dir=" + t.TempDir()}); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	if cfg.GRPCListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.HTTPListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	grpcAddr, httpURL = cfg.GRPCListener.Addr().String(), "http://"+cfg.HTTPListener.Addr().String()
-	a, err := app.New(cfg, reg, fs, nil)
+	l, err := modules.StartLocal(ctx, modules.Options{Backend: set}, t.TempDir(), nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(runCtx) }()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("rcamesh stopped with %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("rcamesh did not stop")
+		if err := l.Stop(); err != nil {
+			t.Errorf("rcamesh stopped with %v", err)
 		}
 	})
-	err = eventually(ctx, 30*time.Second, func() error {
-		select {
-		case err := <-done:
-			return fmt.Errorf("stopped while starting: %w", err)
-		default:
-		}
-		resp, err := http.Get(httpURL + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz %d", resp.StatusCode)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return grpcAddr, httpURL
+	return l.GRPCAddr, "http://" + l.HTTPAddr
 }
 
 // countingProxy forwards Alertmanager's webhooks to rcamesh's intake and

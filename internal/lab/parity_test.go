@@ -13,12 +13,10 @@ import (
 
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
-	"github.com/rcamesh/rcamesh/internal/app"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
 	"github.com/rcamesh/rcamesh/internal/backend/live"
 	"github.com/rcamesh/rcamesh/internal/integrations"
-	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/scenario"
 	"github.com/rcamesh/rcamesh/internal/server"
 )
@@ -76,13 +74,7 @@ func TestDiagnosisParity(t *testing.T) {
 
 	investigate := func(set *backend.Set) *investigationv1.Diagnosis {
 		t.Helper()
-		reg := app.NewRegistry()
-		if err := modules.Register(reg, modules.Options{Backend: set}); err != nil {
-			t.Fatal(err)
-		}
-		runCtx, stop := context.WithCancel(ctx)
-		defer stop()
-		grpcAddr, _ := startRcameshWith(runCtx, t, reg)
+		grpcAddr, _ := startRcameshOn(ctx, t, set)
 		conn, err := server.NewClientConn(grpcAddr)
 		if err != nil {
 			t.Fatal(err)

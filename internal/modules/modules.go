@@ -81,7 +81,7 @@ func (b *backendFlags) build(ctx context.Context, logger *slog.Logger) (*backend
 		if err != nil {
 			return nil, err
 		}
-		set, statuses := live.Build(cfg, logger)
+		set, _ := live.Build(cfg, logger) // Build logs what it could not configure
 		for _, s := range live.Check(ctx, set) {
 			if s.Available {
 				logger.Info("integration healthy", "integration", s.Name)
@@ -89,7 +89,6 @@ func (b *backendFlags) build(ctx context.Context, logger *slog.Logger) (*backend
 				logger.Warn("integration unhealthy", "integration", s.Name, "reason", s.Reason)
 			}
 		}
-		_ = statuses
 		return set, nil
 	}
 	logger.Warn("no integrations configured: every tool will report 'integration not configured' (set -integrations.config or -tools.scenario)")

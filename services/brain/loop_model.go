@@ -203,27 +203,8 @@ func (s *Service) modelFinal(ctx context.Context, st *invState, conv *conversati
 		st.stop(dsNeedsReview, "final answer forced by a breaker")
 		return
 	}
-	proposed := s.proposedDiagnosis(ctx, st)
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
-	resp, err := s.clients.Critic.AcceptConclusion(cctx, criticAcceptRequest(st, proposed))
-	if err != nil {
-		s.subStageFailed(ctx, st, "critic.accept_conclusion", err)
-		st.stop(dsNeedsReview, "conclusion gate unavailable: "+err.Error())
-		return
-	}
-	s.tripsFrom(ctx, st, resp.GetTrips())
-	if resp.GetAccepted() {
-		st.stop(dsConcluded, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
-		return
-	}
-	st.loop.Rejections++
-	for _, g := range resp.GetBlockingGaps() {
-		st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
-	}
-	reason := firstNonEmpty(resp.GetReason(), "conclusion refused")
-	if resp.GetLimitReached() {
-		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+reason)
+	resp, reason, done := s.askConclusion(ctx, st)
+	if done {
 		return
 	}
 	nudge := "Your conclusion was refused by the reviewer: " + reason + "."

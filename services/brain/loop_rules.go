@@ -319,9 +319,11 @@ func (s *Service) callsFor(ctx context.Context, st *invState, intents []string, 
 	return out
 }
 
-// acceptConclusion asks the critic whether the loop may stop with the
-// proposed diagnosis; a refusal with missing intents runs them once more.
-func (s *Service) acceptConclusion(ctx context.Context, st *invState) {
+// askConclusion asks the critic whether the loop may stop with the proposed
+// diagnosis, for both loops: it stops the investigation when the critic
+// accepts, is unreachable or has reached its rejection limit (done), and
+// otherwise returns the refusal and its reason for the caller to act on.
+func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *criticv1.AcceptConclusionResponse, reason string, done bool) {
 	proposed := s.proposedDiagnosis(ctx, st)
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
@@ -329,30 +331,41 @@ func (s *Service) acceptConclusion(ctx context.Context, st *invState) {
 	if err != nil {
 		s.subStageFailed(ctx, st, "critic.accept_conclusion", err)
 		st.stop(dsNeedsReview, "conclusion gate unavailable: "+err.Error())
-		return
+		return nil, "", true
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
 	if resp.GetAccepted() {
 		st.stop(dsConcluded, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
-		return
+		return resp, "", true
 	}
 	st.loop.Rejections++
 	for _, g := range resp.GetBlockingGaps() {
 		st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
 	}
-	reason := firstNonEmpty(resp.GetReason(), "conclusion refused")
-	switch {
-	case resp.GetLimitReached():
+	reason = firstNonEmpty(resp.GetReason(), "conclusion refused")
+	if resp.GetLimitReached() {
 		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+reason)
-	case len(resp.GetMissingIntents()) > 0 && !st.loop.RetriedMissing:
+		return resp, reason, true
+	}
+	return resp, reason, false
+}
+
+// acceptConclusion asks the critic whether the rules loop may stop; a
+// refusal with missing intents runs them once more.
+func (s *Service) acceptConclusion(ctx context.Context, st *invState) {
+	resp, reason, done := s.askConclusion(ctx, st)
+	if done {
+		return
+	}
+	if len(resp.GetMissingIntents()) > 0 && !st.loop.RetriedMissing {
 		st.loop.RetriedMissing = true
 		st.loop.Pending = s.callsFor(ctx, st, resp.GetMissingIntents(), originCritic)
 		if len(st.loop.Pending) == 0 {
 			st.stop(dsNeedsReview, "conclusion refused: "+reason)
 		}
-	default:
-		st.stop(dsNeedsReview, "conclusion refused: "+reason)
+		return
 	}
+	st.stop(dsNeedsReview, "conclusion refused: "+reason)
 }
 
 // proposedDiagnosis is the rules diagnosis over the current pins.

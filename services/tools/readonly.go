@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -10,38 +9,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rcamesh/rcamesh/internal/backend"
 )
 
 // ErrReadOnly is returned (wrapped) when a tool tries to change the
-// inspected system. Tools only read.
-var ErrReadOnly = errors.New("read-only: write refused")
+// inspected system (the one error of internal/backend).
+var ErrReadOnly = backend.ErrReadOnly
 
 // readVerbs are the Kubernetes verbs a tool may use.
 var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 
-type readOnlyTransport struct{ next http.RoundTripper }
-
-// ReadOnlyTransport refuses every HTTP method but GET and HEAD before it
-// reaches the server (Kubernetes get, list, watch and logs are GETs). Use it
-// as rest.Config.WrapTransport for live clients.
+// ReadOnlyTransport refuses every HTTP method but GET and HEAD; see
+// backend.ReadOnlyTransport.
 func ReadOnlyTransport(next http.RoundTripper) http.RoundTripper {
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	if _, ok := next.(*readOnlyTransport); ok {
-		return next
-	}
-	return &readOnlyTransport{next: next}
-}
-
-func (t *readOnlyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, fmt.Errorf("%w: %s %s", ErrReadOnly, req.Method, req.URL.Path)
-	}
-	return t.next.RoundTrip(req)
+	return backend.ReadOnlyTransport(next)
 }
 
 // ReadOnlyRESTConfig returns a copy of cfg whose transport refuses writes.

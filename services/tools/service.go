@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -78,6 +79,33 @@ type Service struct {
 	pins         PinFactory
 	// now is the wall clock (durations, cache ages, pin timestamps).
 	now func() time.Time
+
+	// The last integration health check, reused for healthTTL: every
+	// investigation resolves integrations, and health checks are network
+	// calls to each integration.
+	healthMu sync.Mutex
+	healthAt time.Time
+	health   map[string]error
+}
+
+// healthTTL is how long an integration health check result is reused.
+const healthTTL = 30 * time.Second
+
+// integrationHealth runs the backend's health checks, at most once per
+// healthTTL.
+func (s *Service) integrationHealth(ctx context.Context) map[string]error {
+	if s.be.Health == nil {
+		return nil
+	}
+	s.healthMu.Lock()
+	defer s.healthMu.Unlock()
+	if s.health != nil && s.now().Sub(s.healthAt) < healthTTL {
+		return s.health
+	}
+	hctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	s.health, s.healthAt = s.be.Health(hctx), s.now()
+	return s.health
 }
 
 // New builds the service with the default registry.
@@ -232,13 +260,8 @@ var integrationOrder = []string{
 // ResolveIntegrations says which integrations are usable and why others are not.
 func (s *Service) ResolveIntegrations(ctx context.Context, req *toolsv1.ResolveIntegrationsRequest) (*toolsv1.ResolveIntegrationsResponse, error) {
 	resp := &toolsv1.ResolveIntegrationsResponse{}
-	// Live integrations are health-checked on each call (on demand).
-	var health map[string]error
-	if s.be.Health != nil {
-		hctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-		health = s.be.Health(hctx)
-		cancel()
-	}
+	// Live integrations are health-checked on demand (results reused briefly).
+	health := s.integrationHealth(ctx)
 	for _, name := range integrationOrder {
 		st := &toolsv1.IntegrationStatus{Name: name, Available: s.configured(name), Backend: s.be.Name}
 		switch {

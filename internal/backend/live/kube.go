@@ -6,10 +6,8 @@ package live
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -22,21 +20,6 @@ import (
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/integrations"
 )
-
-// ErrReadOnly is returned when a request would change the inspected system.
-var ErrReadOnly = errors.New("read-only: write refused")
-
-type readOnly struct{ next http.RoundTripper }
-
-func (t readOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, fmt.Errorf("%w: %s %s", ErrReadOnly, req.Method, req.URL.Path)
-	}
-	return t.next.RoundTrip(req)
-}
 
 // RESTConfig resolves the cluster's rest.Config from kubeconfig or
 // in-cluster credentials, with a read-only transport.
@@ -58,7 +41,7 @@ func RESTConfig(k *integrations.Kubernetes) (*rest.Config, error) {
 	}
 	cfg.Timeout = k.Timeout
 	cfg.UserAgent = "rcamesh (read-only)"
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return readOnly{next: rt} })
+	cfg.Wrap(backend.ReadOnlyTransport)
 	return cfg, nil
 }
 

@@ -288,7 +288,7 @@ func TestReadOnlyTransportRefusesWrites(t *testing.T) {
 	called := false
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { called = true }))
 	defer srv.Close()
-	c := &http.Client{Transport: readOnly{next: http.DefaultTransport}}
+	c := &http.Client{Transport: backend.ReadOnlyTransport(http.DefaultTransport)}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		req, _ := http.NewRequest(m, srv.URL+"/api/v1/namespaces/x/pods/y", strings.NewReader("{}"))
 		if _, err := c.Do(req); err == nil || !strings.Contains(err.Error(), "read-only") {
