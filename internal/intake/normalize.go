@@ -3,6 +3,7 @@ package intake
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"sort"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // Incident window around starts_at when the payload does not give one.
@@ -70,13 +72,15 @@ func finish(a *investigationv1.Alert) {
 		a.Annotations = map[string]string{}
 	}
 	a.Severity = strings.ToLower(firstNonEmpty(a.Severity, lookup(a, []string{"severity", "priority"})))
-	a.Namespace = firstNonEmpty(a.Namespace, lookup(a, namespaceKeys))
-	a.Service = firstNonEmpty(a.Service, lookup(a, serviceKeys))
-	a.Pod = firstNonEmpty(a.Pod, lookup(a, podKeys))
-	a.Cluster = firstNonEmpty(a.Cluster, lookup(a, clusterKeys))
 	a.ErrorMessage = firstNonEmpty(a.ErrorMessage, lookupAnn(a, errorKeys))
 	a.Summary = firstNonEmpty(a.Summary, lookupAnn(a, summaryKeys))
 	a.Description = firstNonEmpty(a.Description, lookupAnn(a, descKeys))
+	resolveTargets(a)
+	a.Namespace = firstNonEmpty(a.Namespace, lookup(a, namespaceKeys), targetOf(a, target.Namespace))
+	a.Service = firstNonEmpty(a.Service, lookup(a, serviceKeys), targetOf(a, target.Service),
+		targetOf(a, target.Deployment), targetOf(a, target.StatefulSet), targetOf(a, target.DaemonSet))
+	a.Pod = firstNonEmpty(a.Pod, lookup(a, podKeys), targetOf(a, target.Pod))
+	a.Cluster = firstNonEmpty(a.Cluster, lookup(a, clusterKeys), targetOf(a, target.Cluster))
 	if a.Title == "" {
 		a.Title = firstNonEmpty(a.Summary, a.AlertName)
 	}
@@ -215,4 +219,45 @@ func NoiseReason(a *investigationv1.Alert) string {
 		}
 	}
 	return ""
+}
+
+// ResolvedAnnotation lists the entities target resolution read from the
+// alert's text, URLs or expressions rather than from its labels, with
+// where each came from.
+const ResolvedAnnotation = "rcamesh_resolved"
+
+// resolveTargets reads the entities an alert names anywhere (embedded
+// key=value pairs in a PagerDuty body or a Grafana annotation, PromQL
+// selectors of its expression, in-cluster service URLs) and writes those its
+// labels lack as annotations under the canonical key of their kind, so every
+// later stage reads one vocabulary. Labels are never overridden.
+func resolveTargets(a *investigationv1.Alert) {
+	es := target.Extract(a.Labels, a.Annotations, target.Fields{
+		"title": a.Title, "summary": a.Summary, "description": a.Description, "error_message": a.ErrorMessage,
+	})
+	var notes []string
+	miss := target.Missing(a.Labels, es)
+	kinds := make([]string, 0, len(miss))
+	for k := range miss {
+		kinds = append(kinds, string(k))
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		e := miss[target.Kind(k)]
+		key := target.CanonicalKey(e.Kind)
+		if _, ok := a.Annotations[key]; ok || strings.HasPrefix(e.From, "annotation:") {
+			continue
+		}
+		a.Annotations[key] = e.Value
+		notes = append(notes, key+"="+e.Value+" ("+e.From+")")
+	}
+	if len(notes) > 0 {
+		a.Annotations[ResolvedAnnotation] = strings.Join(notes, "; ")
+	}
+}
+
+// targetOf is the value of the first label or annotation naming kind under
+// any spelling of the vocabulary.
+func targetOf(a *investigationv1.Alert, k target.Kind) string {
+	return firstNonEmpty(target.Lookup(a.GetLabels(), k), target.Lookup(a.GetAnnotations(), k))
 }

@@ -260,6 +260,8 @@ func (s *Service) stageExtractAlert(ctx context.Context, st *invState) (string, 
 		}
 		return a.GetNoiseReason(), errNoise
 	}
+	scope := s.resolveScope(ctx, st)
+	a = st.rec.GetAlert()
 	parts := []string{fmt.Sprintf("%s [%s] from %s", a.GetAlertName(), firstNonEmpty(a.GetSeverity(), "unknown severity"), firstNonEmpty(a.GetAlertSource(), a.GetFormat().String()))}
 	if a.GetNamespace() != "" || a.GetService() != "" {
 		parts = append(parts, "namespace="+a.GetNamespace()+" service="+a.GetService())
@@ -269,6 +271,9 @@ func (s *Service) stageExtractAlert(ctx context.Context, st *invState) (string, 
 	}
 	if w := a.GetIncidentWindow(); w != nil {
 		parts = append(parts, "window "+w.GetStart().AsTime().Format(time.RFC3339)+" .. "+w.GetEnd().AsTime().Format(time.RFC3339))
+	}
+	if scope != "" {
+		parts = append(parts, scope)
 	}
 	return strings.Join(parts, "; "), nil
 }

@@ -1,0 +1,44 @@
+package intake
+
+import "testing"
+
+func TestTargetResolutionFromText(t *testing.T) {
+	tests := []struct {
+		name, payload          string
+		wantNS, wantSvc, wantP string
+	}{
+		{
+			name:    "pagerduty labels only in the body text",
+			payload: `{"event":{"event_type":"incident.triggered","data":{"title":"High error ratio","status":"triggered","body":{"details":"alertname=HighErrorRatio namespace=payments service=ledger-api severity=critical"}}}}`,
+			wantNS:  "payments", wantSvc: "ledger-api",
+		},
+		{
+			name:    "alertmanager with otel label spellings",
+			payload: `{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"X","k8s_namespace_name":"orders","k8s_pod_name":"orders-api-7d9f8b6c4-x7gr9"},"annotations":{}}]}`,
+			wantNS:  "orders", wantP: "orders-api-7d9f8b6c4-x7gr9",
+		},
+		{
+			name:    "generic alert whose namespace is in its expression",
+			payload: `{"title":"Latency","annotations":{"expr":"histogram_quantile(0.99, rate(x_bucket{namespace=\"geo\",service=\"tiles\"}[5m])) > 1"}}`,
+			wantNS:  "geo", wantSvc: "tiles",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as, err := Parse([]byte(tc.payload), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := as[0]
+			if tc.wantNS != "" && a.GetNamespace() != tc.wantNS {
+				t.Errorf("namespace = %q, want %q", a.GetNamespace(), tc.wantNS)
+			}
+			if tc.wantSvc != "" && a.GetService() != tc.wantSvc {
+				t.Errorf("service = %q, want %q", a.GetService(), tc.wantSvc)
+			}
+			if tc.wantP != "" && a.GetPod() != tc.wantP {
+				t.Errorf("pod = %q, want %q", a.GetPod(), tc.wantP)
+			}
+		})
+	}
+}

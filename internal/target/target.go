@@ -1,0 +1,335 @@
+// Package target resolves what an alert is about: every field of the alert
+// (labels, annotations, the text of its title, summary and body, URL hosts,
+// the PromQL selectors of its own expression and generator URL) becomes a
+// typed entity. It is the first stage of the diagnosis method: the planner
+// and the analysis read the entities, not one vendor's label names.
+//
+// Label keys are matched through one vocabulary table (vocabulary below):
+// Prometheus-client, kube-state-metrics, Datadog tags and OpenTelemetry
+// resource attributes (`k8s.namespace.name`, `service.name`, ...) name the
+// same entity kinds. Keys are compared after folding case and turning `.`,
+// `-` and `/` into `_`, so `k8s.pod.name`, `k8s_pod_name` and
+// `K8s-Pod-Name` are one key.
+package target
+
+import (
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Kind is the type of entity a value names.
+type Kind string
+
+// Entity kinds.
+const (
+	Namespace     Kind = "namespace"
+	Service       Kind = "service"
+	Pod           Kind = "pod"
+	Node          Kind = "node"
+	Deployment    Kind = "deployment"
+	StatefulSet   Kind = "statefulset"
+	DaemonSet     Kind = "daemonset"
+	Job           Kind = "job"
+	CronJob       Kind = "cronjob"
+	Container     Kind = "container"
+	Cluster       Kind = "cluster"
+	Environment   Kind = "environment"
+	Database      Kind = "database"
+	Queue         Kind = "queue"
+	ConsumerGroup Kind = "consumer_group"
+	Host          Kind = "host"
+	Ingress       Kind = "ingress"
+)
+
+// vocabulary maps folded label keys to the entity kind they name. One row
+// per spelling; the first spelling of each kind is the canonical label key
+// Enrich writes.
+var vocabulary = []struct {
+	kind Kind
+	keys []string
+}{
+	{Namespace, []string{"namespace", "kube_namespace", "k8s_namespace", "k8s_namespace_name", "exported_namespace", "kubernetes_namespace", "kubernetes_namespace_name", "kube_namespace_name", "ns"}},
+	{Service, []string{"service", "service_name", "kube_service", "k8s_service_name", "exported_service", "app_kubernetes_io_name", "app", "k8s_app", "application", "svc", "workload_name", "destination_service_name", "dd_service"}},
+	{Pod, []string{"pod", "pod_name", "kube_pod", "kube_pod_name", "k8s_pod_name", "exported_pod", "kubernetes_pod_name"}},
+	{Node, []string{"node", "node_name", "nodename", "kube_node", "kube_node_name", "k8s_node_name", "kubernetes_node", "kubernetes_io_hostname"}},
+	{Deployment, []string{"deployment", "kube_deployment", "k8s_deployment_name", "kube_deployment_name", "deployment_name"}},
+	{StatefulSet, []string{"statefulset", "kube_statefulset", "k8s_statefulset_name", "statefulset_name"}},
+	{DaemonSet, []string{"daemonset", "kube_daemonset", "k8s_daemonset_name", "daemonset_name"}},
+	{Job, []string{"job_name", "kube_job", "k8s_job_name", "kube_job_name"}},
+	{CronJob, []string{"cronjob", "kube_cronjob", "k8s_cronjob_name", "cronjob_name"}},
+	{Container, []string{"container", "container_name", "k8s_container_name", "kube_container_name"}},
+	{Cluster, []string{"cluster", "cluster_name", "kube_cluster_name", "k8s_cluster_name", "k8s_cluster", "eks_cluster"}},
+	{Environment, []string{"env", "environment", "deployment_environment", "deployment_environment_name", "stage"}},
+	{Database, []string{"db_instance_identifier", "dbinstanceidentifier", "db_instance", "database_instance", "rds_instance", "db_cluster", "db_system_instance"}},
+	{Queue, []string{"queue", "queue_name", "topic", "kafka_topic", "messaging_destination_name", "messaging_destination", "stream"}},
+	{ConsumerGroup, []string{"consumergroup", "consumer_group", "group", "messaging_kafka_consumer_group", "messaging_consumer_group_name"}},
+	{Host, []string{"host", "hostname", "host_name", "server_address", "net_peer_name", "peer_service", "upstream_host"}},
+	{Ingress, []string{"ingress", "ingress_name", "k8s_ingress_name"}},
+}
+
+var keyKind = func() map[string]Kind {
+	m := map[string]Kind{}
+	for _, row := range vocabulary {
+		for _, k := range row.keys {
+			m[k] = row.kind
+		}
+	}
+	return m
+}()
+
+// CanonicalKey is the label key Enrich writes for kind.
+func CanonicalKey(k Kind) string {
+	for _, row := range vocabulary {
+		if row.kind == k {
+			return row.keys[0]
+		}
+	}
+	return string(k)
+}
+
+// Fold normalises a label key: lower case, `.`, `-`, `/` and spaces as `_`.
+func Fold(key string) string {
+	key = strings.ToLower(strings.TrimSpace(key))
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.', '-', '/', ' ':
+			return '_'
+		}
+		return r
+	}, key)
+}
+
+// KindOf is the entity kind a label key names, "" when none.
+func KindOf(key string) Kind { return keyKind[Fold(key)] }
+
+// Entity is one typed value the alert names, with the field it came from.
+type Entity struct {
+	Kind  Kind
+	Value string
+	// From is where it was read: "label:<key>", "annotation:<key>",
+	// "text:<field>", "url", "promql".
+	From string
+}
+
+var (
+	// key=value, key="value", key: value, key:value (Datadog scopes),
+	// key = 'value'. A negative matcher (!=, !~) never matches: the
+	// character before '=' must be part of the key or a space.
+	rePair = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_./-])([a-z][a-z0-9_./-]{0,62})\s*(=~|=|:)\s*["'\x60]?([a-z0-9][a-z0-9_./:@-]{0,252})`)
+	// http(s)://<svc>.<ns>.svc[.cluster.local][:port]
+	reSvcHost = regexp.MustCompile(`(?i)\b([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.svc(?:\.cluster\.local)?\b`)
+	reURLHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.-]{0,252})`)
+)
+
+// maxText bounds how much of one field is scanned (a huge body is data,
+// not a reason to spend time).
+const maxText = 64 << 10
+
+// Fields are the texts of an alert, by field name.
+type Fields map[string]string
+
+// Extract returns the typed entities of labels, annotations and texts:
+// labels first (most authoritative), then annotations, then values found
+// inside texts and annotation values (embedded `key=value` pairs, PromQL
+// selectors, URL hosts of in-cluster services). Duplicates (same kind and
+// value) keep their first, most authoritative origin.
+func Extract(labels, annotations map[string]string, texts Fields) []Entity {
+	var out []Entity
+	seen := map[string]bool{}
+	add := func(k Kind, v, from string) {
+		v = strings.TrimSpace(v)
+		if k == "" || v == "" || len(v) > 253 {
+			return
+		}
+		id := string(k) + "\x00" + v
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		out = append(out, Entity{Kind: k, Value: v, From: from})
+	}
+	for _, k := range sortedKeys(labels) {
+		add(KindOf(k), labels[k], "label:"+k)
+	}
+	for _, k := range sortedKeys(annotations) {
+		add(KindOf(k), annotations[k], "annotation:"+k)
+	}
+	scan := func(field, text string) {
+		if len(text) > maxText {
+			text = text[:maxText]
+		}
+		if strings.Contains(text, "%") {
+			if u, err := url.QueryUnescape(text); err == nil {
+				text = u
+			}
+		}
+		for _, m := range rePair.FindAllStringSubmatch(text, -1) {
+			k := KindOf(m[1])
+			if k == "" {
+				continue
+			}
+			v := strings.TrimRight(m[3], ".,;:)/")
+			if m[2] == "=~" {
+				continue // a regex matcher names a set, not an entity
+			}
+			if strings.Contains(v, "://") || strings.HasPrefix(v, "//") || isNumber(v) {
+				continue // "host: https://...", "pod: 3" are not names
+			}
+			add(k, v, "text:"+field)
+		}
+		if linkField(field) {
+			return // the host of a generator, runbook or dashboard link is the monitoring system, not the target
+		}
+		for _, m := range reURLHost.FindAllStringSubmatch(text, -1) {
+			host := strings.ToLower(m[1])
+			if sm := reSvcHost.FindStringSubmatch(host); sm != nil {
+				add(Service, strings.ToLower(sm[1]), "url:"+field)
+				add(Namespace, strings.ToLower(sm[2]), "url:"+field)
+				continue
+			}
+			add(Host, strings.TrimRight(host, "."), "url:"+field)
+		}
+		for _, sm := range reSvcHost.FindAllStringSubmatch(text, -1) {
+			add(Service, strings.ToLower(sm[1]), "text:"+field)
+			add(Namespace, strings.ToLower(sm[2]), "text:"+field)
+		}
+	}
+	for _, k := range sortedKeys(texts) {
+		scan(k, texts[k])
+	}
+	for _, k := range sortedKeys(annotations) {
+		scan("annotation:"+k, annotations[k])
+	}
+	// "<namespace>/<name>" next to a pod or workload the alert names:
+	// kubectl's and kube-state-metrics' way of writing a namespaced object.
+	for _, e := range append([]Entity(nil), out...) {
+		switch e.Kind {
+		case Pod, Service, Deployment, StatefulSet, DaemonSet, Job, CronJob:
+		default:
+			continue
+		}
+		re, err := regexp.Compile(`(?i)\b([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)/` + regexp.QuoteMeta(e.Value) + `\b`)
+		if err != nil {
+			continue
+		}
+		for _, k := range sortedKeys(texts) {
+			if m := re.FindStringSubmatch(texts[k]); m != nil {
+				add(Namespace, strings.ToLower(m[1]), "text:"+k)
+			}
+		}
+	}
+	return out
+}
+
+// linkField: an annotation holding a link (generator, runbook, dashboard,
+// silence URL).
+func linkField(field string) bool {
+	f := Fold(field)
+	return strings.HasSuffix(f, "url") || strings.HasSuffix(f, "link") || strings.HasSuffix(f, "_uri") || strings.HasSuffix(f, "href")
+}
+
+// First is the first entity of kind, "" when none.
+func First(es []Entity, k Kind) string {
+	for _, e := range es {
+		if e.Kind == k {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// Values lists every distinct value of kind, in order.
+func Values(es []Entity, k Kind) []string {
+	var out []string
+	for _, e := range es {
+		if e.Kind == k {
+			out = append(out, e.Value)
+		}
+	}
+	return out
+}
+
+// Missing returns, for each kind the labels do not name under any
+// spelling, the entity found elsewhere (annotations, texts, URLs). The
+// caller writes them as labels under CanonicalKey so that every later
+// stage reads one vocabulary. Values already named by a label are never
+// overridden, and a kind found with two different values in free text is
+// ambiguous and left out.
+func Missing(labels map[string]string, es []Entity) map[Kind]Entity {
+	have := map[Kind]bool{}
+	for k, v := range labels {
+		if kk := KindOf(k); kk != "" && strings.TrimSpace(v) != "" {
+			have[kk] = true
+		}
+	}
+	out := map[Kind]Entity{}
+	ambiguous := map[Kind]bool{}
+	for _, e := range es {
+		if have[e.Kind] || strings.HasPrefix(e.From, "label:") {
+			continue
+		}
+		if prev, ok := out[e.Kind]; ok {
+			if prev.Value != e.Value && !strings.HasPrefix(prev.From, "annotation:") {
+				ambiguous[e.Kind] = true
+			}
+			continue
+		}
+		out[e.Kind] = e
+	}
+	for k := range ambiguous {
+		delete(out, k)
+	}
+	return out
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && r != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns the value of the first label naming kind, in the
+// vocabulary's order of spellings (so `namespace` wins over
+// `exported_namespace`), comparing folded keys.
+func Lookup(labels map[string]string, k Kind) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	folded := make(map[string]string, len(labels))
+	for key, v := range labels {
+		if v = strings.TrimSpace(v); v != "" {
+			fk := Fold(key)
+			if _, dup := folded[fk]; !dup {
+				folded[fk] = v
+			}
+		}
+	}
+	for _, row := range vocabulary {
+		if row.kind != k {
+			continue
+		}
+		for _, key := range row.keys {
+			if v, ok := folded[key]; ok {
+				return v
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,111 @@
+package target
+
+import (
+	"testing"
+)
+
+func TestExtract(t *testing.T) {
+	tests := []struct {
+		name   string
+		labels map[string]string
+		ann    map[string]string
+		texts  Fields
+		want   map[Kind]string // kind -> first value expected
+		absent []Kind
+	}{
+		{
+			name:   "otel resource attribute spellings",
+			labels: map[string]string{"k8s.namespace.name": "shop", "service.name": "cart", "k8s.pod.name": "cart-7d9f8-abcde"},
+			want:   map[Kind]string{Namespace: "shop", Service: "cart", Pod: "cart-7d9f8-abcde"},
+		},
+		{
+			name:  "pagerduty body with embedded labels",
+			texts: Fields{"description": "firing: alertname=HighErrors namespace=payments service=ledger-api severity=critical"},
+			want:  map[Kind]string{Namespace: "payments", Service: "ledger-api"},
+		},
+		{
+			name:  "datadog scope pairs",
+			texts: Fields{"description": "env:prod,service:points,kube_namespace:loyalty"},
+			want:  map[Kind]string{Namespace: "loyalty", Service: "points", Environment: "prod"},
+		},
+		{
+			name:   "promql selector in an expression, negative matcher ignored",
+			ann:    map[string]string{"expr": `sum(rate(http_requests_total{k8s_namespace_name="orders", job!="blackbox", service=~"a|b"}[5m]))`},
+			want:   map[Kind]string{Namespace: "orders"},
+			absent: []Kind{Service},
+		},
+		{
+			name:  "in-cluster service url names service and namespace",
+			texts: Fields{"summary": "probe of http://quote-svc.pricing.svc.cluster.local:8080/health failed"},
+			want:  map[Kind]string{Service: "quote-svc", Namespace: "pricing"},
+		},
+		{
+			name:   "generator url host is the monitoring system, its expr is the target",
+			ann:    map[string]string{"generator_url": "http://prometheus.monitoring.svc:9090/graph?g0.expr=up%7Bnamespace%3D%22billing%22%7D"},
+			want:   map[Kind]string{Namespace: "billing"},
+			absent: []Kind{Service},
+		},
+		{
+			name:   "namespace/pod as kubectl writes it",
+			labels: map[string]string{"pod": "sms-x-5d8c9-abcde"},
+			texts:  Fields{"description": "Pod notify/sms-x-5d8c9-abcde is crash looping"},
+			want:   map[Kind]string{Namespace: "notify", Pod: "sms-x-5d8c9-abcde"},
+		},
+		{
+			name:   "numbers and urls after a colon are not names; the url's host is",
+			texts:  Fields{"summary": "pod: 3 restarts, host: https://edge.example.com/x"},
+			want:   map[Kind]string{Host: "edge.example.com"},
+			absent: []Kind{Pod},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			es := Extract(tc.labels, tc.ann, tc.texts)
+			for k, v := range tc.want {
+				if got := First(es, k); got != v {
+					t.Errorf("%s = %q, want %q (entities %+v)", k, got, v, es)
+				}
+			}
+			for _, k := range tc.absent {
+				if got := First(es, k); got != "" {
+					t.Errorf("%s = %q, want none", k, got)
+				}
+			}
+		})
+	}
+}
+
+func TestMissingNeverOverridesLabelsAndDropsAmbiguity(t *testing.T) {
+	labels := map[string]string{"kube_namespace": "a"}
+	es := Extract(labels, nil, Fields{"description": "namespace=b service=x", "summary": "service=y"})
+	m := Missing(labels, es)
+	if _, ok := m[Namespace]; ok {
+		t.Errorf("namespace is labelled (kube_namespace); Missing must not propose %v", m[Namespace])
+	}
+	if _, ok := m[Service]; ok {
+		t.Errorf("service has two values in text (x, y): ambiguous, got %v", m[Service])
+	}
+}
+
+func TestLookupVocabularyOrder(t *testing.T) {
+	labels := map[string]string{"exported_namespace": "scraper", "K8s.Namespace.Name": "app-ns"}
+	if got := Lookup(labels, Namespace); got != "app-ns" {
+		t.Errorf("Lookup = %q, want the k8s.namespace.name spelling before exported_namespace", got)
+	}
+	if got := KindOf("Kube-Deployment"); got != Deployment {
+		t.Errorf("KindOf(Kube-Deployment) = %q", got)
+	}
+}
+
+func FuzzExtract(f *testing.F) {
+	f.Add("namespace=a service=b", `{k8s_namespace_name="x"}`)
+	f.Add("http://a.b.svc.cluster.local/x", "%7Bpod%3D%22p%22%7D")
+	f.Fuzz(func(t *testing.T, text, expr string) {
+		es := Extract(map[string]string{"pod": "p"}, map[string]string{"expr": expr}, Fields{"description": text})
+		for _, e := range es {
+			if e.Value == "" || len(e.Value) > 253 || e.Kind == "" {
+				t.Fatalf("bad entity %+v", e)
+			}
+		}
+	})
+}

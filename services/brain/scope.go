@@ -1,0 +1,190 @@
+package brain
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/target"
+)
+
+// originResolve marks the cluster-wide discovery call of target resolution.
+const originResolve = "resolve"
+
+const intentListPods = "list_pods"
+
+// reNameToken: a Kubernetes-style name in free text (lower case, digits,
+// hyphens; at least one hyphen or four characters).
+var reNameToken = regexp.MustCompile(`[a-z0-9](?:[a-z0-9-]*[a-z0-9])?`)
+
+// resolveScope is target resolution's discovery step: an alert that names a
+// workload (or only mentions it in its text) but no namespace is resolved
+// against the pods of every namespace, instead of planning calls that need
+// a namespace and then finding nothing. The discovery call is an ordinary
+// tool call (recorded, pinned, cited); the namespace is adopted only when
+// one namespace holds the best match. It returns what it decided, for the
+// stage record; "" when there was nothing to resolve.
+func (s *Service) resolveScope(ctx context.Context, st *invState) string {
+	a := st.rec.GetAlert()
+	if a.GetNamespace() != "" || st.isSub() {
+		return ""
+	}
+	kind := strings.ToLower(a.GetResourceKind())
+	if kind == "node" || strings.HasPrefix(kind, "db") || kind == "database" {
+		return "" // cluster-scoped or outside Kubernetes
+	}
+	names := scopeNames(a)
+	if len(names) == 0 {
+		return ""
+	}
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	if defs != nil && defs[intentListPods] == nil {
+		return "namespace unknown; no pod listing tool to resolve it"
+	}
+	out := s.execute(ctx, st, pendingCall{Intent: intentListPods, Params: map[string]any{"namespace": "all"}, Origin: originResolve}, 0)
+	if out.err != nil || out.pin == nil {
+		return "namespace unknown; cluster-wide pod listing failed"
+	}
+	var pods []facts.Pod
+	if ok, err := facts.Decode(out.pin.GetMetadata(), facts.KeyPods, &pods); !ok || err != nil || len(pods) == 0 {
+		return "namespace unknown; no pods found cluster-wide"
+	}
+	ns, svc, why := matchScope(names, pods)
+	if ns == "" {
+		return "namespace unknown; " + why
+	}
+	na := proto.CloneOf(a)
+	na.Namespace = ns
+	if na.GetService() == "" && svc != "" {
+		na.Service = svc
+		if na.GetResourceKind() == "" {
+			na.ResourceKind, na.ResourceName = "service", svc
+		}
+	}
+	if na.Annotations == nil {
+		na.Annotations = map[string]string{}
+	}
+	note := fmt.Sprintf("namespace=%s (%s, pin %s)", ns, why, out.pin.GetId())
+	if prev := na.Annotations["rcamesh_resolved"]; prev != "" {
+		note = prev + "; " + note
+	}
+	na.Annotations["rcamesh_resolved"] = note
+	st.rec.Alert = na
+	st.rc = routerContext(na, st.rec.GetSessionId(), st.rec.GetInvestigationId(), st.rc)
+	return "scope resolved: " + note
+}
+
+// scopeNames are the names the alert gives its target, most specific
+// first: pod, workload labels, service, resource; then name-like tokens of
+// its text (title, summary, description) when no label names a workload.
+func scopeNames(a *investigationv1.Alert) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(v string) {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if v == "" || seen[v] || len(v) > 253 {
+			return
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	add(a.GetPod())
+	for _, k := range []target.Kind{target.Deployment, target.StatefulSet, target.DaemonSet, target.CronJob, target.Job, target.Service, target.Container} {
+		add(target.Lookup(a.GetLabels(), k))
+		add(target.Lookup(a.GetAnnotations(), k))
+	}
+	add(a.GetService())
+	if k := strings.ToLower(a.GetResourceKind()); k != "" && k != "node" {
+		add(a.GetResourceName())
+	}
+	if j := a.GetLabels()["job"]; j != "" {
+		add(j) // a Prometheus scrape job is usually named after the workload
+	}
+	if len(out) > 0 {
+		return out
+	}
+	text := strings.ToLower(strings.Join([]string{a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription()}, " "))
+	for _, tok := range reNameToken.FindAllString(text, -1) {
+		if strings.Contains(tok, "-") || len(tok) >= 4 {
+			add(tok)
+		}
+	}
+	return out
+}
+
+// matchScope finds the namespace of the pods the names designate. A pod
+// matches a name when it is that pod, belongs to a workload of that name,
+// carries it as its app label, or is named <name>-<suffix>. Earlier names
+// weigh more; the namespace with the highest weight wins when it is unique.
+func matchScope(names []string, pods []facts.Pod) (ns, workload, why string) {
+	type hit struct {
+		weight   float64
+		workload string
+		name     string
+	}
+	byNS := map[string]*hit{}
+	for i, n := range names {
+		w := 1 / float64(i+1)
+		for _, p := range pods {
+			if !podMatches(p, n) {
+				continue
+			}
+			h := byNS[p.Namespace]
+			if h == nil {
+				h = &hit{}
+				byNS[p.Namespace] = h
+			}
+			if w > h.weight {
+				h.weight, h.name = w, n
+				h.workload = firstNonEmpty(p.Workload, p.Labels["app.kubernetes.io/name"], p.Labels["app"], n)
+			}
+		}
+	}
+	if len(byNS) == 0 {
+		return "", "", fmt.Sprintf("no pod in any namespace matches %s", strings.Join(names[:min(len(names), 5)], ", "))
+	}
+	keys := make([]string, 0, len(byNS))
+	for k := range byNS {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if byNS[keys[i]].weight != byNS[keys[j]].weight {
+			return byNS[keys[i]].weight > byNS[keys[j]].weight
+		}
+		return keys[i] < keys[j]
+	})
+	if len(keys) > 1 && byNS[keys[0]].weight == byNS[keys[1]].weight {
+		return "", "", fmt.Sprintf("%q matches pods in several namespaces (%s)", byNS[keys[0]].name, strings.Join(keys, ", "))
+	}
+	best := byNS[keys[0]]
+	return keys[0], best.workload, fmt.Sprintf("pods of %q found cluster-wide only in namespace %s", best.name, keys[0])
+}
+
+func podMatches(p facts.Pod, name string) bool {
+	if p.Name == name || p.Workload == name || p.OwnerName == name {
+		return true
+	}
+	for _, k := range []string{"app", "app.kubernetes.io/name", "app.kubernetes.io/instance", "k8s-app", "component"} {
+		if p.Labels[k] == name {
+			return true
+		}
+	}
+	if strings.HasPrefix(p.Name, name+"-") {
+		rest := strings.TrimPrefix(p.Name, name+"-")
+		// <name>-<hash>-<id> or <name>-<ordinal>: not a longer sibling name
+		// like <name>-worker-<hash>-<id>.
+		parts := strings.Split(rest, "-")
+		return len(parts) <= 2 && (len(parts) == 1 || hasDigit(parts[0]) || len(parts[0]) >= 8)
+	}
+	return false
+}
+
+func hasDigit(s string) bool {
+	return strings.ContainsAny(s, "0123456789")
+}
