@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/signal"
 )
 
 // dbMetricNames are managed-database metrics (handled by the db detectors).
@@ -23,19 +24,13 @@ var dbMetricNames = map[string]bool{
 
 func isDBMetric(s facts.Series) bool { return dbMetricNames[strings.ToLower(s.Name)] }
 
-// seriesKindOf classifies a series, using status-code labels too
-// (http_requests_total{code="503"} is an error series).
+// seriesKindOf classifies a series, using status-code labels of any
+// vocabulary too (http_requests_total{code="503"},
+// {http_response_status_code="503"}, {grpc_code="Unavailable"} are error
+// series): internal/signal decides, for the brain and the critic alike.
 func seriesKindOf(s facts.Series) string {
-	for _, k := range []string{"code", "status", "status_code", "http_status"} {
-		if v := s.Labels[k]; strings.HasPrefix(v, "5") {
-			return "errors"
-		}
-	}
-	for _, k := range []string{"outcome", "result", "status"} {
-		switch strings.ToLower(s.Labels[k]) {
-		case "error", "errors", "failure", "failed", "fail", "timeout", "exception", "server_error":
-			return "errors"
-		}
+	if _, bad := signal.StatusError(s.Labels); bad {
+		return "errors"
 	}
 	// A PromQL expression result is named by its query: a 5xx selector in
 	// it makes it an error series (an error ratio).
@@ -45,7 +40,7 @@ func seriesKindOf(s facts.Series) string {
 	return seriesKind(s.Name)
 }
 
-var reExprErrors = regexp.MustCompile(`(?i)\b(?:code|status|status_code|http_status)\s*=~?\s*"5`)
+var reExprErrors = regexp.MustCompile(`(?i)\b(?:code|status|status_code|http_status|response_code|http_status_code|http_response_status_code|status_class)\s*=~?\s*"5`)
 
 // counterSuffixes mark Prometheus counters (cumulative).
 var counterSuffixes = []string{"_total", "_count", "_sum", "_bucket"}
@@ -119,15 +114,14 @@ func asRate(s facts.Series) facts.Series {
 }
 
 func seriesKind(name string) string {
-	n := strings.ToLower(name)
-	switch {
-	case strings.Contains(n, "error") || strings.Contains(n, "5xx") || strings.Contains(n, "fail"):
+	switch signal.Classify(name, nil) {
+	case signal.Errors:
 		return "errors"
-	case strings.Contains(n, "latency") || strings.Contains(n, "duration") || strings.Contains(n, "p99") || strings.Contains(n, "p95") || strings.Contains(n, "response_time"):
+	case signal.Latency:
 		return "latency"
-	case strings.Contains(n, "request") || strings.Contains(n, "rps") || strings.Contains(n, "qps") || strings.Contains(n, "throughput") || strings.Contains(n, "traffic"):
+	case signal.Traffic:
 		return "traffic"
-	case strings.Contains(n, "cpu"):
+	case signal.CPU:
 		return "cpu"
 	}
 	return ""

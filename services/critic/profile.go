@@ -10,6 +10,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/signal"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -615,10 +616,11 @@ var errorText = regexp.MustCompile(`\b(error|exception|fatal|panic|failed|failur
 
 func classifySeries(s facts.Series) string {
 	n := strings.ToLower(s.Name)
-	for k, v := range s.Labels {
-		if (k == "code" || k == "status" || k == "status_code") && strings.HasPrefix(v, "5") {
-			return "error"
-		}
+	if _, bad := signal.StatusError(s.Labels); bad {
+		return "error"
+	}
+	if signal.Classify(s.Name, nil) == signal.Traffic {
+		return "traffic" // the _count of a duration histogram counts requests
 	}
 	switch {
 	case containsAny(n, "error", "5xx", "fail", "exception", "fault"):

@@ -1,0 +1,152 @@
+// Package signal gives metric series their meaning from the metric's type
+// and its labels rather than from one naming convention: a `_count` of a
+// duration histogram is throughput, its `_bucket` a latency distribution;
+// any status-like label (HTTP `code`, `status`, `response_code`,
+// `http_response_status_code`, gRPC `grpc_code`, `rpc_grpc_status_code`,
+// `status_class`, `outcome`, ...) carrying a server-error class or a failing
+// RPC code makes the series an error series. Prometheus-client and
+// OpenTelemetry (Prometheus-exported) names read the same. The brain's
+// analysis and the critic both classify series here, so they cannot
+// disagree on what a series measures.
+package signal
+
+import (
+	"strings"
+)
+
+// Kind is what a series measures.
+type Kind string
+
+// Series kinds. Unknown is a series whose name and labels say nothing
+// about its meaning.
+const (
+	Unknown      Kind = ""
+	Errors       Kind = "errors"
+	Latency      Kind = "latency"
+	Traffic      Kind = "traffic"
+	CPU          Kind = "cpu"
+	Memory       Kind = "memory"
+	Saturation   Kind = "saturation"
+	Availability Kind = "availability"
+)
+
+// statusKeys are label keys (folded: lower case, `.`/`-` as `_`) whose value
+// is a request outcome.
+var statusKeys = map[string]bool{
+	"code": true, "status": true, "status_code": true, "response_code": true, "http_status": true,
+	"http_code": true, "http_status_code": true, "http_response_status_code": true, "response_status": true,
+	"status_class": true, "code_class": true, "http_status_class": true,
+	"grpc_code": true, "grpc_status": true, "grpc_status_code": true, "rpc_grpc_status_code": true, "rpc_code": true,
+	"outcome": true, "result": true, "error_type": true, "otel_status_code": true,
+}
+
+// grpcFailures are gRPC status codes that mean the server failed (by name,
+// folded, and by number); client-side codes (InvalidArgument, NotFound,
+// PermissionDenied, ...) are not server errors.
+var grpcFailures = map[string]bool{
+	"unknown": true, "deadlineexceeded": true, "deadline_exceeded": true, "resourceexhausted": true, "resource_exhausted": true,
+	"internal": true, "unavailable": true, "dataloss": true, "data_loss": true, "aborted": true,
+	"2": true, "4": true, "8": true, "10": true, "13": true, "14": true, "15": true,
+}
+
+var failureWords = map[string]bool{
+	"error": true, "errors": true, "failure": true, "failed": true, "fail": true, "timeout": true,
+	"exception": true, "server_error": true, "servererror": true, "5xx": true,
+}
+
+// fold lower-cases a key and turns `.` and `-` into `_`.
+func fold(k string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' {
+			return '_'
+		}
+		return r
+	}, strings.ToLower(k))
+}
+
+// StatusError reports whether the labels mark the series as failed
+// requests, and which label said so.
+func StatusError(labels map[string]string) (key string, ok bool) {
+	for k, v := range labels {
+		fk := fold(k)
+		if !statusKeys[fk] {
+			continue
+		}
+		lv := strings.ToLower(strings.TrimSpace(v))
+		isGRPC := strings.Contains(fk, "grpc") || strings.Contains(fk, "rpc")
+		switch {
+		case isGRPC && grpcFailures[strings.ReplaceAll(lv, " ", "")]:
+			return k, true
+		case isGRPC:
+			continue
+		case len(lv) == 3 && lv[0] == '5' && (isDigits(lv[1:]) || lv[1:] == "xx"):
+			return k, true // 503, 5xx
+		case lv == "5" && strings.Contains(fk, "class"):
+			return k, true
+		case failureWords[lv]:
+			return k, true
+		}
+	}
+	return "", false
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// durationWords mark a measurement of time per operation.
+var durationWords = []string{"latency", "duration", "response_time", "responsetime", "elapsed", "p99", "p95", "p90", "p50", "quantile", "round_trip", "rtt"}
+
+// Classify returns what the series named name with labels measures.
+func Classify(name string, labels map[string]string) Kind {
+	if _, bad := StatusError(labels); bad {
+		return Errors
+	}
+	n := strings.ToLower(name)
+	base, suffix := n, ""
+	for _, suf := range []string{"_bucket", "_count", "_sum", "_total", ":rate"} {
+		if strings.HasSuffix(base, suf) {
+			base = strings.TrimSuffix(base, suf)
+			if suffix == "" {
+				suffix = suf
+			}
+		}
+	}
+	hasDuration := containsAny(base, durationWords...) || (strings.HasSuffix(base, "_seconds") || strings.HasSuffix(base, "_milliseconds")) && !containsAny(base, "cpu", "gc_", "uptime", "start_time", "age", "timestamp", "throttled")
+	switch {
+	case containsAny(base, "error", "5xx", "fail", "exception", "fault"):
+		return Errors
+	case hasDuration && suffix == "_count":
+		// The count of a duration histogram or summary counts operations.
+		return Traffic
+	case hasDuration && suffix == "_sum":
+		return Unknown // only meaningful divided by its _count
+	case hasDuration:
+		return Latency
+	case containsAny(base, "request", "rps", "qps", "throughput", "traffic", "calls", "invocations", "operations", "messages_in", "received", "handled"):
+		return Traffic
+	case containsAny(base, "cpu"):
+		return CPU
+	case containsAny(base, "memory", "mem_", "heap", "rss", "working_set"):
+		return Memory
+	case containsAny(base, "connection", "disk", "storage", "fd", "thread", "queue", "pool", "saturation", "iops", "throttl", "swap", "lag", "backlog", "inflight", "in_flight"):
+		return Saturation
+	case containsAny(base, "availability", "success", "probe_success") || base == "up":
+		return Availability
+	}
+	return Unknown
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}

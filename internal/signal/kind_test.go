@@ -1,0 +1,37 @@
+package signal
+
+import "testing"
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   Kind
+	}{
+		{"http_requests_total", map[string]string{"code": "503"}, Errors},
+		{"http_requests_total", map[string]string{"code": "200"}, Traffic},
+		{"http_server_request_duration_seconds_count", map[string]string{"http_response_status_code": "500"}, Errors},
+		{"http_server_request_duration_seconds_count", map[string]string{"http_response_status_code": "200"}, Traffic},
+		{"http_server_request_duration_seconds_bucket", map[string]string{"le": "0.5"}, Latency},
+		{"http_request_duration_seconds_sum", nil, Unknown},
+		{"rpc_server_duration_milliseconds_bucket", nil, Latency},
+		{"grpc_server_handled_total", map[string]string{"grpc_code": "Unavailable"}, Errors},
+		{"grpc_server_handled_total", map[string]string{"grpc_code": "NotFound"}, Traffic},
+		{"rpc_server_requests_total", map[string]string{"rpc.grpc.status_code": "14"}, Errors},
+		{"nginx_ingress_controller_requests", map[string]string{"status_class": "5xx"}, Errors},
+		{"api_calls_total", map[string]string{"response_code": "502"}, Errors},
+		{"api_calls_total", map[string]string{"outcome": "SERVER_ERROR"}, Errors},
+		{"api_calls_total", map[string]string{"status": "429"}, Traffic},
+		{"container_cpu_usage_seconds_total", nil, CPU},
+		{"container_memory_working_set_bytes", nil, Memory},
+		{"kafka_consumergroup_lag", nil, Saturation},
+		{"probe_success", nil, Availability},
+		{"jobs_failed_total", nil, Errors},
+		{"process_start_time_seconds", nil, Unknown},
+	}
+	for _, tc := range tests {
+		if got := Classify(tc.name, tc.labels); got != tc.want {
+			t.Errorf("Classify(%s, %v) = %q, want %q", tc.name, tc.labels, got, tc.want)
+		}
+	}
+}
