@@ -261,3 +261,26 @@ func resolveTargets(a *investigationv1.Alert) {
 func targetOf(a *investigationv1.Alert, k target.Kind) string {
 	return firstNonEmpty(target.Lookup(a.GetLabels(), k), target.Lookup(a.GetAnnotations(), k))
 }
+
+// GroupFingerprint identifies an incident made of several alerts: the
+// fingerprints of its alerts, sorted and deduplicated, so the same group
+// sent again (in any order) is the same incident.
+func GroupFingerprint(alerts []*investigationv1.Alert) string {
+	if len(alerts) == 1 {
+		return alerts[0].GetFingerprint()
+	}
+	fps := make([]string, 0, len(alerts))
+	seen := map[string]bool{}
+	for _, a := range alerts {
+		if fp := a.GetFingerprint(); !seen[fp] {
+			seen[fp] = true
+			fps = append(fps, fp)
+		}
+	}
+	if len(fps) == 1 {
+		return fps[0]
+	}
+	sort.Strings(fps)
+	sum := sha256.Sum256([]byte("group\n" + strings.Join(fps, "\n")))
+	return hex.EncodeToString(sum[:])[:24]
+}

@@ -47,6 +47,7 @@ func (s *Service) SubmitAlert(ctx context.Context, req *brainv1.SubmitAlertReque
 	if _, err := s.store(ctx); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
 	}
+	alerts = groupIncident(alerts)
 	primary := 0
 	for i, a := range alerts {
 		if !a.GetIsNoise() {

@@ -135,6 +135,14 @@ func renderMarkdown(rec *investigationv1.InvestigationRecord, pins []*evidencev1
 		w("| **Stop reason** | %s |\n", cell(d.GetStopReason(), 300))
 	}
 
+	if related := relatedAlerts(a); len(related) > 0 {
+		w("\n## Alerts in this incident\n\n")
+		w("- %s\n", oneLine(a.GetAlertName()))
+		for _, r := range related {
+			w("- %s\n", oneLine(r))
+		}
+	}
+
 	w("\n## Root cause\n\n")
 	if rc := strings.TrimSpace(d.GetRootCause()); rc != "" {
 		w("%s\n", rc)
@@ -300,5 +308,18 @@ func writeTimeline(b *strings.Builder, rec *investigationv1.InvestigationRecord)
 	b.WriteString("| Guardrail | Owner | Value / Limit | Detail |\n|---|---|---|---|\n")
 	for _, t := range rec.GetGuardrailTrips() {
 		fmt.Fprintf(b, "| %s | %s | %g / %g | %s |\n", cell(t.GetGuardrail(), 40), cell(t.GetOwner(), 20), t.GetValue(), t.GetLimit(), cell(t.GetDetail(), 200))
+	}
+}
+
+// relatedAlerts are the other alerts of a grouped incident, in order (the
+// brain carries them as related_alert_N annotations on the primary).
+func relatedAlerts(a *investigationv1.Alert) []string {
+	var out []string
+	for i := 1; ; i++ {
+		v, ok := a.GetAnnotations()[fmt.Sprintf("related_alert_%d", i)]
+		if !ok {
+			return out
+		}
+		out = append(out, v)
 	}
 }
