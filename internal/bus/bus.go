@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -174,9 +175,15 @@ func (b *Bus) Conn() *nats.Conn { return b.nc }
 // JetStream is the underlying JetStream context.
 func (b *Bus) JetStream() jetstream.JetStream { return b.js }
 
-// PinMsgID is the idempotency key of a pin event.
+// PinMsgID is the idempotency key of a pin event. The session is escaped by
+// Token (which never contains ':'), so two sessions never share a key.
 func PinMsgID(session, pinID string, kind evidencev1.PinEventKind, version int64) string {
-	return fmt.Sprintf("pin:%s:%s:%s:%d", session, pinID, PinKindToken(kind), version)
+	return fmt.Sprintf("pin:%s:%s:%s:%d", Token(session), pinID, PinKindToken(kind), version)
+}
+
+// LifecycleMsgID is the idempotency key of a lifecycle event.
+func LifecycleMsgID(session, eventID string) string {
+	return "lifecycle:" + Token(session) + ":" + eventID
 }
 
 // PublishPin publishes a pin event on PinSubject(session, kind) and returns
@@ -239,11 +246,17 @@ func (b *Bus) PublishLifecycle(ctx context.Context, ev *evidencev1.LifecycleEven
 			ev.Time = timestamppb.Now()
 		}
 	}
-	msgID := "lifecycle:" + ev.GetSessionId() + ":" + ev.GetEventId()
+	msgID := LifecycleMsgID(ev.GetSessionId(), ev.GetEventId())
 	return b.publish(ctx, LifecycleSubject(ev.GetSessionId(), ev.GetKind()), msgID, EventKindLifecycle, ev)
 }
 
 func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload proto.Message) (seq uint64, err error) {
+	if err := checkSubject(subject); err != nil {
+		return 0, err
+	}
+	if err := checkTimestamps(payload.ProtoReflect(), ""); err != nil {
+		return 0, fmt.Errorf("bus: %s event on %s: %w", kind, subject, err)
+	}
 	data, err := proto.Marshal(payload)
 	if err != nil {
 		return 0, fmt.Errorf("bus: marshal %s event: %w", kind, err)
@@ -306,18 +319,55 @@ func decodeMsg(msg jetstream.Msg) (*evidencev1.SessionEvent, *jetstream.MsgMetad
 	return ev, md, err
 }
 
-func eventFilter(filter string) string {
+func eventFilter(filter string) (string, error) {
 	if filter == "" {
-		return SessionSubjects
+		return SessionSubjects, nil
 	}
-	return filter
+	return filter, checkSubject(filter)
+}
+
+// StartSequence is the first stream sequence to deliver to a reader whose
+// cursor is fromSeq (it has seen every event up to fromSeq), given the
+// stream's last sequence: fromSeq+1, where a cursor beyond the end of the
+// stream is clamped to the end. So fromSeq 2^64-1 never wraps around to 0
+// (which JetStream would read as "no start sequence"), and a cursor from the
+// future delivers the next event instead of waiting for its own number.
+func StartSequence(fromSeq, lastSeq uint64) uint64 {
+	if fromSeq > lastSeq {
+		fromSeq = lastSeq
+	}
+	if fromSeq == math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return fromSeq + 1
+}
+
+// lastSequence is the last sequence of the events stream.
+func (b *Bus) lastSequence(ctx context.Context) (uint64, error) {
+	st, err := b.js.Stream(ctx, StreamEvents)
+	if err != nil {
+		return 0, fmt.Errorf("bus: stream %s: %w", StreamEvents, err)
+	}
+	return st.CachedInfo().State.LastSeq, nil
 }
 
 // Replay returns the stored events matching filter ("" = every session
 // event) whose sequence is greater than fromSeq, oldest first, as of the
 // call; it does not wait for new events.
 func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
-	filter = eventFilter(filter)
+	filter, err := eventFilter(filter)
+	if err != nil {
+		return nil, err
+	}
+	if fromSeq > 0 {
+		last, err := b.lastSequence(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("bus: replay %s: %w", filter, err)
+		}
+		if fromSeq >= last {
+			return nil, nil // nothing after the cursor
+		}
+	}
 	cons, err := b.js.CreateConsumer(ctx, StreamEvents, jetstream.ConsumerConfig{
 		FilterSubject:     filter,
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
@@ -380,15 +430,30 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 
 // Follow delivers the events matching filter ("" = every session event) whose
 // sequence is greater than fromSeq (0 = from the start), in stream order,
-// then every new one as it arrives, through an ordered ephemeral consumer. It
-// blocks until ctx is done (and returns nil) or fn returns an error (returned
-// wrapped). fn's context carries the publisher's trace context.
+// then every new one as it arrives, through an ordered ephemeral consumer. A
+// fromSeq beyond the stream's last sequence is clamped to it (StartSequence).
+// It blocks until ctx is done (and returns nil) or fn returns an error
+// (returned wrapped). fn's context carries the publisher's trace context.
 func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func(context.Context, *evidencev1.SessionEvent) error) error {
-	filter = eventFilter(filter)
+	filter, err := eventFilter(filter)
+	if err != nil {
+		return err
+	}
+	start := uint64(1)
+	if fromSeq > 0 {
+		last, err := b.lastSequence(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("bus: follow %s: %w", filter, err)
+		}
+		start = StartSequence(fromSeq, last)
+	}
 	cons, err := b.js.OrderedConsumer(ctx, StreamEvents, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{filter},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    fromSeq + 1,
+		OptStartSeq:    start,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -442,7 +507,10 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 	if durable == "" {
 		return errors.New("bus: durable consumer needs a name")
 	}
-	filter = eventFilter(filter)
+	filter, err := eventFilter(filter)
+	if err != nil {
+		return err
+	}
 	cons, err := b.js.CreateOrUpdateConsumer(ctx, StreamEvents, jetstream.ConsumerConfig{
 		Durable:       durable,
 		Description:   "rcamesh durable consumer of " + filter,

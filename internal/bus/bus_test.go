@@ -213,10 +213,10 @@ func TestFilters(t *testing.T) {
 		{"one session", bus.SessionFilter("a"), []string{
 			"rcamesh.v1.session.a.pin.added", "rcamesh.v1.session.a.pin.rejected", "rcamesh.v1.session.a.lifecycle.stage"}},
 		{"one kind everywhere", bus.PinAddedFilter, []string{
-			"rcamesh.v1.session.a.pin.added", "rcamesh.v1.session.b.pin.added", "rcamesh.v1.session.a_dotted.pin.added"}},
+			"rcamesh.v1.session.a.pin.added", "rcamesh.v1.session.b.pin.added", "rcamesh.v1.session.a=2Edotted.pin.added"}},
 		{"one session one kind", bus.PinSubject("a", rejected), []string{"rcamesh.v1.session.a.pin.rejected"}},
 		{"lifecycle of a session", bus.LifecycleFilter("a"), []string{"rcamesh.v1.session.a.lifecycle.stage"}},
-		{"escaped session", bus.SessionFilter("a.dotted"), []string{"rcamesh.v1.session.a_dotted.pin.added"}},
+		{"escaped session", bus.SessionFilter("a.dotted"), []string{"rcamesh.v1.session.a=2Edotted.pin.added"}},
 		{"everything", "", nil}, // 5 events, checked by count
 		{"nothing", bus.SessionFilter("none"), []string{}},
 	}

@@ -13,10 +13,19 @@
 //	rcamesh.v1.session.<session>.pin.<added|updated|rejected>
 //	rcamesh.v1.session.<session>.lifecycle.<kind>
 //
-// <session> is the session id escaped into one subject token by [Token]
-// ('.', '*', '>' and white space become '_', an empty id becomes "_"); two ids
-// that differ only in those characters share a subject, so consumers that need
-// exact isolation compare SessionEvent payload session_id as well. <kind> of a
+// <session> is the session id escaped into one subject token by [Token], an
+// injective and reversible ([ParseToken]) escape: the bytes A-Z a-z 0-9 '-'
+// and '_' stand for themselves, and every other byte becomes '=' followed by
+// its value in two upper-case hex digits ('.' is "=2E", ':' is "=3A", '=' is
+// "=3D", "é" is "=C3=A9"); the empty id is "=". So the ids rcamesh generates
+// ("inc-0f3a9c21b7d4e5f6-lds4") and other simple ids appear unchanged, and
+// two distinct ids never share a subject: "team-a.prod" is
+// rcamesh.v1.session.team-a=2Eprod.…, "team-a_prod" is
+// rcamesh.v1.session.team-a_prod.…. [SessionOfSubject] decodes the session
+// of a subject. Session ids are validated at the edge (internal/sessionid: 1
+// to 128 bytes of A-Z a-z 0-9 . _ : -), and the bus refuses any subject or
+// filter longer than [MaxSubjectBytes] rather than let NATS close the shared
+// connection over an over-long protocol line. <kind> of a
 // lifecycle event is the lower snake case of the LifecycleEventKind name
 // without its prefix: alert_received, started, stage, guardrail, diagnosed,
 // delivered, completed, failed, noise, alert_attached.
@@ -41,15 +50,20 @@
 // omitted.
 //
 // Idempotency: a pin event's message id is
-// "pin:<session>:<pin id>:<kind>:<version>", so republishing the same version
-// of a pin within the duplicate window stores nothing new and returns the
-// sequence of the first copy. A lifecycle event's message id is
-// "lifecycle:<session>:<event_id>".
+// "pin:<session>:<pin id>:<kind>:<version>" (<session> escaped as in the
+// subject), so republishing the same version of a pin within the duplicate
+// window stores nothing new and returns the sequence of the first copy. A
+// lifecycle event's message id is "lifecycle:<session>:<event_id>".
 //
 // Sequences: a SessionEvent's sequence is the JetStream stream sequence.
 // Replay and Follow take fromSeq and deliver the events whose sequence is
 // greater than fromSeq, so a client resumes by passing back the last sequence
-// it saw; 0 means from the beginning.
+// it saw; 0 means from the beginning. A cursor beyond the stream's last
+// sequence (up to 2^64-1) is clamped to it ([StartSequence]): Replay returns
+// nothing and Follow delivers only new events.
+//
+// Events whose timestamps fall outside what protojson can express (years 1
+// to 9999) are refused at publish time: no reader could decode them to JSON.
 //
 // Stream RCAMESH_WORK (work-queue retention) carries alerts to investigate on
 // "rcamesh.v1.work.alert", consumed by the shared durable "brain-work".

@@ -1,8 +1,9 @@
 package bus
 
 import (
+	"errors"
+	"fmt"
 	"strings"
-	"unicode"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 )
@@ -45,19 +46,130 @@ const (
 	EventKindLifecycle = "lifecycle"
 )
 
-// Token escapes s into one subject token: '.', '*', '>' and white space become
-// '_'; an empty string becomes "_".
+// TokenEscape starts an escape in a session token: TokenEscape followed by
+// two upper-case hex digits stands for one byte.
+const TokenEscape = '='
+
+// MaxSubjectBytes is the longest subject (or filter) the bus publishes or
+// subscribes to. NATS closes a connection whose protocol line exceeds the
+// server's max_control_line (4 KiB by default); a subject that long is refused
+// with an error before it reaches the connection.
+const MaxSubjectBytes = 1024
+
+// Token escapes s into one subject token, injectively: the bytes
+// A-Z a-z 0-9 '-' and '_' stand for themselves, every other byte (including
+// '.', '*', '>', white space, TokenEscape itself and each byte of a non-ASCII
+// character) becomes "=XX" with XX its upper-case hex value, and the empty
+// string becomes "=" (which no non-empty input produces). Distinct inputs give
+// distinct tokens and ParseToken inverts it. The result is a valid NATS
+// subject token and a valid JetStream KV key.
 func Token(s string) string {
 	if s == "" {
-		return "_"
+		return string(TokenEscape)
 	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '.', r == '*', r == '>', unicode.IsSpace(r), unicode.IsControl(r):
-			return '_'
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !tokenByte(s[i]) {
+			n++
 		}
-		return r
-	}, s)
+	}
+	if n == 0 {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if tokenByte(c) {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, TokenEscape, hex[c>>4], hex[c&0x0f])
+	}
+	return string(b)
+}
+
+// tokenByte reports whether c stands for itself in a token.
+func tokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// ParseToken inverts Token. It fails on a token Token cannot produce (a byte
+// outside the token alphabet, an escape that is not "=" plus two upper-case
+// hex digits, or an escape of a byte that needs none).
+func ParseToken(tok string) (string, error) {
+	if tok == string(TokenEscape) {
+		return "", nil
+	}
+	if tok == "" {
+		return "", errors.New("bus: empty subject token")
+	}
+	if !strings.ContainsRune(tok, TokenEscape) {
+		for i := 0; i < len(tok); i++ {
+			if !tokenByte(tok[i]) {
+				return "", fmt.Errorf("bus: byte %q at %d of token %q is not in the token alphabet", tok[i], i, tok)
+			}
+		}
+		return tok, nil
+	}
+	b := make([]byte, 0, len(tok))
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case tokenByte(c):
+			b = append(b, c)
+		case c == TokenEscape:
+			if i+2 >= len(tok) {
+				return "", fmt.Errorf("bus: truncated escape at %d of token %q", i, tok)
+			}
+			hi, lo := unhex(tok[i+1]), unhex(tok[i+2])
+			if hi < 0 || lo < 0 {
+				return "", fmt.Errorf("bus: bad escape %q at %d of token %q", tok[i:i+3], i, tok)
+			}
+			v := byte(hi<<4 | lo)
+			if tokenByte(v) {
+				return "", fmt.Errorf("bus: escape %q at %d of token %q stands for a byte that needs none", tok[i:i+3], i, tok)
+			}
+			b = append(b, v)
+			i += 2
+		default:
+			return "", fmt.Errorf("bus: byte %q at %d of token %q is not in the token alphabet", c, i, tok)
+		}
+	}
+	return string(b), nil
+}
+
+// unhex is the value of an upper-case hex digit, -1 for anything else.
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// SessionOfSubject returns the session id of a session event subject
+// ("rcamesh.v1.session.<token>.…"), decoded with ParseToken.
+func SessionOfSubject(subject string) (string, error) {
+	prefix := SubjectPrefix + ".session."
+	if !strings.HasPrefix(subject, prefix) {
+		return "", fmt.Errorf("bus: %q is not a session subject", subject)
+	}
+	tok, _, ok := strings.Cut(strings.TrimPrefix(subject, prefix), ".")
+	if !ok {
+		return "", fmt.Errorf("bus: %q has no event kind after the session", subject)
+	}
+	return ParseToken(tok)
+}
+
+// checkSubject refuses a subject or filter longer than MaxSubjectBytes.
+func checkSubject(subject string) error {
+	if len(subject) > MaxSubjectBytes {
+		return fmt.Errorf("bus: subject of %d bytes exceeds the limit of %d (a session id that long is refused at the edge)", len(subject), MaxSubjectBytes)
+	}
+	return nil
 }
 
 // PinKindToken is the subject token of a pin event kind: added, updated,

@@ -1,0 +1,61 @@
+package bus
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+var timestampName = (&timestamppb.Timestamp{}).ProtoReflect().Descriptor().FullName()
+
+// checkTimestamps walks m and fails on the first google.protobuf.Timestamp
+// outside the range the JSON mapping can express (years 1 to 9999, nanos in
+// [0, 1e9)). proto.Marshal accepts such values, but no reader could turn the
+// stored event into JSON again (every ListPins of the session would fail), so
+// an event carrying one is refused at publish time. path names the field.
+func checkTimestamps(m protoreflect.Message, path string) error {
+	if !m.IsValid() {
+		return nil
+	}
+	if m.Descriptor().FullName() == timestampName {
+		fields := m.Descriptor().Fields()
+		ts := &timestamppb.Timestamp{
+			Seconds: m.Get(fields.ByName("seconds")).Int(),
+			Nanos:   int32(m.Get(fields.ByName("nanos")).Int()),
+		}
+		if err := ts.CheckValid(); err != nil {
+			return fmt.Errorf("timestamp %s: %w", path, err)
+		}
+		return nil
+	}
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := string(fd.Name())
+		if path != "" {
+			name = path + "." + name
+		}
+		switch {
+		case fd.IsMap():
+			if fd.MapValue().Message() == nil {
+				return true
+			}
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				err = checkTimestamps(mv.Message(), name+"["+k.String()+"]")
+				return err == nil
+			})
+		case fd.IsList():
+			if fd.Message() == nil {
+				return true
+			}
+			l := v.List()
+			for i := 0; i < l.Len() && err == nil; i++ {
+				err = checkTimestamps(l.Get(i).Message(), fmt.Sprintf("%s[%d]", name, i))
+			}
+		case fd.Message() != nil:
+			err = checkTimestamps(v.Message(), name)
+		}
+		return err == nil
+	})
+	return err
+}
