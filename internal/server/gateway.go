@@ -10,9 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -85,8 +88,9 @@ func NewGateway(logger *slog.Logger, cfg GatewayConfig) *Gateway {
 	}
 	g.mux = runtime.NewServeMux(append([]runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, Marshaler()),
+		runtime.WithRoutingErrorHandler(routingError),
 	}, cfg.ServeMuxOptions...)...)
-	g.http.Handle(APIPrefix, g.limitBody(g.mux))
+	g.http.Handle(APIPrefix, g.checkRequest(g.limitBody(g.mux)))
 	g.http.HandleFunc("GET /healthz", g.healthz)
 	g.http.HandleFunc("GET /readyz", g.readyz)
 	g.http.HandleFunc("GET /openapi.json", serveOpenAPI)
@@ -220,8 +224,128 @@ type errorBody struct {
 	Details []string `json:"details"`
 }
 
+func badRequest(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusBadRequest, errorBody{Code: int32(codes.InvalidArgument), Message: msg, Details: []string{}})
+}
+
+// checkRequest refuses, with 400, API requests whose path or query is not
+// valid UTF-8 (a proto string cannot hold it: the gateway would fail to
+// marshal the request and answer 500) or whose query does not parse.
+func (g *Gateway) checkRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !utf8.ValidString(r.URL.Path) {
+			badRequest(w, "the request path is not valid UTF-8")
+			return
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			badRequest(w, "malformed query string: "+err.Error())
+			return
+		}
+		for k, vs := range q {
+			if !utf8.ValidString(k) {
+				badRequest(w, "a query parameter name is not valid UTF-8")
+				return
+			}
+			for _, v := range vs {
+				if !utf8.ValidString(v) {
+					badRequest(w, fmt.Sprintf("query parameter %q is not valid UTF-8", k))
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// routingError answers a request no API route takes: 405 with an Allow
+// header naming the methods the path has (from the OpenAPI document) when
+// the path exists under another method, else grpc-gateway's default (404,
+// 400).
+func routingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	if httpStatus != http.StatusMethodNotAllowed {
+		runtime.DefaultRoutingErrorHandler(ctx, mux, m, w, r, httpStatus)
+		return
+	}
+	allowed := AllowedMethods(r.URL.Path)
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+	}
+	writeJSON(w, http.StatusMethodNotAllowed, errorBody{
+		Code:    int32(codes.Unimplemented),
+		Message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, strings.Join(allowed, ", ")),
+		Details: []string{},
+	})
+}
+
+// apiRoute is one path template of the OpenAPI document and its methods.
+type apiRoute struct {
+	segments []string // "{x}" matches any one non-empty segment
+	methods  []string
+}
+
+var apiRoutes = sync.OnceValue(func() []apiRoute {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openapi.Spec, &doc); err != nil {
+		return nil
+	}
+	routes := make([]apiRoute, 0, len(doc.Paths))
+	for path, ops := range doc.Paths {
+		rt := apiRoute{segments: strings.Split(strings.Trim(path, "/"), "/")}
+		for m := range ops {
+			switch up := strings.ToUpper(m); up {
+			case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+				rt.methods = append(rt.methods, up)
+			}
+		}
+		routes = append(routes, rt)
+	}
+	return routes
+})
+
+// AllowedMethods lists, sorted, the HTTP methods the REST API serves on path
+// (per the OpenAPI document); nil when no route matches.
+func AllowedMethods(path string) []string {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	set := map[string]bool{}
+	for _, rt := range apiRoutes() {
+		if len(rt.segments) != len(segs) {
+			continue
+		}
+		match := true
+		for i, s := range rt.segments {
+			if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+				match = segs[i] != ""
+			} else {
+				match = s == segs[i]
+			}
+			if !match {
+				break
+			}
+		}
+		if match {
+			for _, m := range rt.methods {
+				set[m] = true
+			}
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // limitBody rejects request bodies above the limit with 413 and a JSON error
-// before the gateway decodes them.
+// before the gateway decodes them, and bodies that are not exactly one JSON
+// value (trailing data after the object, which the gateway's decoder would
+// silently ignore) with 400.
 func (g *Gateway) limitBody(next http.Handler) http.Handler {
 	max := g.cfg.MaxBodyBytes
 	tooLarge := func(w http.ResponseWriter) {
@@ -244,6 +368,10 @@ func (g *Gateway) limitBody(next http.Handler) http.Handler {
 			}
 			if int64(len(body)) > max {
 				tooLarge(w)
+				return
+			}
+			if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
+				badRequest(w, "the request body must be exactly one JSON value (malformed JSON, or data after it)")
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))

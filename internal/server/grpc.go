@@ -94,7 +94,8 @@ func WithOTel(opts ...otelgrpc.Option) Option {
 }
 
 // NewGRPCServer returns a gRPC server with the rcamesh stack: otelgrpc stats
-// handler, panic recovery and request logging interceptors, the health
+// handler, panic recovery, request logging and id validation (CheckIDs)
+// interceptors, the health
 // service and server reflection (v1 and v1alpha). Register services on it,
 // then serve with ServeGRPC.
 func NewGRPCServer(logger *slog.Logger, opts ...Option) *grpc.Server {
@@ -108,9 +109,10 @@ func NewGRPCServer(logger *slog.Logger, opts ...Option) *grpc.Server {
 	}
 	sopts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler(o.otelOpts...)),
-		// Recovery is innermost so the logging interceptor sees the Internal status.
-		grpc.ChainUnaryInterceptor(unaryLogging(logger), unaryRecovery(logger)),
-		grpc.ChainStreamInterceptor(streamLogging(logger), streamRecovery(logger)),
+		// Recovery is innermost so the logging interceptor sees the Internal
+		// status; ids are checked before any handler runs (CheckIDs).
+		grpc.ChainUnaryInterceptor(unaryLogging(logger), unaryIDs(), unaryRecovery(logger)),
+		grpc.ChainStreamInterceptor(streamLogging(logger), streamIDs(), streamRecovery(logger)),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	}
 	gs := grpc.NewServer(append(sopts, o.serverOpts...)...)
