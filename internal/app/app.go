@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -176,7 +178,11 @@ func (a *App) plan() ([]string, error) {
 	return targets, nil
 }
 
-// Run runs the process until ctx is done or a part fails. Shutdown order:
+// Run runs the process until ctx is done or a part that is fatal by design
+// fails: the gRPC or HTTP server, the NATS connection (closed for good), or a
+// module registered with Fatal(). Any other module that fails is marked
+// failed (readiness false, its gRPC services NOT_SERVING) while the rest keep
+// serving. Shutdown order:
 // health NOT_SERVING, gRPC and HTTP drain (in-flight requests finish within
 // the drain timeout; their JetStream publishes are acknowledged), module
 // loops stop, client connections close, NATS drains, the embedded server
@@ -280,12 +286,11 @@ func (a *App) Run(ctx context.Context) (err error) {
 		}
 		return nil
 	})
+	natsClosed := make(chan struct{})
+	var closeOnce sync.Once
+	nc.SetClosedHandler(func(*nats.Conn) { closeOnce.Do(func() { close(natsClosed) }) }) // closeNATS replaces it at shutdown
 
-	type running struct {
-		name    string
-		m       Module
-		started atomic.Bool
-	}
+	hst := &healthState{hs: hs, gs: gs}
 	mods := make([]*running, 0, len(targets))
 	for _, name := range targets {
 		env := Env{
@@ -305,40 +310,66 @@ func (a *App) Run(ctx context.Context) (err error) {
 			_ = hl.Close()
 			return fmt.Errorf("app: start module %s: %w", name, err)
 		}
+		before := serviceNames(gs)
 		m.Register(gs)
 		if err := m.RegisterGateway(ctx, gw.Mux(), self); err != nil {
 			_ = gl.Close()
 			_ = hl.Close()
 			return fmt.Errorf("app: module %s gateway: %w", name, err)
 		}
-		r := &running{name: name, m: m}
-		gw.AddReadyCheck("module "+name, func(context.Context) error {
-			if !r.started.Load() {
-				return errors.New("not started")
+		r := &running{name: name, m: m, fatal: a.reg.entries[name].fatal}
+		for _, svc := range serviceNames(gs) {
+			if !slices.Contains(before, svc) {
+				r.services = append(r.services, svc)
 			}
-			return nil
-		})
+		}
+		gw.AddReadyCheck("module "+name, r.ready)
 		mods = append(mods, r)
 	}
-	server.SetServingStatus(hs, gs, healthpb.HealthCheckResponse_NOT_SERVING)
+	hst.set(nil, healthpb.HealthCheckResponse_NOT_SERVING)
 
+	// Fatal by design: the gRPC server, the HTTP server and the NATS
+	// connection (closed for good, e.g. the embedded server stopped). A
+	// module's failure is fatal only when the module was registered Fatal();
+	// otherwise the module is marked failed (/readyz 503, its gRPC services
+	// and the server NOT_SERVING), its error is logged, and the rest of the
+	// process keeps serving.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return server.ServeGRPC(gctx, gs, gl, a.cfg.Server.DrainTimeout) })
 	g.Go(func() error { return gw.Serve(gctx, hl) })
+	g.Go(func() error {
+		select {
+		case <-gctx.Done():
+			return nil
+		case <-natsClosed:
+			if gctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("app: the NATS connection closed: %v", nc.LastError())
+		}
+	})
+	hst.set(nil, healthpb.HealthCheckResponse_SERVING)
 	for _, r := range mods {
 		g.Go(func() error {
 			r.started.Store(true)
-			if err := r.m.Run(gctx); err != nil && gctx.Err() == nil {
+			err := r.run(gctx)
+			if err == nil || gctx.Err() != nil {
+				return nil
+			}
+			if r.fatal {
 				return fmt.Errorf("app: module %s: %w", r.name, err)
 			}
+			r.fail(err)
+			hst.set(r.services, healthpb.HealthCheckResponse_NOT_SERVING)
+			log.Error("module failed; it stays down and the process is not ready, the other modules keep serving",
+				"module", r.name, "err", err, "services", strings.Join(r.services, ","))
 			return nil
 		})
 	}
-	server.SetServingStatus(hs, gs, healthpb.HealthCheckResponse_SERVING)
 	log.Info("serving", "grpc", gl.Addr().String(), "http", hl.Addr().String(), "targets", strings.Join(targets, ","))
 	g.Go(func() error {
 		<-gctx.Done()
-		hs.Shutdown() // every service NOT_SERVING while draining
+		hst.shutdown() // every service NOT_SERVING while draining
 		log.Info("shutting down")
 		return nil
 	})
@@ -347,6 +378,95 @@ func (a *App) Run(ctx context.Context) (err error) {
 		log.Error("stopped with error", "err", err)
 	}
 	return err
+}
+
+// running is one module of the process.
+type running struct {
+	name     string
+	m        Module
+	fatal    bool
+	services []string // gRPC services it registered
+	started  atomic.Bool
+	failed   atomic.Pointer[error]
+}
+
+// run runs the module, turning a panic into an error.
+func (r *running) run(ctx context.Context) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return r.m.Run(ctx)
+}
+
+func (r *running) fail(err error) { r.failed.Store(&err) }
+
+// ready is the module's readiness check.
+func (r *running) ready(context.Context) error {
+	if e := r.failed.Load(); e != nil {
+		return fmt.Errorf("failed: %w", *e)
+	}
+	if !r.started.Load() {
+		return errors.New("not started")
+	}
+	return nil
+}
+
+// healthState sets gRPC health statuses; services of a failed module stay
+// NOT_SERVING (and so does the server as a whole) whatever is set later.
+type healthState struct {
+	hs   *health.Server
+	gs   *grpc.Server
+	mu   sync.Mutex
+	down map[string]bool
+	shut bool
+}
+
+// set sets the status of services (nil: every service and the server).
+func (h *healthState) set(services []string, st healthpb.HealthCheckResponse_ServingStatus) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.shut {
+		return
+	}
+	if services != nil && st != healthpb.HealthCheckResponse_SERVING {
+		if h.down == nil {
+			h.down = map[string]bool{}
+		}
+		for _, svc := range services {
+			h.down[svc] = true
+		}
+	}
+	if services == nil {
+		server.SetServingStatus(h.hs, h.gs, st)
+	} else {
+		for _, svc := range services {
+			h.hs.SetServingStatus(svc, st)
+		}
+	}
+	for svc := range h.down {
+		h.hs.SetServingStatus(svc, healthpb.HealthCheckResponse_NOT_SERVING)
+	}
+	if len(h.down) > 0 {
+		h.hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	}
+}
+
+func (h *healthState) shutdown() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.shut = true
+	h.hs.Shutdown()
+}
+
+// serviceNames lists the services registered on gs.
+func serviceNames(gs *grpc.Server) []string {
+	var out []string
+	for name := range gs.GetServiceInfo() {
+		out = append(out, name)
+	}
+	return out
 }
 
 func natsMode(c Config) string {
@@ -370,8 +490,11 @@ func (a *App) connectNATS(ctx context.Context, targets []string) (*nats.Conn, *n
 
 func (a *App) closeNATS(nc *nats.Conn, ns *natsserver.Server, log *slog.Logger) {
 	closed := make(chan struct{})
-	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
-	if err := nc.Drain(); err != nil {
+	var once sync.Once
+	nc.SetClosedHandler(func(*nats.Conn) { once.Do(func() { close(closed) }) })
+	if nc.IsClosed() {
+		once.Do(func() { close(closed) }) // already closed: no handler will run
+	} else if err := nc.Drain(); err != nil {
 		nc.Close()
 	}
 	select {

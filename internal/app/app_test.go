@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
@@ -323,23 +324,154 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-func TestModuleFailureStopsTheProcess(t *testing.T) {
-	reg := app.NewRegistry()
-	boom := errors.New("consumer lost")
-	if err := reg.Register("delivery", func(context.Context, app.Env) (app.Module, error) { return failing{boom}, nil }); err != nil {
-		t.Fatal(err)
+// flaky is a module that serves DeliveryService and fails on demand.
+type flaky struct {
+	deliveryv1.UnimplementedDeliveryServiceServer
+	fail  chan struct{}
+	err   error
+	panic bool
+}
+
+func (f *flaky) Register(gs *grpc.Server) { deliveryv1.RegisterDeliveryServiceServer(gs, f) }
+func (f *flaky) RegisterGateway(context.Context, *runtime.ServeMux, *grpc.ClientConn) error {
+	return nil
+}
+func (f *flaky) Run(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-f.fail:
 	}
-	cfg := app.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.GRPCListener, cfg.HTTPListener = listen(t), listen(t)
-	a, err := app.New(cfg, reg, nil, nil)
+	if f.panic {
+		panic(f.err.Error())
+	}
+	return f.err
+}
+
+func readyz(t *testing.T, r *running) (int, string) {
+	t.Helper()
+	resp, err := http.Get(r.httpURL + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := a.Run(ctx); !errors.Is(err, boom) || !strings.Contains(err.Error(), "module delivery") {
-		t.Errorf("Run = %v, want the module's error naming it", err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestModuleFailureMarksItNotReadyAndTheRestKeepsServing: a module whose Run
+// fails (error or panic) makes /readyz 503 naming it and its error, its gRPC
+// service and the server NOT_SERVING; the other modules keep serving and the
+// process keeps running until it is stopped.
+func TestModuleFailureMarksItNotReadyAndTheRestKeepsServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the app")
+	}
+	for _, tc := range []struct {
+		name  string
+		panic bool
+	}{{"error", false}, {"panic", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := &fixture{}
+			reg := fx.registry(t)
+			fl := &flaky{fail: make(chan struct{}), err: errors.New("consumer lost"), panic: tc.panic}
+			if err := reg.Register(mesh.Delivery, func(context.Context, app.Env) (app.Module, error) { return fl, nil }); err != nil {
+				t.Fatal(err)
+			}
+			r := startApp(t, reg, "-target=all", "-data.dir="+t.TempDir())
+			const deliverySvc = "rcamesh.delivery.v1.DeliveryService"
+			if st := healthOf(t, r.grpcAddr, deliverySvc); st != healthpb.HealthCheckResponse_SERVING {
+				t.Fatalf("delivery health before the failure = %v", st)
+			}
+			close(fl.fail)
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				code, body := readyz(t, r)
+				if code == http.StatusServiceUnavailable {
+					if !strings.Contains(body, "module delivery") || !strings.Contains(body, "consumer lost") {
+						t.Errorf("readyz = %s, want the module and its error named", body)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("readyz still %d %s after the module failed", code, body)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			for svc, want := range map[string]healthpb.HealthCheckResponse_ServingStatus{
+				deliverySvc:                       healthpb.HealthCheckResponse_NOT_SERVING,
+				"":                                healthpb.HealthCheckResponse_NOT_SERVING,
+				"rcamesh.router.v1.RouterService": healthpb.HealthCheckResponse_SERVING,
+				"rcamesh.tools.v1.ToolsService":   healthpb.HealthCheckResponse_SERVING,
+			} {
+				if st := healthOf(t, r.grpcAddr, svc); st != want {
+					t.Errorf("health(%q) = %v, want %v", svc, st, want)
+				}
+			}
+			// The other modules still serve (REST -> router -> tools).
+			if body := getTools(t, r); !strings.Contains(body, "/logs") {
+				t.Errorf("tools after the failure = %s", body)
+			}
+			select {
+			case err := <-r.done:
+				r.done <- err
+				t.Fatalf("the process stopped after a non-fatal module failed: %v", err)
+			default:
+			}
+			r.cancel()
+			if err := <-r.done; err != nil {
+				t.Errorf("Run after cancel = %v, want nil", err)
+			}
+			r.done <- nil // for Cleanup
+		})
+	}
+}
+
+// TestFatalPartsStopTheProcess: a module registered Fatal(), and the NATS
+// connection closing for good, stop the process with an error naming them.
+func TestFatalPartsStopTheProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the app")
+	}
+	boom := errors.New("consumer lost")
+	tests := []struct {
+		name    string
+		fatal   bool
+		trigger func(fx *fixture, fl *flaky)
+		want    string
+		wantErr error
+	}{
+		{"fatal module", true, func(_ *fixture, fl *flaky) { close(fl.fail) }, "module delivery", boom},
+		{"NATS connection closed", false, func(fx *fixture, _ *flaky) {
+			fx.mu.Lock()
+			defer fx.mu.Unlock()
+			fx.tools.env.Bus.Conn().Close()
+		}, "NATS connection closed", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := &fixture{}
+			reg := fx.registry(t)
+			fl := &flaky{fail: make(chan struct{}), err: boom}
+			var opts []app.ModuleOption
+			if tt.fatal {
+				opts = append(opts, app.Fatal())
+			}
+			if err := reg.Register(mesh.Delivery, func(context.Context, app.Env) (app.Module, error) { return fl, nil }, opts...); err != nil {
+				t.Fatal(err)
+			}
+			r := startApp(t, reg, "-target=all", "-data.dir="+t.TempDir())
+			tt.trigger(fx, fl)
+			select {
+			case err := <-r.done:
+				r.done <- err // for Cleanup
+				if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) {
+					t.Errorf("Run = %v, want an error naming %q", err, tt.want)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the process kept running")
+			}
+		})
 	}
 }
 

@@ -29,7 +29,9 @@ type Module interface {
 	// RegisterGateway registers its REST handlers against a connection to the
 	// process's own gRPC server (no-op for services without HTTP annotations).
 	RegisterGateway(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
-	// Run runs background loops until ctx is done and then returns nil.
+	// Run runs background loops until ctx is done and then returns nil. An
+	// error (or a panic) before that marks the module failed; it stops the
+	// process only when the module was registered with Fatal().
 	Run(ctx context.Context) error
 }
 
@@ -57,6 +59,7 @@ type entry struct {
 	newModule     Constructor
 	registerFlags []func(*flag.FlagSet)
 	needs         []string
+	fatal         bool
 }
 
 // ModuleOption adds to a registry entry.
@@ -72,6 +75,15 @@ func WithFlags(register func(fs *flag.FlagSet)) ModuleOption {
 // must be local or have its -<svc>.addr set.
 func Needs(services ...string) ModuleOption {
 	return func(e *entry) { e.needs = append(e.needs, services...) }
+}
+
+// Fatal declares that the module's failure stops the process. By default a
+// module whose Run returns an error (or panics) while the process runs is
+// marked failed: /readyz answers 503 naming it, its gRPC services and the
+// server report NOT_SERVING, the error is logged, and the other modules keep
+// serving. Declare Fatal only for a module the process cannot serve without.
+func Fatal() ModuleOption {
+	return func(e *entry) { e.fatal = true }
 }
 
 // Registry maps module names to constructors.
