@@ -15,6 +15,9 @@ import (
 type Input struct {
 	Alert *investigationv1.Alert
 	Pins  []*evidencev1.EvidencePin
+	// NonPaged lists environments that are not paged (nil: the package
+	// default NonPagedEnvironments).
+	NonPaged []string
 }
 
 // Result is the ranked analysis.
@@ -54,6 +57,7 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 		return Result{}, fmt.Errorf("analysis: %w", err)
 	}
 	ev := NewEvidence(in.Alert, in.Pins)
+	ev.NonPaged = in.NonPaged
 	var findings []Finding
 	for _, d := range detectors {
 		if err := ctx.Err(); err != nil {
@@ -78,8 +82,9 @@ func rank(ev *Evidence, findings []Finding) Result {
 			}
 		}
 	}
+	_, all := explained[explainsAll]
 	for i := range findings {
-		if _, ok := explained[findings[i].Mode]; ok && !findings[i].Healthy {
+		if _, ok := explained[findings[i].Mode]; (ok || all) && !findings[i].Healthy {
 			self := false
 			for m := range findings[i].Explains {
 				if m == findings[i].Mode {

@@ -117,6 +117,9 @@ type Evidence struct {
 	// DecodeErrors lists pins whose metadata could not be decoded.
 	DecodeErrors []string
 
+	// NonPaged overrides NonPagedEnvironments when non-nil.
+	NonPaged []string
+
 	dbOnce sync.Once
 	dbView *dbView
 }

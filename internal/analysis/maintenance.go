@@ -15,11 +15,16 @@ const ModeMaintenanceEnded = "maintenance_ended"
 const maintenanceGrace = 5 * time.Minute
 
 var (
-	mwStartRe  = regexp.MustCompile(`(?i)\bmaintenance(?: window)?\b[^\n]{0,60}\b(started|starting|begins?|began|opened)\b`)
-	mwEndRe    = regexp.MustCompile(`(?i)\bmaintenance(?: window)?\b[^\n]{0,60}\b(completed|complete|finished|ended|closed|done)\b`)
-	mwFailRe   = regexp.MustCompile(`(?i)\b(failed|failure|rolled back|rollback|aborted|unsuccessful|errors? remain)\b`)
-	mwIDRe     = regexp.MustCompile(`\b([A-Z]{2,8}-\d{2,8})\b`)
-	mwTargetRe = regexp.MustCompile(`(?i)\b(db|database|instance|cluster|service|node)/([a-z0-9][a-z0-9-]*)`)
+	// Planned work of any kind: a maintenance or change window, a load or
+	// stress test, a chaos experiment, a game day or drill, a planned
+	// failover or migration. SRE vocabulary, not one incident's wording.
+	plannedWork = `(?:maintenance(?: window)?|change window|planned (?:work|outage|failover|maintenance|migration|downtime)|scheduled (?:maintenance|downtime|work)|load[ -]?test(?:ing)?|stress[ -]test|performance test|chaos (?:experiment|test|drill|run)|game[ -]?day|(?:dr|failover|fire) (?:drill|test|exercise)|drill)`
+	plannedRe   = regexp.MustCompile(`(?i)\b` + plannedWork + `\b`)
+	mwStartRe   = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(started|starting|begins?|began|opened|initiated|kicked off|in progress)\b`)
+	mwEndRe     = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(completed|complete|finished|ended|closed|done|concluded|stopped|over)\b`)
+	mwFailRe    = regexp.MustCompile(`(?i)\b(failed|failure|rolled back|rollback|aborted|unsuccessful|errors? remain)\b`)
+	mwIDRe      = regexp.MustCompile(`\b([A-Z]{2,8}-\d{2,8})\b`)
+	mwTargetRe  = regexp.MustCompile(`(?i)\b(db|database|instance|cluster|service|node)/([a-z0-9][a-z0-9-]*)`)
 )
 
 // detectMaintenanceEnded: a planned maintenance window (a change record that
@@ -83,7 +88,10 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 			entity = "db/" + m[2]
 		}
 	}
-	name := "maintenance window"
+	name := strings.ToLower(plannedRe.FindString(start.Message))
+	if name == "" {
+		name = "maintenance window"
+	}
 	if id != "" {
 		name += " " + id
 	}

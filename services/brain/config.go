@@ -4,7 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/rcamesh/rcamesh/internal/analysis"
 )
 
 // Guardrail names the brain owns; they appear in GuardrailTrip.guardrail and
@@ -54,6 +57,10 @@ type Config struct {
 	MaxPinsInPrompt int
 	// DryRunDelivery renders and stores reports without sending them.
 	DryRunDelivery bool
+	// NonPagedEnvironments: alerts whose environment (label, or a token of
+	// the cluster or namespace name) is one of these need no production
+	// action; the diagnosis says so and reports what it found there.
+	NonPagedEnvironments []string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -71,6 +78,7 @@ func DefaultConfig() Config {
 		Workers:               2,
 		ModelMaxTokens:        4096,
 		MaxPinsInPrompt:       60,
+		NonPagedEnvironments:  append([]string(nil), analysis.NonPagedEnvironments...),
 	}
 }
 
@@ -89,6 +97,15 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ModelMaxTokens, "brain.model-max-tokens", c.ModelMaxTokens, "max tokens of one model completion")
 	fs.IntVar(&c.MaxPinsInPrompt, "brain.max-pins-in-prompt", c.MaxPinsInPrompt, "evidence summaries listed in a model prompt")
 	fs.BoolVar(&c.DryRunDelivery, "brain.dry-run-delivery", c.DryRunDelivery, "render and store reports without sending them")
+	fs.Func("brain.nonpaged-environments", "comma list of environments that are not paged (default "+strings.Join(c.NonPagedEnvironments, ",")+"); empty: every environment is paged", func(v string) error {
+		c.NonPagedEnvironments = []string{}
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				c.NonPagedEnvironments = append(c.NonPagedEnvironments, e)
+			}
+		}
+		return nil
+	})
 }
 
 // Validate checks the configuration; the error names the field.

@@ -152,7 +152,7 @@ func (s *Service) forcedFinal(st *invState) (bool, string) {
 // synthesizeAndReview ranks hypotheses over the pins and has the critic review them.
 func (s *Service) synthesizeAndReview(ctx context.Context, st *invState) (*investigationv1.CriticReview, error) {
 	st.refreshPins(ctx, s)
-	res, err := analysis.Analyze(ctx, analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins})
+	res, err := analysis.Analyze(ctx, analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins, NonPaged: s.cfg.NonPagedEnvironments})
 	if err != nil {
 		s.subStageFailed(ctx, st, "synthesize", err)
 		return nil, fmt.Errorf("analysis: %w", err)
@@ -370,7 +370,7 @@ func (s *Service) acceptConclusion(ctx context.Context, st *invState) {
 
 // proposedDiagnosis is the rules diagnosis over the current pins.
 func (s *Service) proposedDiagnosis(ctx context.Context, st *invState) *investigationv1.Diagnosis {
-	in := analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins}
+	in := analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins, NonPaged: s.cfg.NonPagedEnvironments}
 	res, err := analysis.Analyze(ctx, in)
 	if err != nil {
 		return &investigationv1.Diagnosis{RootCause: "analysis failed: " + err.Error()}
@@ -406,7 +406,7 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 	if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentDescribe]; !ok {
 		return nil
 	}
-	res, err := analysis.Analyze(ctx, analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins})
+	res, err := analysis.Analyze(ctx, analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins, NonPaged: s.cfg.NonPagedEnvironments})
 	if err != nil || len(res.Hypotheses) == 0 {
 		return nil
 	}

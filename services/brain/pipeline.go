@@ -330,7 +330,7 @@ func (st *invState) isSub() bool {
 
 func (s *Service) stageDiagnose(ctx context.Context, st *invState) (string, error) {
 	st.refreshPins(ctx, s)
-	in := analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins}
+	in := analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins, NonPaged: s.cfg.NonPagedEnvironments}
 	res, aerr := analysis.Analyze(ctx, in)
 	var d *investigationv1.Diagnosis
 	if aerr != nil {

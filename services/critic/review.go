@@ -17,6 +17,7 @@ import (
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/analysis"
 )
 
 // Objection check names (CriticReview.objections[].check).
@@ -475,6 +476,9 @@ func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused 
 	who := strings.Join(accused, "/")
 	if who == "" {
 		return unverified(CheckAccusedMetricsNormal, "the hypothesis names no culprit entity", []string{"query_prometheus", "check_pod_status"})
+	}
+	if isHealthy(lead) && lead.GetDetector() == analysis.ModeNotPaged {
+		return notApplicable(CheckAccusedMetricsNormal, "the verdict rests on the alert's environment, which is not paged, not on the system being healthy now")
 	}
 	if isHealthy(lead) {
 		// Healthy means healthy now: a spike that went back to baseline is history.
