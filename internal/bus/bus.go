@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/protocheck"
 )
 
 // Options says how a process reaches NATS.
@@ -254,7 +255,7 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 	if err := checkSubject(subject); err != nil {
 		return 0, err
 	}
-	if err := checkTimestamps(payload.ProtoReflect(), ""); err != nil {
+	if err := protocheck.Timestamps(payload); err != nil {
 		return 0, fmt.Errorf("bus: %s event on %s: %w", kind, subject, err)
 	}
 	data, err := proto.Marshal(payload)

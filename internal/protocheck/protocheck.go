@@ -1,19 +1,29 @@
-package bus
+// Package protocheck validates what proto.Marshal lets through but no JSON
+// reader can take back: timestamps outside years 1 to 9999.
+package protocheck
 
 import (
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 var timestampName = (&timestamppb.Timestamp{}).ProtoReflect().Descriptor().FullName()
 
-// checkTimestamps walks m and fails on the first google.protobuf.Timestamp
-// outside the range the JSON mapping can express (years 1 to 9999, nanos in
-// [0, 1e9)). proto.Marshal accepts such values, but no reader could turn the
-// stored event into JSON again (every ListPins of the session would fail), so
-// an event carrying one is refused at publish time. path names the field.
+// Timestamps walks m (nil is fine) and returns an error naming the first
+// google.protobuf.Timestamp outside the range the JSON mapping can express
+// (years 1 to 9999, nanos in [0, 1e9)). proto.Marshal accepts such values,
+// but nothing can turn the message into JSON again: a stored event or record
+// carrying one breaks every later read of it.
+func Timestamps(m proto.Message) error {
+	if m == nil {
+		return nil
+	}
+	return checkTimestamps(m.ProtoReflect(), "")
+}
+
 func checkTimestamps(m protoreflect.Message, path string) error {
 	if !m.IsValid() {
 		return nil
