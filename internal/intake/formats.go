@@ -482,6 +482,12 @@ func firstTime(obj map[string]any, keys ...string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// The last second a record's timestamp can hold (9999-12-31T23:59:59Z).
+const (
+	maxUnixSecond = 253402300799
+	maxUnixMilli  = (maxUnixSecond + 1) * 1000
+)
+
 // parseTime reads RFC 3339 text, or epoch seconds / milliseconds as a number or numeric string.
 func parseTime(v any) (time.Time, bool) {
 	var s string
@@ -503,6 +509,11 @@ func parseTime(v any) (time.Time, bool) {
 			return time.Time{}, false
 		}
 		if f > 1e11 { // milliseconds
+			if f >= maxUnixMilli {
+				// Beyond what int64 milliseconds (or a record) can hold: the
+				// first instant past 9999, which Parse refuses by name.
+				return time.Unix(maxUnixSecond+1, 0).UTC(), true
+			}
 			return time.UnixMilli(int64(f)).UTC(), true
 		}
 		sec, frac := math.Modf(f)

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/protocheck"
 )
 
 // MaxPayloadBytes is the largest payload Parse accepts.
@@ -139,8 +140,16 @@ func Parse(raw []byte, sourceHint string) ([]*investigationv1.Alert, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w", ErrNoAlerts)
 	}
-	for _, a := range out {
+	for i, a := range out {
 		finish(a)
+		if err := protocheck.Timestamps(a); err != nil {
+			// A time no record can hold (past 9999-12-31, or its incident
+			// window is): the sender's error, not ours to store.
+			if len(out) > 1 {
+				return nil, fmt.Errorf("%w: alert %d: %v (times must fall in years 1 to 9999)", ErrBadFormat, i, err)
+			}
+			return nil, fmt.Errorf("%w: %v (times must fall in years 1 to 9999)", ErrBadFormat, err)
+		}
 	}
 	return out, nil
 }
