@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 )
@@ -26,9 +27,16 @@ func (p Params) String(name string) string {
 // Has reports whether the call set name.
 func (p Params) Has(name string) bool { _, ok := p[name]; return ok }
 
-// Int returns a number parameter as int64, or def when absent.
+// Int returns a number parameter as int64 (saturating: a value beyond the
+// int64 range is its bound), or def when absent.
 func (p Params) Int(name string, def int64) int64 {
 	if f, ok := p[name].(float64); ok {
+		switch {
+		case f >= math.MaxInt64:
+			return math.MaxInt64
+		case f <= math.MinInt64:
+			return math.MinInt64
+		}
 		return int64(f)
 	}
 	return def
@@ -294,7 +302,11 @@ func resolveWindow(intent string, p Params, rc *evidencev1.RouterContext, now ti
 			if m <= 0 {
 				return Window{}, &ParamError{intent, name, "must be > 0"}
 			}
-			lookback = time.Duration(m * float64(time.Minute))
+			d, err := durationOf(m, time.Minute)
+			if err != nil {
+				return Window{}, &ParamError{intent, name, err.Error()}
+			}
+			lookback = d
 		}
 	}
 	var start, end time.Time
@@ -322,10 +334,31 @@ func resolveWindow(intent string, p Params, rc *evidencev1.RouterContext, now ti
 	if !start.IsZero() {
 		w.Start, w.Origin = start, "params"
 	}
+	for _, b := range []struct {
+		name string
+		t    time.Time
+	}{{"start", w.Start}, {"end", w.End}} {
+		if !representable(b.t) {
+			return Window{}, &ParamError{intent, b.name, fmt.Sprintf("window %s %s is outside years 1 to 9999", b.name, b.t.Format(time.RFC3339))}
+		}
+	}
 	if !w.Start.Before(w.End) {
 		return Window{}, &ParamError{intent, "start", fmt.Sprintf("window start %s is not before end %s", w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339))}
 	}
 	return w, nil
+}
+
+// representable reports whether t fits a record's timestamp (years 1 to 9999).
+func representable(t time.Time) bool { return timestamppb.New(t).CheckValid() == nil }
+
+// durationOf is n units as a Duration, refusing what overflows int64
+// nanoseconds (about 292 years) instead of wrapping.
+func durationOf(n float64, unit time.Duration) (time.Duration, error) {
+	f := n * float64(unit)
+	if math.IsNaN(f) || f >= math.MaxInt64 || f <= math.MinInt64 {
+		return 0, fmt.Errorf("%g is too long (at most %s)", n, time.Duration(math.MaxInt64).Truncate(time.Hour))
+	}
+	return time.Duration(f), nil
 }
 
 func parseSince(s string) (time.Duration, error) {
@@ -333,11 +366,11 @@ func parseSince(s string) (time.Duration, error) {
 	if strings.HasSuffix(s, "d") {
 		n, err := strconv.ParseFloat(strings.TrimSuffix(s, "d"), 64)
 		if err == nil && n > 0 {
-			return time.Duration(n * float64(24*time.Hour)), nil
+			return durationOf(n, 24*time.Hour)
 		}
 	}
 	if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
-		return time.Duration(n * float64(time.Minute)), nil // a bare number is minutes
+		return durationOf(n, time.Minute) // a bare number is minutes
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
@@ -353,7 +386,11 @@ func parseTime(s string) (time.Time, error) {
 		}
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 1e9 {
-		return time.Unix(n, 0).UTC(), nil
+		t := time.Unix(n, 0).UTC()
+		if !representable(t) {
+			return time.Time{}, fmt.Errorf("epoch seconds %d are past the year 9999", n)
+		}
+		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("want an RFC 3339 time, got %q", s)
 }
