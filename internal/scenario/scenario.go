@@ -231,10 +231,10 @@ func (sc *Scenario) inherit(dir, base string, seen map[string]bool, depth int) e
 	if depth >= maxBaseDepth {
 		return fmt.Errorf("scenario: %s: base chain deeper than %d", sc.Dir, maxBaseDepth)
 	}
-	if filepath.IsAbs(base) || strings.Contains(filepath.ToSlash(base), "/") {
-		return fmt.Errorf("scenario: %s: base %q must name a sibling folder", filepath.Join(dir, MetaFile), base)
+	bdir, err := siblingDir(dir, base)
+	if err != nil {
+		return fmt.Errorf("scenario: %s: %w", filepath.Join(dir, MetaFile), err)
 	}
-	bdir := filepath.Join(filepath.Dir(dir), base)
 	if seen[bdir] {
 		return fmt.Errorf("scenario: %s: base cycle through %s", sc.Dir, bdir)
 	}
@@ -281,6 +281,35 @@ func (sc *Scenario) inherit(dir, base string, seen map[string]bool, depth int) e
 		return err
 	}
 	return sc.inherit(bdir, bm.Base, seen, depth+1)
+}
+
+// siblingDir resolves a scenario's `base:` to a folder beside dir in the same
+// suite folder. base must be a plain folder name: not empty, ".", ".." or
+// anything with a path separator, and, symbolic links resolved, the folder
+// must still lie directly in dir's suite folder. So a scenario can never
+// read evidence from outside its suite.
+func siblingDir(dir, base string) (string, error) {
+	if base == "." || base == ".." || filepath.IsAbs(base) || strings.ContainsAny(base, `/\`) ||
+		filepath.VolumeName(base) != "" || strings.ContainsRune(base, 0) {
+		return "", fmt.Errorf("base %q must name a sibling folder", base)
+	}
+	suite := filepath.Dir(dir)
+	bdir := filepath.Join(suite, base)
+	if filepath.Dir(bdir) != suite {
+		return "", fmt.Errorf("base %q must name a sibling folder", base)
+	}
+	realSuite, err := filepath.EvalSymlinks(suite)
+	if err != nil {
+		return "", fmt.Errorf("base %q: %w", base, err)
+	}
+	realBase, err := filepath.EvalSymlinks(bdir)
+	if err != nil {
+		return "", fmt.Errorf("base %q: folder %s not found", base, bdir)
+	}
+	if filepath.Dir(realBase) != realSuite {
+		return "", fmt.Errorf("base %q resolves to %s, outside the suite folder %s", base, realBase, realSuite)
+	}
+	return bdir, nil
 }
 
 // loadEvidence reads the evidence of one folder (no inheritance).
