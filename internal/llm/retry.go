@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // APIError is a classified provider failure. Its message is redacted (the API
@@ -276,9 +278,5 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// truncate cuts s to at most n bytes plus "…", never inside a character.
+func truncate(s string, n int) string { return textutil.TruncateEllipsis(s, n) }

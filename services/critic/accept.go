@@ -10,6 +10,7 @@ import (
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // categoryKinds are the signal kinds that support a root-cause category.
@@ -216,7 +217,7 @@ func (s *Service) gaps(d *investigationv1.Diagnosis, pins []*evidencev1.Evidence
 
 // mentions reports whether a pin's text names one of the accused.
 func mentions(p *evidencev1.EvidencePin, accused []string) bool {
-	text := strings.ToLower(p.GetClaim() + "\n" + strings.Join(p.GetSupportingEvidence(), "\n") + "\n" + capText(p.GetRawOutput(), 64<<10))
+	text := strings.ToLower(p.GetClaim() + "\n" + strings.Join(p.GetSupportingEvidence(), "\n") + "\n" + textutil.Truncate(p.GetRawOutput(), 64<<10))
 	for _, a := range accused {
 		if len(a) >= 3 && strings.Contains(text, a) {
 			return true

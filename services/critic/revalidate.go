@@ -15,6 +15,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // errPinNotFound is returned when a pin id is not in the session's pool.
@@ -312,7 +313,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 		if msg == "" {
 			msg = "the tool reported failure"
 		}
-		return reject(0, "tool call failed: "+capText(msg, 240))
+		return reject(0, "tool call failed: "+textutil.Truncate(msg, 240))
 	case pin.GetNoData():
 		out.ValidationStatus = statusValidated
 		out.CausalRole = roleInfo
@@ -321,7 +322,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 		if claim == "" {
 			claim = toolOf(pin) + " found nothing"
 		}
-		out.CriticRationale = "VALIDATED as INFORMATIONAL: a successful call with no data rules this out: " + capText(claim, 200)
+		out.CriticRationale = "VALIDATED as INFORMATIONAL: a successful call with no data rules this out: " + textutil.Truncate(claim, 200)
 		return out, nil
 	case strings.TrimSpace(pin.GetClaim()) == "" && len(pin.GetSupportingEvidence()) == 0 &&
 		strings.TrimSpace(pin.GetRawOutput()) == "" && len(pin.GetMetadata().GetFields()) == 0:
@@ -463,7 +464,7 @@ func (s *Service) roleFor(prof *profile, others []*entry, onset *time.Time) (evi
 	}
 	switch {
 	case len(deep) > 0:
-		return roleRoot, "root-cause candidate: " + capText(deep[0], 240)
+		return roleRoot, "root-cause candidate: " + textutil.Truncate(deep[0], 240)
 	case len(prof.deploys) > 0:
 		return s.changeRole(prof, onset)
 	case prof.roots[kindCrash] != "":
@@ -473,14 +474,14 @@ func (s *Service) roleFor(prof *profile, others []*entry, onset *time.Time) (evi
 			}
 			for k := range e.prof.roots {
 				if deepRootKinds[k] {
-					return roleCascading, fmt.Sprintf("crash explained by root cause in pin %s (%s): %s", e.pin.GetId(), k, capText(prof.roots[kindCrash], 200))
+					return roleCascading, fmt.Sprintf("crash explained by root cause in pin %s (%s): %s", e.pin.GetId(), k, textutil.Truncate(prof.roots[kindCrash], 200))
 				}
 			}
 		}
-		return roleRoot, "failing component (no deeper cause in the pool yet): " + capText(prof.roots[kindCrash], 200)
+		return roleRoot, "failing component (no deeper cause in the pool yet): " + textutil.Truncate(prof.roots[kindCrash], 200)
 	case len(prof.symptoms) > 0:
 		k := sortedKeys(prof.symptoms)[0]
-		return roleCascading, "symptom (" + k + "): " + capText(prof.symptoms[k], 200)
+		return roleCascading, "symptom (" + k + "): " + textutil.Truncate(prof.symptoms[k], 200)
 	case len(prof.commits) > 0:
 		return roleCorrelated, fmt.Sprintf("%d commit(s) in range; a change is a candidate until the timeline places it", len(prof.commits))
 	case prof.failing:
@@ -497,7 +498,7 @@ func (s *Service) roleFor(prof *profile, others []*entry, onset *time.Time) (evi
 				d = append(d, sv.name+" normal")
 			}
 		}
-		return roleInfo, "healthy state rules out a failure here: " + capText(strings.Join(d, "; "), 240)
+		return roleInfo, "healthy state rules out a failure here: " + textutil.Truncate(strings.Join(d, "; "), 240)
 	}
 	return roleInfo, "data present, nothing abnormal"
 }

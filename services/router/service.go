@@ -30,6 +30,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/mesh"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // GuardrailOwner is the owner reported in the router's guardrail trips.
@@ -481,12 +482,8 @@ func (s *Service) publishFailedPin(ctx context.Context, req *toolsv1.ExecuteTool
 	}
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// truncate cuts s to at most n bytes plus "…", never inside a character.
+func truncate(s string, n int) string { return textutil.TruncateEllipsis(s, n) }
 
 func firstNonEmpty(xs ...string) string {
 	for _, x := range xs {
