@@ -12,6 +12,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // finding is what one pin shows, as the suggestion rules read it.
@@ -194,9 +195,7 @@ func readFinding(p *evidencev1.EvidencePin, rc *evidencev1.RouterContext) *findi
 		b.WriteString(s)
 	}
 	raw := p.GetRawOutput()
-	if len(raw) > 8192 {
-		raw = raw[:8192]
-	}
+	raw = textutil.Truncate(raw, 8192)
 	b.WriteByte('\n')
 	b.WriteString(raw)
 	f.text = strings.ToLower(b.String())

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 )
 
 // TestTruncateKeepsCharactersWhole: pin claims quoted in chat answers are
@@ -22,5 +24,16 @@ func TestTruncateKeepsCharactersWhole(t *testing.T) {
 	}
 	if got := truncate("short", 10); got != "short" {
 		t.Errorf("truncate of a short string = %q", got)
+	}
+}
+
+// TestReadFindingCutsRawOutputWhole: the raw output read for suggestions is
+// capped without splitting a character.
+func TestReadFindingCutsRawOutputWhole(t *testing.T) {
+	for pad := 8188; pad <= 8192; pad++ {
+		p := &evidencev1.EvidencePin{Id: "p", RawOutput: strings.Repeat("x", pad) + "日本語"}
+		if f := readFinding(p, nil); !utf8.ValidString(f.text) {
+			t.Fatalf("raw output cut after %d bytes is not valid UTF-8", pad)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 const (
@@ -168,7 +169,7 @@ func flatten(path string, v any, out *[]string) {
 	default:
 		val := RedactText(fmt.Sprint(x))
 		if len(val) > maxFieldValue {
-			val = val[:maxFieldValue] + "..."
+			val = textutil.Truncate(val, maxFieldValue) + "..."
 		}
 		*out = append(*out, path+"="+val)
 	}
