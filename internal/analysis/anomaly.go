@@ -123,7 +123,7 @@ var (
 	hostPortRe = regexp.MustCompile(`(?i)\b([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):(\d{2,5})\b`)
 	grpcTarget = regexp.MustCompile(`(?i)(?:target|upstream|host|server|backend|endpoint|peer)[=: ]+"?([a-z][a-z0-9.-]*[a-z0-9])`)
 	depSymptom = regexp.MustCompile(`(?i)(connection refused|econnrefused|etimedout|econnreset|connection reset|reset by peer|broken pipe|timed? ?out|timeout|deadline exceeded|no route to host|unreachable|\b50[234]\b|service unavailable|bad gateway|gateway timeout|code = unavailable|upstream|circuit (breaker )?open|\beof\b)`)
-	notAHostRe = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|reset|read|write|dial)$`)
+	notAHostRe = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|requests|reset|read|write|dial|rate|limit|limited|limiting|returned|responded|response|timed|is|was|has|had|closed|sent|service|server|unavailable|overloaded|throttled|rejected|refused|denied|quota|busy|down|not|did|failure)$`)
 )
 
 // downstreamHost returns the remote host an error line names, when it
@@ -138,9 +138,17 @@ func downstreamHost(msg, self string) string {
 	if u := urlHostRe.FindStringSubmatch(msg); u != nil {
 		cands = append(cands, u[1])
 	}
+	// key=value fields (structured logs) name the peer explicitly; a
+	// space-separated "upstream <word>" is prose and comes last.
+	var prose []string
 	for _, m := range grpcTarget.FindAllStringSubmatch(msg, -1) {
-		cands = append(cands, m[1])
+		if strings.ContainsAny(m[0], "=:") {
+			cands = append(cands, m[1])
+		} else {
+			prose = append(prose, m[1])
+		}
 	}
+	cands = append(cands, prose...)
 	for _, m := range hostPortRe.FindAllStringSubmatch(msg, -1) {
 		// A bare word before a small number ("retry:3", "attempt:12") is
 		// not a host; a service name with a real port is.
@@ -496,9 +504,32 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			v.hits = appendUnique(v.hits, clip(hit, 120))
 		}
 	}
+	callerDemandRose := false
+	callers := top.callers
+	if top.kind == "workload" {
+		callers = []string{top.name}
+	}
+	{
+		for _, c := range callers {
+			for _, x := range ev.Series {
+				if demandSeries(x.Series, c) {
+					if r := riseOf(asRate(x.Series)); r.head > 0 && r.ratio >= 2 {
+						callerDemandRose = true
+					}
+				}
+			}
+		}
+	}
 	classify := func(text string, w float64, kind string) {
 		for _, f := range families {
 			if f.re.MatchString(text) {
+				if f.cat == catResource && !callerDemandRose && (top.kind == "dependency" && reRemoteLimit.MatchString(text) || remoteLimit(text, top.name)) {
+					// A limit the dependency enforces (its 429, its quota)
+					// while the callers' demand is flat: the dependency
+					// changed, not the callers' load.
+					add(catDependency, w, text, "the dependency refuses requests with its own limit while its callers' demand is flat", kind)
+					return
+				}
 				if top.kind == "node" && f.cat == catResource {
 					// Pressure confined to one node is a node-level fault.
 					add(catInfra, w, text, "node-level resource pressure ("+f.why+")", kind)
@@ -548,11 +579,13 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			add(catResource, 1.5, ch.text(), "memory or CPU creeps toward its limit", "metrics")
 		case rising && ch.r.tail >= 85 && ch.r.tail <= 100 && containsFold(n, "util", "percent", "usage", "pct"):
 			add(catResource, 1.5, ch.text(), "a utilisation metric is near its limit", "metrics")
+		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, "ratelimit", "rate_limit", "quota") && !callerDemandRose:
+			add(catDependency, 1.5, ch.text(), "the budget another system grants fell to zero while demand is flat", "metrics")
 		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, "free", "available", "remaining", "balance", "headroom"):
 			add(catResource, 1.5, ch.text(), "a free-capacity metric fell toward zero", "metrics")
 		case rising && ch.magnitude >= 1 && containsFold(n, "connection", "session", "thread", "iops", "queuedepth", "queue_depth", "open_files", "fds"):
 			add(catResource, 1, ch.text(), "connections, threads or I/O rose sharply", "metrics")
-		case rising && ch.kind == "traffic" && ch.magnitude >= 1:
+		case rising && ch.kind == "traffic" && ch.magnitude >= 1 && demandSeries(ch.s.Series, top.name):
 			add(catResource, 1, ch.text(), "load rose sharply", "metrics")
 		}
 	}
@@ -831,6 +864,12 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 			}
 		}
 	}
+	tentative := false
+	if cv.cat == catUnknown && len(votes) > 0 && votes[0].score >= 1 && (len(votes) == 1 || votes[0].score > votes[1].score) {
+		// No reading dominates, but one leads: name it as the most likely
+		// reading, below the delivery gate, with its competitors listed.
+		cv, tentative = votes[0], true
+	}
 	f.Category = cv.cat
 	// Statement.
 	what := map[string]string{"workload": "workload", "node": "node", "dependency": "downstream dependency", "database": "database", "object": strings.SplitN(top.entity, "/", 2)[0]}[top.kind]
@@ -844,7 +883,14 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		f.Statement += fmt.Sprintf("; the nearest preceding change is the %s, %s before", change.text, gap)
 		f.validated(fmt.Sprintf("Nearest change before the onset (%s): %s, %s before", hhmm(onset), change.text, gap), change.cite)
 	}
-	if cv.cat != catUnknown {
+	if tentative {
+		var vs []string
+		for _, v := range votes {
+			vs = append(vs, fmt.Sprintf("%s (%.1f)", categoryWord(v.cat), v.score))
+		}
+		f.Statement += fmt.Sprintf(". Possibly %s (%s), but the readings compete: %s", categoryWord(cv.cat), cv.why, strings.Join(vs, ", "))
+		f.inferred("Competing readings of the signals, the leading one not dominant: " + strings.Join(vs, ", "))
+	} else if cv.cat != catUnknown {
 		f.Statement += fmt.Sprintf(". Most likely %s: %s", categoryWord(cv.cat), cv.why)
 		f.inferred(fmt.Sprintf("Category %s inferred from the evidence: %s", categoryWord(cv.cat), cv.why))
 	} else {
@@ -901,7 +947,7 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		f.Sources = appendUnique(f.Sources, change.cite.Sources...)
 	}
 	switch {
-	case cv.cat == catUnknown:
+	case cv.cat == catUnknown || tentative:
 		f.Score = math.Min(0.5, 0.3+0.2*top.strength)
 	case len(cv.kinds) >= 2:
 		f.Score = math.Min(anomalyCorroboratedCap, 0.62+0.1*top.strength)
@@ -943,4 +989,17 @@ func sortedKeys(m map[string]bool) []string {
 
 func categoryWord(c investigationv1.RootCauseCategory) string {
 	return strings.ToLower(strings.TrimPrefix(c.String(), "ROOT_CAUSE_CATEGORY_"))
+}
+
+// reRemoteWords: the line is about another system's answer.
+var reRemoteWords = regexp.MustCompile(`(?i)\b(upstream|vendor|provider|remote|third[- ]party|partner|external|downstream)\b|[a-z0-9][a-z0-9.-]*: (?:http )?(?:429|too many requests)`)
+
+// remoteLimit: the line reports a limit another system enforces on the
+// service (its 429, its rate limit, its quota), not one of the service's
+// own resources.
+func remoteLimit(text, self string) bool {
+	if !reRemoteLimit.MatchString(text) {
+		return false
+	}
+	return downstreamHost(text, self) != "" || reRemoteWords.MatchString(text)
 }

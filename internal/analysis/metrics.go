@@ -268,15 +268,27 @@ func detectMetricRegression(ev *Evidence) []Finding {
 		}
 		// No deploy: traffic?
 		for _, t := range ev.Series {
-			if seriesKindOf(t.Series) != "traffic" || isDBMetric(t.Series) {
+			if !demandSeries(t.Series, svc) {
 				continue
 			}
 			t.Series = asRate(t.Series)
 			tr := riseOf(t.Series)
+			if tr.head <= 0 || (tr.onset != nil && r.onset != nil && tr.onset.After(r.onset.Add(5*time.Minute))) {
+				continue // traffic that starts from nothing, or rises after the errors, is not demand that caused them
+			}
 			if tr.ratio >= 1.5 {
 				f.Mode = ModeTrafficSaturation
 				f.Category = catResource
 				f.Score = 0.65
+				satWhat, satCite, saturated := ev.saturationEvidence(svc)
+				if saturated {
+					f.validated("A resource is at its limit: "+satWhat, satCite)
+				} else {
+					// More traffic alone is not saturation: without a
+					// resource at its limit the story stays weak.
+					f.Score = 0.55
+					f.Inferred = append(f.Inferred, Claim{Text: "No resource of " + svc + " is seen at its limit (CPU, pools, queues, throttling, autoscaler): saturation is not established"})
+				}
 				f.Statement = fmt.Sprintf("%s is saturated by traffic: %s rose from %s to %s with no deploy in the window, and %s", svc, t.Name, num(tr.head), num(tr.tail), what)
 				f.validated(fmt.Sprintf("%s rose from %s to %s", t.Name, num(tr.head), num(tr.tail)), t.Cite)
 				if ev.Queried("get_deploy_history") && len(ev.Deploys) == 0 {
@@ -560,3 +572,64 @@ func labelSuffix(s facts.Series, keys ...string) string {
 	}
 	return ""
 }
+
+// outboundWords mark a series counting calls the service makes (client
+// side, to an upstream or vendor), not requests it receives.
+var outboundWords = []string{"client", "upstream", "outbound", "egress", "downstream", "external", "vendor", "dependency", "outgoing"}
+
+// demandSeries: t measures requests the service svc receives (its demand):
+// a traffic series, server side, of svc (or unlabelled).
+func demandSeries(t facts.Series, svc string) bool {
+	if seriesKindOf(t) != "traffic" || isDBMetric(t) {
+		return false
+	}
+	if containsFold(strings.ToLower(t.Name), outboundWords...) {
+		return false
+	}
+	for _, k := range []string{"direction", "span_kind", "kind", "side"} {
+		if v := strings.ToLower(t.Labels[k]); v == "outbound" || v == "client" || v == "egress" || v == "out" {
+			return false
+		}
+	}
+	if svc == "" {
+		return true
+	}
+	if own := labelOf(t, "service", "app", "deployment", "service_name", "job"); own != "" && !strings.EqualFold(own, svc) {
+		return false
+	}
+	return true
+}
+
+// saturationEvidence finds a resource of svc at or near its limit: an
+// autoscaler at its max, a queue, pool, pending or throttling series that
+// grew, a utilisation at 85% or more, or error logs of capacity limits.
+func (ev *Evidence) saturationEvidence(svc string) (string, Cite, bool) {
+	if hpa, cur, max, c, ok := ev.hpaAtMax(svc); ok {
+		return fmt.Sprintf("HPA %s at %s of max %s replicas", hpa, num(cur), num(max)), c, true
+	}
+	for _, x := range ev.Series {
+		if own := labelOf(x.Series, "service", "app", "deployment", "container"); svc != "" && own != "" && !strings.EqualFold(own, svc) && !strings.HasPrefix(strings.ToLower(own), strings.ToLower(svc)) {
+			continue
+		}
+		n := strings.ToLower(x.Name)
+		rs := asRate(x.Series)
+		rr := riseOf(rs)
+		switch {
+		case containsFold(n, "throttl", "queue", "pool", "pending", "inflight", "in_flight", "saturation", "rejected", "waiting") && !containsFold(n, "limit", "max", "capacity") && rr.ratio >= 1.5 && rr.tail > 0:
+			return fmt.Sprintf("%s rose from %s to %s", x.Name, num(rr.head), num(rr.tail)), x.Cite, true
+		case containsFold(n, "util", "percent", "pct", "usage_ratio", "saturation") && (rr.tail >= 85 && rr.tail <= 100 || rr.tail >= 0.85 && rr.tail <= 1):
+			return fmt.Sprintf("%s at %s", x.Name, num(rr.tail)), x.Cite, true
+		}
+	}
+	capacity := families[3].re
+	for _, l := range ev.Logs {
+		if isErrorLog(l.LogLine) && (svc == "" || l.Service == "" || strings.EqualFold(l.Service, svc) || strings.HasPrefix(l.Pod, svc+"-")) && capacity.MatchString(l.Message) && !reRemoteLimit.MatchString(l.Message) {
+			return "log " + quote(l.Message), l.Cite, true
+		}
+	}
+	return "", Cite{}, false
+}
+
+// reRemoteLimit: a limit another system enforces on us (its 429, its
+// quota) is not our resource at its limit.
+var reRemoteLimit = regexp.MustCompile(`(?i)\b429\b|rate[ -]?limit|too many requests|quota`)

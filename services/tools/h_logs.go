@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,6 +150,7 @@ func parseLogLine(line string) facts.LogLine {
 					break
 				}
 			}
+			ll.Message += structuredFields(obj)
 			if ll.Level == "" {
 				ll.Level = textLevel(ll.Message)
 			}
@@ -700,4 +702,47 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 		r.Summary += " Worst: " + logSnippet(hits[top])
 	}
 	return nil
+}
+
+// structuredFields renders the other scalar fields of a JSON log line as
+// " key=value ...", sorted: a structured logger puts the facts (status
+// code, upstream, key names, ids) in fields, not in the message, and
+// evidence must not drop them. Time, level, message and caller fields are
+// skipped; long values are cut; the whole is bounded.
+func structuredFields(obj map[string]any) string {
+	skip := map[string]bool{"level": true, "lvl": true, "severity": true, "log.level": true, "ts": true, "time": true,
+		"timestamp": true, "@timestamp": true, "msg": true, "message": true, "error": true, "caller": true, "logger": true,
+		"thread": true, "stacktrace": true, "stack": true, "@version": true}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		if !skip[strings.ToLower(k)] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		var v string
+		switch x := obj[k].(type) {
+		case string:
+			v = x
+		case float64:
+			v = strconv.FormatFloat(x, 'f', -1, 64)
+		case bool:
+			v = strconv.FormatBool(x)
+		default:
+			continue
+		}
+		if len(v) > 200 {
+			v = v[:200]
+		}
+		if strings.ContainsAny(v, " \t") {
+			v = strconv.Quote(v)
+		}
+		if b.Len()+len(k)+len(v) > 600 {
+			break
+		}
+		b.WriteString(" " + k + "=" + v)
+	}
+	return b.String()
 }
