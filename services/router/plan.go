@@ -502,7 +502,37 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 		c.set(v.service, "service")
 		c.set(v.pod, "pod")
 	}
+	if why, ok := baselineSweep[t.GetIntent()]; ok && s.score == 0 && v.scoped() {
+		// Whatever the alert says, an SRE looking at a known workload
+		// checks what is failing, what the logs say, what changed and
+		// which metrics moved: a floor that never outranks a specific
+		// reason, so an alert whose wording names no known signal still
+		// gathers every kind of evidence.
+		s.add(baselineScore, "baseline sweep: "+why)
+	}
 	return s
+}
+
+// baselineScore is the floor score of a baseline-sweep tool (below every
+// signal-specific reason).
+const baselineScore = 0.3
+
+// baselineSweep: the evidence families every investigation of a known
+// workload gathers, with why.
+var baselineSweep = map[string]string{
+	"check_pod_status":   "pod health of the workload",
+	"get_events":         "warning events around the onset",
+	"fetch_pod_logs":     "the workload's own logs",
+	"search_logs":        "log search for the workload's errors",
+	"survey_metrics":     "which of its metrics moved",
+	"get_deploy_history": "what was deployed before the onset",
+	"get_commits":        "what the recent commits changed",
+}
+
+// scoped: the alert names a workload (service or pod) in a known namespace,
+// and is not only about a managed database.
+func (v *alertView) scoped() bool {
+	return (v.service != "" || v.pod != "") && v.namespace != "" && !v.dbOnly()
 }
 
 func (v *alertView) matching(names ...string) []string {
