@@ -669,8 +669,13 @@ func formatValue(v any) string {
 	return fmt.Sprint(v)
 }
 
+// quoteIfNeeded double-quotes a value that would not read back as one token:
+// empty, holding white space of any kind (a newline, a no-break space) or a
+// quote, or starting with '=' or '~' (name==x and name=~x read as a PromQL
+// comparison, not as name=value).
 func quoteIfNeeded(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\"'") {
+	if s == "" || strings.ContainsAny(s, "\"'") || strings.IndexFunc(s, unicode.IsSpace) >= 0 ||
+		strings.HasPrefix(s, "=") || strings.HasPrefix(s, "~") {
 		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 	}
 	return s
