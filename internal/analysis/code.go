@@ -186,6 +186,12 @@ func detectCodeException(ev *Evidence) []Finding {
 				cm = &commits[i]
 			}
 		}
+		if sc, why := specificCommit(commits, messagesOf(lines)); sc != nil {
+			// The errors name what one commit changed: specificity beats
+			// being the release's head commit.
+			cm = sc
+			f.inferred(fmt.Sprintf("Commit %s is singled out among the %s of the release: %s", short(sc.SHA), plural(len(commits), "commit", "commits"), why), sc.Cite)
+		}
 		rev := d.Revision
 		if cm != nil {
 			f.Entity = "commit/" + short(cm.SHA)

@@ -226,6 +226,20 @@ func detectMetricRegression(ev *Evidence) []Finding {
 				}
 			}
 			culprit, ctype := pickCommit(commits, kind)
+			var errTexts []string
+			for _, l := range ev.Logs {
+				if isErrorLog(l.LogLine) && (svc == "" || l.Service == "" || strings.EqualFold(l.Service, svc) || strings.HasPrefix(l.Pod, svc+"-")) {
+					errTexts = append(errTexts, l.Message)
+				}
+			}
+			if sc, why := specificCommit(commits, errTexts); sc != nil && sc != culprit {
+				culprit = sc
+				for _, ct := range sc.ChangeTypes {
+					ctype = ct
+					break
+				}
+				f.inferred(fmt.Sprintf("Commit %s is singled out among the release's commits: %s", short(sc.SHA), why), sc.Cite)
+			}
 			f.Category = catCode
 			f.Score = 0.75
 			f.Statement = fmt.Sprintf("Release %s of %s (deployed %s) introduced a regression: %s", d.Revision, svc, hhmm(d.FinishedAt), what)
