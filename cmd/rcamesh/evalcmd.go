@@ -14,6 +14,7 @@ import (
 
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
 	"github.com/rcamesh/rcamesh/internal/eval"
+	"github.com/rcamesh/rcamesh/internal/eval/mutate"
 	"github.com/rcamesh/rcamesh/internal/eval/petshop"
 	"github.com/rcamesh/rcamesh/internal/graphrca"
 	"github.com/rcamesh/rcamesh/internal/scenario"
@@ -64,6 +65,10 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	out := fs.String("out", "eval-results", "folder for per-scenario JSON and summaries (empty: write nothing)")
 	parallel := fs.Int("parallel", defaultParallel(), "scenarios investigated at once")
 	mutateSeed := fs.Uint64("mutate", 0, "rewrite every scenario first (names, times, magnitudes) with this seed; 0: off")
+	vocab := fs.String("vocab", "", "tell every scenario in another vocabulary, alone or on top of -mutate: "+mutate.VocabHelp+
+		"; e.g. -vocab labels,metrics or -vocab format=pagerduty,nonamespace")
+	baseline := fs.Bool("baseline", true, "with -mutate or -vocab, also run every scenario unmutated and list those whose verdicts "+
+		"(axis-1 pass, category, entity, entity rank, trajectory, axis 2) differ; differing pairs are rerun alone to rule out parallel load")
 	lc := &logConfig{}
 	lc.registerFlags(fs)
 	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
@@ -87,19 +92,33 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("%w: unknown suite %q (want opensre, corpus, petshop)", errUsage, s)
 		}
 	}
+	v, err := mutate.ParseVocab(*vocab)
+	if err != nil {
+		return fmt.Errorf("%w: -vocab: %v", errUsage, err)
+	}
 	inv := pipelineInvestigator(logger, nil)
-	opt := eval.Options{Parallel: *parallel, OutDir: *out, MutateSeed: *mutateSeed, Logger: logger}
+	opt := eval.Options{Parallel: *parallel, OutDir: *out, MutateSeed: *mutateSeed, Vocab: v, Logger: logger}
 	var failed []string
 	run := func(name, root string) error {
 		suite, err := eval.DiscoverSuite(name, root)
 		if err != nil {
 			return err
 		}
-		rep, err := eval.Run(ctx, inv, suite, opt)
-		if err != nil {
+		var rep eval.SuiteReport
+		var cmp *eval.Comparison
+		if opt.Mutating() && *baseline {
+			c, err := eval.CompareRun(ctx, inv, suite, opt)
+			if err != nil {
+				return err
+			}
+			rep, cmp = c.Mutated, &c
+		} else if rep, err = eval.Run(ctx, inv, suite, opt); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, eval.Markdown(rep))
+		if cmp != nil {
+			fmt.Fprintln(stdout, cmp.Markdown())
+		}
 		if rep.Errors > 0 {
 			failed = append(failed, fmt.Sprintf("%s: %d scenario errors", name, rep.Errors))
 		}

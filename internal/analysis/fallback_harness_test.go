@@ -19,7 +19,7 @@ func TestFallbackAlone(t *testing.T) {
 		t.Skip("reads the benchmark folders")
 	}
 	var dirs []string
-	for _, g := range []string{filepath.Join(opensreRoot, "*", "[0-9]*"), "../../scenarios/corpus/[0-9]*"} {
+	for _, g := range []string{filepath.Join(opensreDir(t), "*", "[0-9]*"), "../../scenarios/corpus/[0-9]*"} {
 		ds, _ := filepath.Glob(g)
 		dirs = append(dirs, ds...)
 	}

@@ -17,18 +17,23 @@ import (
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
+	"github.com/rcamesh/rcamesh/internal/eval/benchdata"
 	"github.com/rcamesh/rcamesh/internal/eval/score"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/intake"
 	"github.com/rcamesh/rcamesh/services/tools"
 )
 
-var opensreRoot = func() string {
+// opensreDir is the opensre suite: $RCAMESH_OPENSRE_ROOT, else
+// opensre-synthetic of the shared benchmarks (skipped when absent, failed
+// under CI).
+func opensreDir(t testing.TB) string {
+	t.Helper()
 	if r := os.Getenv("RCAMESH_OPENSRE_ROOT"); r != "" {
 		return r
 	}
-	return "/work/shared/benchmarks/opensre-synthetic"
-}()
+	return benchdata.Dir(t, "opensre-synthetic")
+}
 
 // harnessDetectors, when set, replaces the default detectors (to measure
 // the evidence-driven fallback alone).
@@ -227,9 +232,10 @@ func loadAnswer(t *testing.T, dir string) score.Answer {
 // TestOpenSREHarness scores the rules engine on the opensre synthetic suite.
 // RCAMESH_HARNESS_VERBOSE=1 prints each diagnosis.
 func TestOpenSREHarness(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join(opensreRoot, "*", "[0-9]*"))
+	root := opensreDir(t)
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", "[0-9]*"))
 	if len(dirs) == 0 {
-		t.Skip("benchmark folder absent")
+		t.Fatalf("no scenario under %s", root)
 	}
 	sort.Strings(dirs)
 	only := os.Getenv("RCAMESH_HARNESS_ONLY")

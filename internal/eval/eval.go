@@ -54,7 +54,19 @@ type Options struct {
 	// MutateSeed > 0 rewrites every scenario with mutate.DefaultOptions(seed)
 	// before investigating it.
 	MutateSeed uint64
-	Logger     *slog.Logger
+	// Vocab tells every scenario in another vocabulary (label keys, metric
+	// names, alert format, no namespace), alone or on top of MutateSeed.
+	Vocab  mutate.Vocab
+	Logger *slog.Logger
+}
+
+// Mutating reports whether the run rewrites the scenarios.
+func (o Options) Mutating() bool { return o.MutateSeed > 0 || o.Vocab.Any() }
+
+// Unmutated is o without any rewrite (the baseline of a mutated run).
+func (o Options) Unmutated() Options {
+	o.MutateSeed, o.Vocab = 0, mutate.Vocab{}
+	return o
 }
 
 // ScenarioResult is one scenario's outcome.
@@ -66,6 +78,8 @@ type ScenarioResult struct {
 	Cost    Cost            `json:"cost"`
 	Error   string          `json:"error,omitempty"`
 	Mutated bool            `json:"mutated,omitempty"`
+	// Renamed is the name mapping of a mutated scenario (old -> new).
+	Renamed map[string]string `json:"renamed,omitempty"`
 }
 
 // Cost is what one investigation spent.
@@ -143,7 +157,7 @@ func Run(ctx context.Context, inv Investigator, suite Suite, opt Options) (Suite
 func runOne(ctx context.Context, inv Investigator, dir string, opt Options) ScenarioResult {
 	res := ScenarioResult{Dir: dir, ID: filepath.Base(dir)}
 	src := dir
-	if opt.MutateSeed > 0 {
+	if opt.Mutating() {
 		tmp, err := os.MkdirTemp("", "rcamesh-mutate-")
 		if err != nil {
 			res.Error = err.Error()
@@ -151,11 +165,20 @@ func runOne(ctx context.Context, inv Investigator, dir string, opt Options) Scen
 		}
 		defer os.RemoveAll(tmp)
 		src = filepath.Join(tmp, filepath.Base(dir))
-		if _, err := mutate.Scenario(dir, src, mutate.DefaultOptions(opt.MutateSeed)); err != nil {
+		mopt := mutate.Options{}
+		if opt.MutateSeed > 0 {
+			mopt = mutate.DefaultOptions(opt.MutateSeed)
+		}
+		mopt.Vocab = opt.Vocab
+		mapping, err := mutate.Scenario(dir, src, mopt)
+		if err != nil {
 			res.Error = err.Error()
 			return res
 		}
 		res.Mutated = true
+		if len(mapping) > 0 {
+			res.Renamed = mapping
+		}
 	}
 	answerBytes, err := os.ReadFile(filepath.Join(src, "answer.yml"))
 	if err != nil {

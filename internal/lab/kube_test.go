@@ -23,6 +23,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
 	"github.com/rcamesh/rcamesh/internal/backend/live"
+	"github.com/rcamesh/rcamesh/internal/eval/benchdata"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/integrations"
 	"github.com/rcamesh/rcamesh/internal/scenario"
@@ -84,7 +85,8 @@ func TestFillOwnerUIDs(t *testing.T) {
 
 // parityScenarios are the bundled demo and one corpus scenario with
 // Kubernetes evidence: scenarios/corpus when present, else the benchmark
-// suites (RCAMESH_BENCHMARKS or a shared/benchmarks folder above the repo).
+// suites (benchdata: RCAMESH_BENCHMARKS, else ../shared/benchmarks next to
+// the repository root).
 // RCAMESH_LAB_ALL=1 takes every scenario found instead of one.
 func parityScenarios(t *testing.T) []*scenario.Scenario {
 	demo, err := scenario.Load(filepath.Join("..", "..", "scenarios", "demo"))
@@ -96,7 +98,7 @@ func parityScenarios(t *testing.T) []*scenario.Scenario {
 	if st, err := os.Stat(filepath.Join("..", "..", "scenarios", "corpus")); err == nil && st.IsDir() {
 		roots = append(roots, filepath.Join("..", "..", "scenarios", "corpus"))
 	}
-	if r := benchmarksRoot(); r != "" {
+	if r, ok := benchdata.Lookup(); ok {
 		roots = append(roots, r)
 	}
 	all := os.Getenv("RCAMESH_LAB_ALL") != "" // every scenario, not one
@@ -136,24 +138,6 @@ func parityScenarios(t *testing.T) []*scenario.Scenario {
 	}
 	t.Log("no corpus scenario with Kubernetes evidence found; parity runs on the demo only")
 	return out
-}
-
-func benchmarksRoot() string {
-	if p := os.Getenv("RCAMESH_BENCHMARKS"); p != "" {
-		return p
-	}
-	dir, _ := os.Getwd()
-	for {
-		p := filepath.Join(dir, "shared", "benchmarks")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
 
 // TestKubeParity loads scenarios into a real kube-apiserver and checks that

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rcamesh/rcamesh/internal/eval/benchdata"
 )
 
 func write(t *testing.T, dir string, files map[string]string) {
@@ -205,31 +207,8 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
-// benchmarksRoot finds the shared benchmarks folder: $RCAMESH_BENCHMARKS, or
-// the first ancestor of the working directory holding shared/benchmarks.
-func benchmarksRoot(t testing.TB) string {
-	if p := os.Getenv("RCAMESH_BENCHMARKS"); p != "" {
-		return p
-	}
-	dir, _ := os.Getwd()
-	for {
-		p := filepath.Join(dir, "shared", "benchmarks")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
 func TestLoadBenchmarkSuites(t *testing.T) {
-	root := benchmarksRoot(t)
-	if root == "" {
-		t.Skip("benchmarks folder not found (set RCAMESH_BENCHMARKS)")
-	}
+	root := benchdata.Dir(t)
 	dirs, err := Discover(root)
 	if err != nil {
 		t.Skipf("benchmarks folder unreadable: %v", err)

@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,26 +12,9 @@ import (
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
+	"github.com/rcamesh/rcamesh/internal/eval/benchdata"
 	"github.com/rcamesh/rcamesh/internal/scenario"
 )
-
-func benchmarksRoot() string {
-	if p := os.Getenv("RCAMESH_BENCHMARKS"); p != "" {
-		return p
-	}
-	dir, _ := os.Getwd()
-	for {
-		p := filepath.Join(dir, "shared", "benchmarks")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
 
 // scenarioCalls derives a call per tool from what the scenario's own data
 // holds (never from its names).
@@ -110,10 +91,7 @@ var areaOf = map[string]string{
 }
 
 func TestBenchmarkScenarios(t *testing.T) {
-	root := benchmarksRoot()
-	if root == "" {
-		t.Skip("benchmarks folder not found (set RCAMESH_BENCHMARKS)")
-	}
+	root := benchdata.Dir(t)
 	dirs, err := scenario.Discover(root)
 	if err != nil || len(dirs) == 0 {
 		t.Skipf("no scenarios under %s (%v)", root, err)

@@ -5,6 +5,14 @@
 // the alert, the evidence and the answer), every timestamp is shifted by the
 // same offset, and monotonic Prometheus series (counters) are scaled by a
 // common factor, which keeps rates, ratios and shapes meaningful.
+//
+// Vocabulary mutations (Vocab) tell the same incident in words a reader
+// may not expect: label keys of another convention (OpenTelemetry's
+// k8s_pod_name for pod, status_code for code), metric names of the
+// OpenTelemetry exporter, the alert delivered by another sender
+// (Alertmanager, Grafana, PagerDuty with labels only in its text), or an
+// alert that does not name its namespace. The answer follows wherever a
+// keyword is the renamed thing.
 package mutate
 
 import (
@@ -23,15 +31,19 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Options control one mutation.
+// Options control one mutation. The zero value copies the scenario as it is.
 type Options struct {
 	// Seed selects the replacement names; the same seed gives the same
-	// rewrite.
+	// rewrite. 0 keeps every name.
 	Seed uint64
 	// Shift moves every timestamp.
 	Shift time.Duration
-	// CounterScale multiplies the samples of monotonic Prometheus series.
+	// CounterScale multiplies the samples of monotonic Prometheus series;
+	// 0 keeps them.
 	CounterScale float64
+	// Vocab tells the same incident in another vocabulary (labels, metric
+	// names, alert format, no namespace), after the rewrite above.
+	Vocab Vocab
 }
 
 // DefaultOptions derives options from a seed.
@@ -66,7 +78,8 @@ var skipValues = map[string]bool{
 	"coredns": true, "kube-dns": true,
 }
 
-// Scenario rewrites the scenario folder src into dst (created).
+// Scenario rewrites the scenario folder src into dst (created) and returns
+// the name mapping it applied (old -> new).
 func Scenario(src, dst string, opt Options) (map[string]string, error) {
 	files := map[string][]byte{}
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -106,15 +119,20 @@ func Scenario(src, dst string, opt Options) (map[string]string, error) {
 		}
 	}
 
-	names := map[string]bool{}
-	for rel, b := range files {
-		collectNames(rel, b, names)
+	mapping := map[string]string{}
+	if opt.Seed != 0 {
+		names := map[string]bool{}
+		for rel, b := range files {
+			collectNames(rel, b, names)
+		}
+		addShortSHAs(names)
+		addHostLabels(names)
+		mapping = buildMapping(names, opt.Seed)
 	}
-	addShortSHAs(names)
-	addHostLabels(names)
-	mapping := buildMapping(names, opt.Seed)
 	repl := replacer(mapping)
 
+	// out maps each written file (relative to dst) to its content.
+	out := map[string]string{}
 	for rel, b := range files {
 		s := string(b)
 		if rel == "scenario.yml" {
@@ -125,24 +143,29 @@ func Scenario(src, dst string, opt Options) (map[string]string, error) {
 		if filepath.Ext(rel) == ".json" && filepath.Base(rel) != "prometheus.json" {
 			s = shiftEpochs(s, opt.Shift)
 		}
-		if filepath.Base(rel) == "prometheus.json" {
-			out, err := rewritePrometheus([]byte(s), opt)
+		if filepath.Base(rel) == "prometheus.json" && (opt.Shift != 0 || opt.CounterScale > 0) {
+			b, err := rewritePrometheus([]byte(s), opt)
 			if err != nil {
 				return nil, fmt.Errorf("mutate: %s: %w", rel, err)
 			}
-			s = string(out)
+			s = string(b)
 		}
+		// File names under pod_logs carry pod names too.
+		target := filepath.Join(filepath.Dir(rel), repl.Replace(filepath.Base(rel)))
+		if dir := filepath.Dir(rel); strings.HasPrefix(rel, "pod_logs") && dir != "pod_logs" {
+			target = filepath.Join("pod_logs", repl.Replace(filepath.Base(dir)), repl.Replace(filepath.Base(rel)))
+		}
+		out[target] = s
+	}
+	if opt.Vocab.Any() {
+		if err := applyVocab(opt.Vocab, out); err != nil {
+			return nil, err
+		}
+	}
+	for rel, s := range out {
 		target := filepath.Join(dst, rel)
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return nil, fmt.Errorf("mutate: %w", err)
-		}
-		// File names under pod_logs carry pod names too.
-		target = filepath.Join(filepath.Dir(target), repl.Replace(filepath.Base(target)))
-		if dir := filepath.Dir(rel); strings.HasPrefix(rel, "pod_logs") && dir != "pod_logs" {
-			target = filepath.Join(dst, "pod_logs", repl.Replace(filepath.Base(dir)), repl.Replace(filepath.Base(rel)))
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return nil, fmt.Errorf("mutate: %w", err)
-			}
 		}
 		if err := os.WriteFile(target, []byte(s), 0o644); err != nil {
 			return nil, fmt.Errorf("mutate: %w", err)
@@ -616,4 +639,18 @@ func addHostLabels(names map[string]bool) {
 			}
 		}
 	}
+}
+
+// Restore maps the names a mutation introduced in s back to the original
+// ones (mapping is what Scenario returned), so a mutated result can be
+// compared with an unmutated one.
+func Restore(mapping map[string]string, s string) string {
+	if len(mapping) == 0 {
+		return s
+	}
+	inv := make(map[string]string, len(mapping))
+	for k, v := range mapping {
+		inv[v] = k
+	}
+	return replacer(inv).Replace(s)
 }

@@ -6,18 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rcamesh/rcamesh/internal/eval/benchdata"
 	"github.com/rcamesh/rcamesh/internal/graphrca"
 )
-
-// benchmarksDir is the shared benchmark folder (RCAMESH_BENCHMARKS or
-// ../shared/benchmarks from the repository root).
-func benchmarksDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("RCAMESH_BENCHMARKS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "..", "shared", "benchmarks")
-}
 
 func write(t *testing.T, path, content string) {
 	t.Helper()
@@ -107,10 +98,7 @@ func abs(x float64) float64 {
 // TestAgainstAuthorsBaseline runs the engine on the dataset and holds every
 // row to the dataset authors' stored baseline.
 func TestAgainstAuthorsBaseline(t *testing.T) {
-	dir := filepath.Join(benchmarksDir(t), "petshop")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("petshop data not present at %s", dir)
-	}
+	dir := benchdata.Dir(t, "petshop")
 	scs, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rcamesh/rcamesh/internal/eval/benchdata"
 )
 
 func TestFold(t *testing.T) {
@@ -269,10 +271,10 @@ func TestFalsePositiveAndSummary(t *testing.T) {
 // TestRealAnswersParse loads every answer.yml of the opensre suite when the
 // benchmark folder is present.
 func TestRealAnswersParse(t *testing.T) {
-	root := "/work/shared/benchmarks/opensre-synthetic"
+	root := benchdata.Dir(t, "opensre-synthetic")
 	files, _ := filepath.Glob(filepath.Join(root, "*", "*", "answer.yml"))
 	if len(files) == 0 {
-		t.Skip("benchmark folder absent")
+		t.Fatalf("no answer.yml under %s", root)
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
