@@ -35,6 +35,9 @@ type Result struct {
 	Composite bool
 	// Findings are the raw detector outputs, ranked (for audits and tests).
 	Findings []Finding
+	// HealthVetoed: a healthy reading was set aside because the alert's own
+	// condition still holds at the end of the window.
+	HealthVetoed bool
 }
 
 // Thresholds of the ranking.
@@ -108,6 +111,31 @@ func rank(ev *Evidence, findings []Finding) Result {
 		}
 		return a.Score > b.Score
 	})
+	if len(findings) > 0 && findings[0].Healthy && !findings[0].Overrides {
+		// Healthy means the alert's own condition no longer holds.
+		if h, holds := ev.heldCondition(); holds {
+			what, c := h.what, h.s.Cite
+			if cf, ok := ev.conditionFinding(h); ok {
+				findings = append(findings, cf)
+			}
+			for i := range findings {
+				if findings[i].Healthy && !findings[i].Overrides {
+					findings[i].Score *= explainedPenalty
+				}
+			}
+			sort.SliceStable(findings, func(i, j int) bool {
+				a, b := findings[i], findings[j]
+				af := !a.Healthy && a.Score >= minFaultScore
+				bf := !b.Healthy && b.Score >= minFaultScore
+				if af != bf {
+					return af
+				}
+				return a.Score > b.Score
+			})
+			res.HealthVetoed = true
+			res.RuledOut = append(res.RuledOut, &investigationv1.RuledOut{Alternative: "healthy (no active failure)", Reason: "the alert's own condition still holds: " + what, PinIds: c.PinIDs})
+		}
+	}
 	res.Findings = findings
 	if len(findings) == 0 {
 		res.Unknowns = append(res.Unknowns, "no detector matched the evidence: the failure mode is not recognised from the data gathered")
@@ -172,7 +200,7 @@ func rank(ev *Evidence, findings []Finding) Result {
 			res.Claims = append(res.Claims, &investigationv1.Claim{Claim: c.Text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: c.PinIDs})
 		}
 	}
-	res.RuledOut = ev.ruleOut(leads, findings)
+	res.RuledOut = append(res.RuledOut, ev.ruleOut(leads, findings)...)
 	for _, r := range res.RuledOut {
 		res.Claims = append(res.Claims, &investigationv1.Claim{Claim: r.Alternative + ": " + r.Reason, Status: investigationv1.ClaimStatus_CLAIM_STATUS_REJECTED, PinIds: r.PinIds})
 	}

@@ -150,7 +150,7 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 func fallback(in Input, res Result) (Finding, *Evidence, bool) {
 	if len(res.Hypotheses) > 0 {
 		lead := res.Hypotheses[0]
-		if lead.GetCategory() == catHealthy || lead.GetConfidence() >= minFaultScore {
+		if (lead.GetCategory() == catHealthy && !res.HealthVetoed) || (lead.GetCategory() != catHealthy && lead.GetConfidence() >= minFaultScore) {
 			return Finding{}, nil, false
 		}
 	}

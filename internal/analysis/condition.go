@@ -1,0 +1,179 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/signal"
+)
+
+// The alert's own condition: what the alert measures (its symptom kinds,
+// read from its name and text) is looked up among the series of its target,
+// and a series of that kind still far above its pre-incident level at the
+// end of the window, still at its peak, means the condition still holds.
+// A verdict of "healthy" that rests on the system looking fine elsewhere
+// (pods Ready, no error logs) cannot stand while the alerted signal itself
+// is still abnormal; verdicts that do not claim health now (planned work
+// that ended, an environment that is not paged) are not affected.
+
+var symptomWords = []struct {
+	kind signal.Kind
+	re   *regexp.Regexp
+}{
+	{signal.Latency, regexp.MustCompile(`(?i)latency|p9[059]|slow|response time|duration`)},
+	{signal.Errors, regexp.MustCompile(`(?i)error|5xx|\b50[0-9]\b|fail|exception`)},
+	{signal.Memory, regexp.MustCompile(`(?i)memory|heap|\brss\b|working set|oom`)},
+	{signal.CPU, regexp.MustCompile(`(?i)\bcpu\b|throttl`)},
+	{signal.Saturation, regexp.MustCompile(`(?i)\blag\b|backlog|queue|pool|connections?|disk|storage|file descriptors|threads|saturat`)},
+}
+
+// alertSymptoms are the signal kinds the alert's own words measure.
+func (ev *Evidence) alertSymptoms() map[signal.Kind]bool {
+	out := map[signal.Kind]bool{}
+	if ev.Alert == nil {
+		return out
+	}
+	a := ev.Alert
+	text := strings.Join([]string{a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription()}, " ")
+	// CamelCase alert names: "HighMemoryUsage" reads as words.
+	text += " " + regexp.MustCompile(`([a-z])([A-Z])`).ReplaceAllString(a.GetAlertName(), "$1 $2")
+	for _, w := range symptomWords {
+		if w.re.MatchString(text) {
+			out[w.kind] = true
+		}
+	}
+	return out
+}
+
+// conditionStillHolds finds a series of the alert's target whose kind the
+// alert measures and that is still abnormal at the end of the window: at
+// least 1.5x its pre-incident level (rising kinds) and within 10% of its
+// peak. It returns the description and citation of the first one.
+func (ev *Evidence) conditionStillHolds() (string, Cite, bool) {
+	h, ok := ev.heldCondition()
+	return h.what, h.s.Cite, ok
+}
+
+// held is the alerted signal that still holds.
+type held struct {
+	what  string
+	s     Series
+	kind  signal.Kind
+	creep bool
+	last  float64
+}
+
+func (ev *Evidence) heldCondition() (held, bool) {
+	kinds := ev.alertSymptoms()
+	if len(kinds) == 0 {
+		return held{}, false
+	}
+	svc := ""
+	if ev.Alert != nil {
+		svc = strings.ToLower(firstNonEmptyStr(ev.Alert.GetService(), ev.alertField("service", "app", "deployment")))
+	}
+	for _, s := range ev.Series {
+		if isDBMetric(s.Series) {
+			continue
+		}
+		k := signal.Classify(s.Name, s.Labels)
+		if !kinds[k] || k == signal.Traffic || k == signal.Availability {
+			continue
+		}
+		if own := strings.ToLower(labelOf(s.Series, "service", "app", "deployment", "container", "job", "pod")); svc != "" && own != "" && own != svc && !strings.HasPrefix(own, svc+"-") {
+			continue
+		}
+		if k == signal.Memory || k == signal.Saturation || k == signal.CPU {
+			// A resource creeping up steadily and still at its highest at
+			// the end: the condition holds and worsens.
+			if first, last, perMin, ok := creep(s); ok && !isCounterName(s.Name) && last >= s.Peak*0.98 {
+				return held{what: fmt.Sprintf("%s%s still creeps up (%s to %s, %s per minute) and is at its highest at the end of the window", s.Name, labelSuffix(s.Series, "pod", "service"), num(first), num(last), num(perMin)), s: s, kind: k, creep: true, last: last}, true
+			}
+		}
+		rs := asRate(s.Series)
+		r := riseOf(rs)
+		if r.head <= 0 || r.tail < 1.5*r.head || (r.peak > 0 && r.tail < 0.9*r.peak) {
+			continue
+		}
+		return held{what: fmt.Sprintf("%s%s is still at %s at the end of the window (from %s before the incident)", s.Name, labelSuffix(s.Series, "pod", "service"), num(r.tail), num(r.head)), s: s, kind: k, last: r.tail}, true
+	}
+	return held{}, false
+}
+
+// ModeConditionHolds: the alert's own condition still holds and nothing
+// else explains it: a resource the alert measures is still rising toward
+// its limit.
+const ModeConditionHolds = "condition_holds"
+
+// conditionFinding turns a held resource condition into a candidate: a
+// resource (memory, CPU, a pool, a queue, a disk) of the alerted workload
+// growing toward its limit is resource exhaustion in the making. Latency
+// and error conditions are left to the other candidates: their mechanism
+// is not in the signal itself.
+func (ev *Evidence) conditionFinding(h held) (Finding, bool) {
+	if h.kind != signal.Memory && h.kind != signal.CPU && h.kind != signal.Saturation {
+		return Finding{}, false
+	}
+	pod := h.s.Labels["pod"]
+	entity := ev.workloadEntity()
+	for _, p := range ev.Pods {
+		if p.Name == pod {
+			if wl := ev.workloadOf(p.Pod); wl != "" {
+				entity = deploymentEntity(p.Namespace, wl)
+			}
+		}
+	}
+	f := Finding{Mode: ModeConditionHolds, Detector: ModeConditionHolds, Category: catResource, Entity: entity, Score: 0.58}
+	f.validated("The alert's condition still holds: "+h.what, h.s.Cite)
+	limitTxt := ""
+	if lim, c, ok := ev.limitOf(h.s); ok && lim > 0 {
+		share := h.last / lim
+		limitTxt = fmt.Sprintf(", %.0f%% of its limit %s", 100*share, num(lim))
+		f.validated(fmt.Sprintf("Its limit is %s; it is at %.0f%% of it", num(lim), 100*share), c)
+		if share >= 0.75 {
+			f.Score = 0.66
+		}
+	}
+	// What grows with it names what is retained (cache entries, queued
+	// items, open connections).
+	var with []string
+	for _, x := range ev.Series {
+		if x.Labels["pod"] != pod || pod == "" || x.Name == h.s.Name || isCounterName(x.Name) || strings.Contains(strings.ToLower(x.Name), "limit") {
+			continue
+		}
+		if first, last, _, ok := creep(x); ok && len(with) < 3 && !containsName(with, x.Name) {
+			with = append(with, x.Name)
+			f.validated(fmt.Sprintf("%s grows with it (%s to %s)", x.Name, num(first), num(last)), x.Cite)
+		}
+	}
+	if len(with) > 0 {
+		limitTxt += "; growing with it: " + strings.Join(with, ", ")
+	}
+	f.Statement = fmt.Sprintf("%s keeps growing toward exhaustion: %s%s; nothing in the evidence (restarts, errors, changes) explains it otherwise, and it will hit its limit if the trend continues", strings.TrimPrefix(entity, "deployment/"), h.what, limitTxt)
+	f.Chain = []string{"A resource of the workload grows steadily (retention, leak, unbounded growth)", "It approaches its limit", "The alert on that resource fires; exhaustion (OOM kill, throttling, refusal) follows if nothing changes"}
+	f.Remediation = []string{"Find what grows with it (caches, queues, connections) and bound it", "Restart or scale out as a stopgap before the limit is reached"}
+	f.Signals = []string{string(h.kind), "creep"}
+	return f, true
+}
+
+// limitOf finds the limit series of the same pod and resource (kube-state
+// or cAdvisor spec limits).
+func (ev *Evidence) limitOf(s Series) (float64, Cite, bool) {
+	pod := s.Labels["pod"]
+	if pod == "" {
+		return 0, Cite{}, false
+	}
+	isMem := strings.Contains(strings.ToLower(s.Name), "mem") || strings.Contains(strings.ToLower(s.Name), "heap")
+	for _, x := range ev.Series {
+		n := strings.ToLower(x.Name)
+		if x.Labels["pod"] != pod || !strings.Contains(n, "limit") {
+			continue
+		}
+		res := strings.ToLower(x.Labels["resource"])
+		if isMem && (res == "memory" || strings.Contains(n, "memory")) || !isMem && (res == "cpu" || strings.Contains(n, "cpu")) {
+			return seriesTailMedian(x.Series), x.Cite, true
+		}
+	}
+	return 0, Cite{}, false
+}

@@ -1,0 +1,90 @@
+package analysis
+
+import (
+	"testing"
+	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+func mkSeries(name string, labels map[string]string, vals func(i int) float64) Series {
+	t0 := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
+	s := facts.Series{Name: name, Labels: labels}
+	for i := 0; i < 60; i++ {
+		v := vals(i)
+		s.Downsampled = append(s.Downsampled, facts.Point{T: t0.Add(time.Duration(i) * time.Minute), V: v})
+		if i == 0 || v > s.Peak {
+			s.Peak = v
+		}
+	}
+	s.Count = len(s.Downsampled)
+	s.Latest = s.Downsampled[59].V
+	return Series{Series: s, Cite: Cite{PinIDs: []string{"pin_m"}, Sources: []string{"prometheus"}}}
+}
+
+func TestAlertConditionVetoesHealthy(t *testing.T) {
+	alert := &investigationv1.Alert{AlertName: "ContainerMemoryHigh", Summary: "cart memory working set at 88% of its limit", Service: "cart", Namespace: "shop"}
+	pod := map[string]string{"pod": "cart-7d9f8b6c4-x7gr9", "namespace": "shop"}
+	creeping := mkSeries("container_memory_working_set_bytes", pod, func(i int) float64 { return 1e9 + float64(i)*4e6 })
+	flat := mkSeries("container_memory_working_set_bytes", pod, func(i int) float64 { return 1.2e9 + float64(i%3)*1e6 })
+	limit := mkSeries("kube_pod_container_resource_limits", map[string]string{"pod": "cart-7d9f8b6c4-x7gr9", "resource": "memory"}, func(int) float64 { return 1.3e9 })
+	cache := mkSeries("cart_price_cache_entries", pod, func(i int) float64 { return 1000 + float64(i)*50 })
+	healthy := healthyFinding(ModeHealthy, "deployment/shop/cart", 0.8)
+
+	tests := []struct {
+		name      string
+		series    []Series
+		wantLead  string
+		wantVetod bool
+	}{
+		{"creeping memory near its limit: not healthy", []Series{creeping, limit, cache}, ModeConditionHolds, true},
+		{"flat memory: healthy stands", []Series{flat, limit}, ModeHealthy, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(alert, nil)
+			ev.Series = tc.series
+			res := rank(ev, []Finding{healthy})
+			if res.HealthVetoed != tc.wantVetod {
+				t.Fatalf("vetoed = %v, want %v", res.HealthVetoed, tc.wantVetod)
+			}
+			if got := res.Findings[0].Mode; got != tc.wantLead {
+				t.Fatalf("lead = %s, want %s", got, tc.wantLead)
+			}
+			if tc.wantVetod {
+				lead := res.Findings[0]
+				if lead.Category != catResource || lead.Score < minFaultScore {
+					t.Errorf("condition finding %v %.2f: want resource exhaustion above the fault bar (near its limit)", lead.Category, lead.Score)
+				}
+				if !containsFold(lead.Statement, "cart_price_cache_entries") {
+					t.Errorf("statement %q does not name what grows with it", lead.Statement)
+				}
+			}
+		})
+	}
+}
+
+func TestAlertSymptoms(t *testing.T) {
+	for _, tc := range []struct {
+		name, summary string
+		want          string
+	}{
+		{"HighRequestLatency", "", "latency"},
+		{"KafkaConsumerLagHigh", "", "saturation"},
+		{"X", "error ratio above 5%", "errors"},
+		{"HostHighCpuLoad", "", "cpu"},
+	} {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: tc.name, Summary: tc.summary}, nil)
+		got := ev.alertSymptoms()
+		found := false
+		for k := range got {
+			if string(k) == tc.want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("alertSymptoms(%s %q) = %v, want %s", tc.name, tc.summary, got, tc.want)
+		}
+	}
+}
