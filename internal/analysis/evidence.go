@@ -10,6 +10,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // Cite is where a fact came from: the pins that carried it and their
@@ -224,6 +225,7 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		var ss []facts.Series
 		if decode(facts.KeySeries, &ss) {
 			for _, x := range ss {
+				x.Labels = target.Canonical(x.Labels) // one label vocabulary for every reader
 				upsert(&ev.Series, series, seriesKey(x), Series{x, c}, func(o *Series) *Cite { return &o.Cite })
 			}
 		}

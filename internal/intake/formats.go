@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // ---- generic ----
@@ -281,7 +282,7 @@ func parsePagerDuty(obj map[string]any) ([]*investigationv1.Alert, error) {
 	if d, ok := data["custom_details"].(map[string]any); ok {
 		mergeMissing(labels, strMap(d))
 	}
-	if labels["service"] == "" && pdService != "" {
+	if target.Lookup(labels, target.Service) == "" && pdService != "" {
 		labels["service"] = pdService
 	}
 	a := &investigationv1.Alert{

@@ -51,7 +51,7 @@ var vocabulary = []struct {
 	keys []string
 }{
 	{Namespace, []string{"namespace", "kube_namespace", "k8s_namespace", "k8s_namespace_name", "exported_namespace", "kubernetes_namespace", "kubernetes_namespace_name", "kube_namespace_name", "ns"}},
-	{Service, []string{"service", "service_name", "kube_service", "k8s_service_name", "exported_service", "app_kubernetes_io_name", "app", "k8s_app", "application", "svc", "workload_name", "destination_service_name", "dd_service"}},
+	{Service, []string{"service", "service_name", "kube_service", "k8s_service_name", "exported_service", "app_kubernetes_io_name", "app", "k8s_app", "application", "svc", "workload_name", "destination_service_name", "dd_service", "kubernetes_name", "kubernetes_service_name"}},
 	{Pod, []string{"pod", "pod_name", "kube_pod", "kube_pod_name", "k8s_pod_name", "exported_pod", "kubernetes_pod_name"}},
 	{Node, []string{"node", "node_name", "nodename", "kube_node", "kube_node_name", "k8s_node_name", "kubernetes_node", "kubernetes_io_hostname"}},
 	{Deployment, []string{"deployment", "kube_deployment", "k8s_deployment_name", "kube_deployment_name", "deployment_name"}},
@@ -332,4 +332,65 @@ func Lookup(labels map[string]string, k Kind) string {
 		}
 	}
 	return ""
+}
+
+// Canonical returns labels with the canonical key of every entity kind and
+// of the request outcome added alongside the original spellings (an
+// OpenTelemetry `k8s_pod_name` also reads as `pod`, `http_response_status_code`
+// as `code`), so that readers written against one vocabulary read them all.
+// Existing keys are never overwritten; labels without a known spelling come
+// back unchanged (the same map).
+func Canonical(labels map[string]string) map[string]string {
+	if len(labels) == 0 {
+		return labels
+	}
+	folded := make(map[string]string, len(labels))
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic when two spellings fold alike
+	for _, k := range keys {
+		if v := labels[k]; v != "" {
+			if _, dup := folded[Fold(k)]; !dup {
+				folded[Fold(k)] = v
+			}
+		}
+	}
+	var add map[string]string
+	set := func(ck, v string) {
+		if _, ok := labels[ck]; ok {
+			return
+		}
+		if add == nil {
+			add = map[string]string{}
+		}
+		if _, ok := add[ck]; !ok {
+			add[ck] = v // the first spelling in vocabulary order wins
+		}
+	}
+	for _, row := range vocabulary {
+		for _, key := range row.keys {
+			if v, ok := folded[key]; ok {
+				set(row.keys[0], v)
+			}
+		}
+	}
+	for _, key := range []string{"status_code", "http_status_code", "http_response_status_code", "response_code", "http_status", "http_code", "response_status", "status",
+		"grpc_code", "grpc_status", "grpc_status_code", "rpc_grpc_status_code", "rpc_code"} {
+		if v, ok := folded[key]; ok {
+			set("code", v)
+		}
+	}
+	if add == nil {
+		return labels
+	}
+	out := make(map[string]string, len(labels)+len(add))
+	for k, v := range labels {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
 }

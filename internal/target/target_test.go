@@ -109,3 +109,32 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+func TestCanonical(t *testing.T) {
+	tests := []struct {
+		in   map[string]string
+		want map[string]string
+	}{
+		{map[string]string{"k8s_pod_name": "a-1", "k8s_namespace_name": "ns", "http_response_status_code": "503"}, map[string]string{"pod": "a-1", "namespace": "ns", "code": "503"}},
+		{map[string]string{"pod_name": "b-1", "kubernetes_namespace": "x", "kubernetes_name": "svc", "status_code": "200"}, map[string]string{"pod": "b-1", "namespace": "x", "service": "svc", "code": "200"}},
+		{map[string]string{"pod": "keep", "pod_name": "other"}, map[string]string{"pod": "keep"}},
+		{map[string]string{"grpc_code": "Unavailable"}, map[string]string{"code": "Unavailable"}},
+	}
+	for _, tc := range tests {
+		got := Canonical(tc.in)
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("Canonical(%v)[%s] = %q, want %q", tc.in, k, got[k], v)
+			}
+		}
+		for k, v := range tc.in {
+			if got[k] != v {
+				t.Errorf("Canonical dropped or changed %s=%s", k, v)
+			}
+		}
+	}
+	plain := map[string]string{"le": "0.5"}
+	if got := Canonical(plain); len(got) != 1 {
+		t.Errorf("labels without known spellings changed: %v", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/signal"
+	"github.com/rcamesh/rcamesh/internal/target"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -639,6 +640,9 @@ func classifySeries(s facts.Series) string {
 
 func (pr *profile) readSeries(md *structpb.Struct, p *evidencev1.EvidencePin) {
 	series := decode[facts.Series](md, facts.KeySeries)
+	for i := range series {
+		series[i].Labels = target.Canonical(series[i].Labels)
+	}
 	if len(series) == 0 {
 		return
 	}
