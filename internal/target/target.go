@@ -120,7 +120,11 @@ var (
 	rePair = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_./-])([a-z][a-z0-9_./-]{0,62})\s*(=~|=|:)\s*["'\x60]?([a-z0-9][a-z0-9_./:@-]{0,252})`)
 	// http(s)://<svc>.<ns>.svc[.cluster.local][:port]
 	reSvcHost = regexp.MustCompile(`(?i)\b([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.svc(?:\.cluster\.local)?\b`)
-	reURLHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.-]{0,252})`)
+	reURLHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.-]{0,252})(?::\d+)?([^\s"'<>]*)`)
+	// monitoring and documentation systems: a link to them (the alert's
+	// source, runbook, dashboard, silence) names the tool, not the target.
+	reToolHost = regexp.MustCompile(`(?i)^(prometheus|alertmanager|grafana|thanos[a-z-]*|victoriametrics|vmalert|vmselect|loki|kibana|datadog|pagerduty|opsgenie|runbooks?|wiki|docs|confluence|jira|sentry|cortex|mimir|tempo|jaeger|kiali|argocd|status)([.-]|$)`)
+	reToolPath = regexp.MustCompile(`(?i)^/(graph|alerting|alerts|silences?|d/|explore|runbooks?|dashboards?|incidents?|monitors?|wiki)`)
 )
 
 // maxText bounds how much of one field is scanned (a huge body is data,
@@ -184,6 +188,9 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 		}
 		for _, m := range reURLHost.FindAllStringSubmatch(text, -1) {
 			host := strings.ToLower(m[1])
+			if reToolHost.MatchString(host) || reToolPath.MatchString(m[2]) {
+				continue // a link to the monitoring system, not the target
+			}
 			if sm := reSvcHost.FindStringSubmatch(host); sm != nil {
 				add(Service, strings.ToLower(sm[1]), "url:"+field)
 				add(Namespace, strings.ToLower(sm[2]), "url:"+field)
@@ -192,6 +199,9 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 			add(Host, strings.TrimRight(host, "."), "url:"+field)
 		}
 		for _, sm := range reSvcHost.FindAllStringSubmatch(text, -1) {
+			if reToolHost.MatchString(sm[1]) {
+				continue
+			}
 			add(Service, strings.ToLower(sm[1]), "text:"+field)
 			add(Namespace, strings.ToLower(sm[2]), "text:"+field)
 		}
@@ -266,9 +276,18 @@ func Missing(labels map[string]string, es []Entity) map[Kind]Entity {
 	}
 	out := map[Kind]Entity{}
 	ambiguous := map[Kind]bool{}
+	explicit := map[Kind]bool{} // named by a key=value pair or an annotation key
+	for _, e := range es {
+		if !strings.HasPrefix(e.From, "url:") {
+			explicit[e.Kind] = true
+		}
+	}
 	for _, e := range es {
 		if have[e.Kind] || strings.HasPrefix(e.From, "label:") {
 			continue
+		}
+		if strings.HasPrefix(e.From, "url:") && explicit[e.Kind] {
+			continue // a URL host yields to an explicit key=value
 		}
 		if prev, ok := out[e.Kind]; ok {
 			if prev.Value != e.Value && !strings.HasPrefix(prev.From, "annotation:") {

@@ -138,3 +138,17 @@ func TestCanonical(t *testing.T) {
 		t.Errorf("labels without known spellings changed: %v", got)
 	}
 }
+
+func TestLinksToMonitoringAreNotTargets(t *testing.T) {
+	text := "Labels:\n - namespace = travel\n - service = booking-api\nSource: http://prometheus.monitoring.svc:9090/graph?g0.expr=x\nRunbook: https://runbooks.example.com/booking"
+	es := Extract(nil, nil, Fields{"description": text})
+	m := Missing(nil, es)
+	if m[Namespace].Value != "travel" || m[Service].Value != "booking-api" {
+		t.Fatalf("Missing = %+v; want the key=value entities, not the Prometheus link's", m)
+	}
+	es = Extract(nil, nil, Fields{"summary": "probe of http://quotes.pricing.svc:8080/health failed; see http://grafana.ops.svc/d/abc"})
+	m = Missing(nil, es)
+	if m[Service].Value != "quotes" || m[Namespace].Value != "pricing" {
+		t.Fatalf("Missing = %+v; want the probed service, not grafana", m)
+	}
+}
