@@ -10,6 +10,7 @@ import (
 	"time"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 // ModeAnomaly is the evidence-driven fallback: no specific detector reached
@@ -599,6 +600,13 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			add(catCode, 1.5, "", "errors began right after a release", "changes")
 		}
 	}
+	// A non-release change close before the onset votes for its kind's
+	// category (config, infra, data): the cause side of the table.
+	if change != nil && !change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) <= changeVoteWindow && onset.Sub(*change.at) >= -time.Minute {
+		if cat, why, ok := changeVote(change.kind); ok {
+			add(cat, 2, change.text, why, "changes")
+		}
+	}
 	var list []categoryVote
 	for _, v := range votes {
 		list = append(list, *v)
@@ -626,6 +634,8 @@ type changeRef struct {
 	at     *time.Time
 	deploy bool
 	cite   Cite
+	// kind is what changed (ledger.go): code, config, infra, data, capacity.
+	kind string
 }
 
 // nearestChange finds the latest deploy, rollout or commit of the entity (or
@@ -657,7 +667,16 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time) *changeRef {
 			what = "rollback"
 		}
 		txt := fmt.Sprintf("%s of %s %s -> %s at %s", what, firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t))
-		consider(changeRef{text: txt, at: t, deploy: true, cite: d.Cite}, d.Service == "" || d.Service == name)
+		kind := changeCode
+		if rc := ev.releaseCommits(d.Deploy); len(rc) > 0 {
+			kind = changeConfig
+			for _, c := range rc {
+				if commitKind(c.Commit) == changeCode {
+					kind = changeCode
+				}
+			}
+		}
+		consider(changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind}, d.Service == "" || d.Service == name)
 	}
 	for _, d := range ev.Deployments {
 		for _, rv := range d.RolloutHistory {
@@ -665,7 +684,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time) *changeRef {
 				continue
 			}
 			txt := fmt.Sprintf("rollout of deployment %s to revision %s (ReplicaSet %s, %s) at %s", d.Name, rv.Revision, rv.Name, strings.Join(rv.Images, ", "), hhmm(rv.CreatedAt))
-			consider(changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite}, d.Name == name)
+			consider(changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite, kind: changeCode}, d.Name == name)
 		}
 	}
 	if best == nil {
@@ -674,10 +693,34 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time) *changeRef {
 				continue
 			}
 			txt := fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), hhmm(c.Timestamp))
-			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite}, c.Service == "" || c.Service == name)
+			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit)}, c.Service == "" || c.Service == name)
 		}
 	}
+	// Changes announced in logs (a flag flipped, a policy synced, a node
+	// drained, a file loaded) are in the ledger too; a release still wins
+	// when both are equally close.
+	for _, r := range ev.announcedChanges() {
+		if best != nil && best.at != nil && r.at != nil && !r.at.After(*best.at) {
+			continue
+		}
+		consider(r, true)
+	}
 	return best
+}
+
+// releaseCommits are the commits a deploy shipped: the one of its revision
+// and the earlier ones of the same service not shipped by another deploy.
+func (ev *Evidence) releaseCommits(d facts.Deploy) []Commit {
+	var out []Commit
+	for _, c := range ev.Commits {
+		if c.Removed {
+			continue
+		}
+		if d.Revision != "" && (strings.HasPrefix(c.SHA, d.Revision) || strings.HasPrefix(d.Revision, c.SHA)) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ---- the finding ----

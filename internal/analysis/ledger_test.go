@@ -1,0 +1,55 @@
+package analysis
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+func TestChangeKinds(t *testing.T) {
+	tests := []struct {
+		text, want string
+	}{
+		{"feature flag checkout.bundles enabled for 100% of users", changeConfig},
+		{"argocd: synced networkpolicy default-deny to revision e18b6c4", changeConfig},
+		{"node pool upgraded: kernel 6.1 -> 6.8 on 12 nodes", changeInfra},
+		{"supplier feed prices_0600.csv loaded (41k rows)", changeData},
+		{"hpa maxReplicas lowered from 12 to 4", changeCapacity},
+		{"GET /healthz 200", ""},
+	}
+	for _, tc := range tests {
+		got := ""
+		if reChangeAnnouncement.MatchString(tc.text) {
+			got = changeKindOf(tc.text)
+		}
+		if got != tc.want {
+			t.Errorf("%q: kind %q, want %q", tc.text, got, tc.want)
+		}
+	}
+	cfg := facts.Commit{ChangeTypes: []string{facts.ChangeConfig}}
+	code := facts.Commit{ChangeTypes: []string{facts.ChangeConfig, facts.ChangeFeature}}
+	if commitKind(cfg) != changeConfig || commitKind(code) != changeCode {
+		t.Errorf("commitKind: config-only %q, mixed %q", commitKind(cfg), commitKind(code))
+	}
+}
+
+func TestAnnouncedChangeVotes(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 3, 3, 9, m, 0, 0, time.UTC); return &x }
+	ev := NewEvidence(nil, nil)
+	ev.Logs = []LogLine{
+		{LogLine: facts.LogLine{Timestamp: at(10), Level: "INFO", Service: "flags", Message: "feature flag bundle_pricing enabled for all tenants"}},
+		{LogLine: facts.LogLine{Timestamp: at(12), Level: "ERROR", Service: "cart", Message: "bundle total mismatch"}},
+	}
+	ch := ev.nearestChange("cart", at(12))
+	if ch == nil || ch.kind != changeConfig || ch.deploy {
+		t.Fatalf("nearestChange = %+v, want the announced config change", ch)
+	}
+	if cat, _, ok := changeVote(ch.kind); !ok || cat != catConfig {
+		t.Errorf("vote %v, want configuration_error", cat)
+	}
+	// A change after the onset is not a cause.
+	if ch := ev.nearestChange("cart", at(5)); ch != nil {
+		t.Errorf("a change after the onset was taken: %+v", ch)
+	}
+}
