@@ -460,23 +460,6 @@ func seriesChangeOf(s Series) (seriesChange, bool) {
 
 // ---- category inference ----
 
-type family struct {
-	cat investigationv1.RootCauseCategory
-	re  *regexp.Regexp
-	why string
-}
-
-var families = []family{
-	// Unambiguous capacity signatures first: "forbidden: exceeded quota"
-	// is a quota, not a permission problem.
-	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource)`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
-	{catData, regexp.MustCompile(`(?i)(pars(e|ing) (error|failed|exception)|failed to (parse|decode|unmarshal|deserializ)|cannot (parse|decode|unmarshal)|unmarshal|json: cannot|unexpected (token|character|end of (json|input)|eof while parsing)|malformed|invalid (json|xml|csv|format|input|record|row|payload|date|timestamp|encoding|utf-?8|byte sequence|character)|validation (error|failed)|failed validation|schema (mismatch|violation|validation)|does not match (the )?schema|constraint violat|violates .{0,40}constraint|null value in column|duplicate key|checksum mismatch|corrupt|bad record|deserializ|magic byte|poison (pill|record|message)|numberformatexception|invalid literal for|could not convert|type mismatch|missing (required )?field)`), "input data the service cannot parse or validate"},
-	{catConfig, regexp.MustCompile(`(?i)((missing|required|unset|undefined|empty) (config|configuration|env(ironment)? var(iable)?|variable|key|setting|property|option|secret|parameter|flag)|env(ironment)? var(iable)? .{0,40}(not set|missing|required|empty)|is not set|not configured|no such file or directory|file not found|config(uration)? (error|invalid|not found)|invalid (value|configuration|config|setting|option|argument|port|url|endpoint|selector)|unknown (flag|option|field|property|key|parameter)|flag provided but not defined|permission denied|forbidden|\b403\b|access denied|unauthori[sz]ed|\b401\b|not authorized|configmap .{0,40}not found|secret .{0,40}not found|(configmap|secret)s? "?[a-z0-9.-]+"? not found|createcontainerconfigerror|selector (does not match|mismatch)|port mismatch|wrong port|address already in use|bind: |cannot assign requested address|feature flag|misconfigur|x509|certificate (has )?expired|certificate verify failed|password authentication failed|authentication failed|invalid credentials|bad credentials|failed to pull image|errimagepull|imagepullbackoff|manifest unknown|repository does not exist|no such host|nxdomain|could not resolve host)`), "a setting, key, file or permission the service needs is wrong or missing"},
-	{catResource, regexp.MustCompile(`(?i)(queue (is )?(full|overflow|depth)|backlog|too many (open files|requests|connections|threads|processes)|exhausted|pool (timeout|limit|is full)|no (free|available|idle) (worker|thread|connection|slot)s?|rejectedexecution|rejected execution|thread pool|worker pool|out of memory|outofmemory|\boom\b|heap (space|exhausted)|gc overhead|memory limit|throttl|rate limit|\b429\b|capacity (exceeded|reached)|saturat|limit (exceeded|reached)|resource exhausted|resource_exhausted|emfile|enomem|cannot allocate|load shedding|shed load|overloaded|at capacity|slow consumer|lag (growing|increasing))`), "a capacity limit (queue, pool, workers, memory, CPU, rate) is exhausted"},
-	{catInfra, regexp.MustCompile(`(?i)(kernel|i/o error|input/output error|read-only file ?system|disk (failure|error)|bad sector|nvme|\bebs\b|volume .{0,20}(degraded|impaired)|network ?unavailable|\bnic\b|link (is )?down|packet loss|conntrack|nodenotready|node .{0,30}not ?ready|kubelet (stopped|is not|not) |rebooted|system oom|hardware|instance (retirement|status check)|zone (outage|unavailable)|clock skew|\bntp\b|failover|failed over|multi-az|host replacement|reboot)`), "a node, disk or network level fault"},
-	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented)`), "runtime exceptions in the service's own code"},
-}
-
 // categoryVote is the evidence for one category.
 type categoryVote struct {
 	cat   investigationv1.RootCauseCategory

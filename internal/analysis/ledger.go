@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"time"
 
-	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
@@ -87,21 +86,6 @@ func (ev *Evidence) announcedChanges() []changeRef {
 	return out
 }
 
-// changeVote is what a change preceding the onset says about the
-// category: the cause side of the table.
-func changeVote(kind string) (investigationv1.RootCauseCategory, string, bool) {
-	switch kind {
-	case changeConfig, changeCapacity:
-		return catConfig, "a configuration change (setting, flag, policy, limit) shortly before the onset", true
-	case changeInfra:
-		return catInfra, "an infrastructure change (node, OS, network, zone) shortly before the onset", true
-	case changeData:
-		return catData, "new input data loaded shortly before the onset", true
-	}
-	return catUnknown, "", false
-}
-
 // changeVoteWindow: a non-release change this close before the onset is a
 // suspect.
 const changeVoteWindow = 45 * time.Minute
-

@@ -1,0 +1,61 @@
+package analysis
+
+import (
+	"regexp"
+	"strings"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// The cause-to-effect table of the diagnosis method. A candidate's category
+// comes from its mechanism, read from the evidence through these rows, the
+// same way for every failure mode:
+//
+//   - effect rows (families): what the failing entity's own error lines,
+//     events and pod states say (a capacity limit, bad input, a missing
+//     setting, a node fault, an exception in its code), first matching row
+//     wins, most specific first;
+//   - topology rows (inferCategory): signals confined to one node are
+//     infrastructure; errors naming a downstream with transport failures
+//     are that dependency's; a limit another system enforces (its 429,
+//     its quota) while demand is flat is the dependency's, not ours;
+//   - change rows (changeVote): the kind of the nearest change before the
+//     onset (a release, a configuration edit, an infrastructure change, new
+//     data) votes for its category, a change after the onset for nothing.
+//
+// Adding a failure mode is adding a row here (or a signal extractor that
+// feeds the evidence), never a new verdict path: the candidate, its
+// scoring, the report and the critic's checks stay the same.
+
+// family is one effect row: the category its mechanism belongs to, the
+// evidence text that shows it, and the reason given in the report.
+type family struct {
+	cat investigationv1.RootCauseCategory
+	re  *regexp.Regexp
+	why string
+}
+
+var families = []family{
+	// Unambiguous capacity signatures first: "forbidden: exceeded quota"
+	// is a quota, not a permission problem.
+	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource)`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
+	{catData, regexp.MustCompile(`(?i)(pars(e|ing) (error|failed|exception)|failed to (parse|decode|unmarshal|deserializ)|cannot (parse|decode|unmarshal)|unmarshal|json: cannot|unexpected (token|character|end of (json|input)|eof while parsing)|malformed|invalid (json|xml|csv|format|input|record|row|payload|date|timestamp|encoding|utf-?8|byte sequence|character)|validation (error|failed)|failed validation|schema (mismatch|violation|validation)|does not match (the )?schema|constraint violat|violates .{0,40}constraint|null value in column|duplicate key|checksum mismatch|corrupt|bad record|deserializ|magic byte|poison (pill|record|message)|numberformatexception|invalid literal for|could not convert|type mismatch|missing (required )?field)`), "input data the service cannot parse or validate"},
+	{catConfig, regexp.MustCompile(`(?i)((missing|required|unset|undefined|empty) (config|configuration|env(ironment)? var(iable)?|variable|key|setting|property|option|secret|parameter|flag)|env(ironment)? var(iable)? .{0,40}(not set|missing|required|empty)|is not set|not configured|no such file or directory|file not found|config(uration)? (error|invalid|not found)|invalid (value|configuration|config|setting|option|argument|port|url|endpoint|selector)|unknown (flag|option|field|property|key|parameter)|flag provided but not defined|permission denied|forbidden|\b403\b|access denied|unauthori[sz]ed|\b401\b|not authorized|configmap .{0,40}not found|secret .{0,40}not found|(configmap|secret)s? "?[a-z0-9.-]+"? not found|createcontainerconfigerror|selector (does not match|mismatch)|port mismatch|wrong port|address already in use|bind: |cannot assign requested address|feature flag|misconfigur|x509|certificate (has )?expired|certificate verify failed|password authentication failed|authentication failed|invalid credentials|bad credentials|failed to pull image|errimagepull|imagepullbackoff|manifest unknown|repository does not exist|no such host|nxdomain|could not resolve host)`), "a setting, key, file or permission the service needs is wrong or missing"},
+	{catResource, regexp.MustCompile(`(?i)(queue (is )?(full|overflow|depth)|backlog|too many (open files|requests|connections|threads|processes)|exhausted|pool (timeout|limit|is full)|no (free|available|idle) (worker|thread|connection|slot)s?|rejectedexecution|rejected execution|thread pool|worker pool|out of memory|outofmemory|\boom\b|heap (space|exhausted)|gc overhead|memory limit|throttl|rate limit|\b429\b|capacity (exceeded|reached)|saturat|limit (exceeded|reached)|resource exhausted|resource_exhausted|emfile|enomem|cannot allocate|load shedding|shed load|overloaded|at capacity|slow consumer|lag (growing|increasing))`), "a capacity limit (queue, pool, workers, memory, CPU, rate) is exhausted"},
+	{catInfra, regexp.MustCompile(`(?i)(kernel|i/o error|input/output error|read-only file ?system|disk (failure|error)|bad sector|nvme|\bebs\b|volume .{0,20}(degraded|impaired)|network ?unavailable|\bnic\b|link (is )?down|packet loss|conntrack|nodenotready|node .{0,30}not ?ready|kubelet (stopped|is not|not) |rebooted|system oom|hardware|instance (retirement|status check)|zone (outage|unavailable)|clock skew|\bntp\b|failover|failed over|multi-az|host replacement|reboot)`), "a node, disk or network level fault"},
+	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented)`), "runtime exceptions in the service's own code"},
+}
+
+// changeVote is what a change preceding the onset says about the
+// category: the cause side of the table.
+func changeVote(kind string) (investigationv1.RootCauseCategory, string, bool) {
+	switch kind {
+	case changeConfig, changeCapacity:
+		return catConfig, "a configuration change (setting, flag, policy, limit) shortly before the onset", true
+	case changeInfra:
+		return catInfra, "an infrastructure change (node, OS, network, zone) shortly before the onset", true
+	case changeData:
+		return catData, "new input data loaded shortly before the onset", true
+	}
+	return catUnknown, "", false
+}
