@@ -39,7 +39,7 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) string {
 	if kind == "node" || strings.HasPrefix(kind, "db") || kind == "database" {
 		return "" // cluster-scoped or outside Kubernetes
 	}
-	names := scopeNames(a)
+	names, fromText := scopeNames(a)
 	if len(names) == 0 {
 		return ""
 	}
@@ -61,7 +61,10 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) string {
 	}
 	na := proto.CloneOf(a)
 	na.Namespace = ns
-	if na.GetService() == "" && svc != "" {
+	if na.GetService() == "" && svc != "" && !fromText {
+		// Only a name the alert gives as a label becomes its service; a
+		// workload found from the alert's prose scopes the namespace only
+		// (the alert may be about an ingress, a route, a host).
 		na.Service = svc
 		if na.GetResourceKind() == "" {
 			na.ResourceKind, na.ResourceName = "service", svc
@@ -83,7 +86,7 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) string {
 // scopeNames are the names the alert gives its target, most specific
 // first: pod, workload labels, service, resource; then name-like tokens of
 // its text (title, summary, description) when no label names a workload.
-func scopeNames(a *investigationv1.Alert) []string {
+func scopeNames(a *investigationv1.Alert) (names []string, fromText bool) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(v string) {
@@ -107,7 +110,7 @@ func scopeNames(a *investigationv1.Alert) []string {
 		add(j) // a Prometheus scrape job is usually named after the workload
 	}
 	if len(out) > 0 {
-		return out
+		return out, false
 	}
 	text := strings.ToLower(strings.Join([]string{a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription()}, " "))
 	for _, tok := range reNameToken.FindAllString(text, -1) {
@@ -115,7 +118,7 @@ func scopeNames(a *investigationv1.Alert) []string {
 			add(tok)
 		}
 	}
-	return out
+	return out, true
 }
 
 // matchScope finds the namespace of the pods the names designate. A pod

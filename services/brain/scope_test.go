@@ -43,7 +43,10 @@ func TestMatchScope(t *testing.T) {
 
 func TestScopeNames(t *testing.T) {
 	a := &investigationv1.Alert{AlertName: "HighLatency", Summary: "p99 of checkout-api above 2s", Labels: map[string]string{"severity": "page"}}
-	got := scopeNames(a)
+	got, fromText := scopeNames(a)
+	if !fromText {
+		t.Error("names found in the summary must be marked as from text")
+	}
 	found := false
 	for _, n := range got {
 		if n == "checkout-api" {
@@ -54,7 +57,7 @@ func TestScopeNames(t *testing.T) {
 		t.Errorf("scopeNames = %v; want the workload-like token of the summary", got)
 	}
 	a = &investigationv1.Alert{Service: "cart", Labels: map[string]string{"k8s.deployment.name": "cart-v2"}}
-	if got := scopeNames(a); len(got) < 2 || got[0] != "cart-v2" {
+	if got, fromText := scopeNames(a); len(got) < 2 || got[0] != "cart-v2" || fromText {
 		t.Errorf("scopeNames = %v; want the deployment label first, then the service", got)
 	}
 }
