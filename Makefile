@@ -53,12 +53,24 @@ test: ## Unit tests (fast; -short skips the slow ones).
 test-integration: ## All tests, including the ones that start real servers.
 	$(GO) test -count=1 -timeout 40m ./...
 
+# Fuzzing: every func FuzzX (discovered by scripts/fuzz.sh), one after another.
+FUZZTIME ?= 10m
+FUZZTIME_SHORT ?= 6s
+
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME (10m) each, one after another.
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+.PHONY: fuzz-short
+fuzz-short: ## Run every Go fuzz target for FUZZTIME_SHORT (6s) each (part of test-all, about 1.5 minutes).
+	FUZZTIME=$(FUZZTIME_SHORT) scripts/fuzz.sh
+
 .PHONY: setup
 setup: ## Install what the full test suite needs (Debian packages, Go tools, kube-apiserver + kwok builds).
 	scripts/setup.sh
 
 .PHONY: test-all
-test-all: setup lint check-generate test-integration ## What CI runs: set-up, lint, generated code, every test.
+test-all: setup lint check-generate test-integration fuzz-short ## What CI runs: set-up, lint, generated code, every test, a short run of every fuzz target.
 
 .PHONY: bench
 bench: ## Benchmarks.
