@@ -124,10 +124,18 @@ func resource(a *investigationv1.Alert) (kind, name string) {
 			return w.kind, v
 		}
 	}
-	if v := lookup(a, nodeKeys); v != "" {
+	for _, w := range []struct {
+		kind target.Kind
+		name string
+	}{{target.Deployment, "deployment"}, {target.StatefulSet, "statefulset"}, {target.DaemonSet, "daemonset"}, {target.CronJob, "cronjob"}, {target.Job, "job"}} {
+		if v := targetOf(a, w.kind); v != "" {
+			return w.name, v
+		}
+	}
+	if v := firstNonEmpty(lookup(a, nodeKeys), targetOf(a, target.Node)); v != "" {
 		return "node", v
 	}
-	if v := lookup(a, dbKeys); v != "" {
+	if v := firstNonEmpty(lookup(a, dbKeys), targetOf(a, target.Database)); v != "" {
 		return "db_instance", v
 	}
 	if v := lookup(a, []string{"resource_name", "resource"}); v != "" {

@@ -13,6 +13,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/target"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 )
 
@@ -81,20 +82,26 @@ func lookup(a *investigationv1.Alert, keys ...string) string {
 	return ""
 }
 
+// vocab reads an entity of kind from the alert's labels, then annotations,
+// under any spelling of the shared vocabulary (internal/target).
+func vocab(a *investigationv1.Alert, k target.Kind) string {
+	return firstNonEmpty(target.Lookup(a.GetLabels(), k), target.Lookup(a.GetAnnotations(), k))
+}
+
 func viewAlert(a *investigationv1.Alert) *alertView {
 	v := &alertView{sig: map[string]bool{}, alert: a}
 	v.name = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"), a.GetTitle())
 	v.source = strings.ToLower(a.GetAlertSource())
 	v.rule = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"))
-	v.namespace = firstNonEmpty(a.GetNamespace(), lookup(a, "namespace", "kube_namespace", "k8s_namespace", "exported_namespace"))
-	v.pod = firstNonEmpty(a.GetPod(), lookup(a, "pod", "kube_pod", "pod_name", "k8s_pod"))
-	v.service = firstNonEmpty(a.GetService(), lookup(a, "service", "app", "app_kubernetes_io_name", "kube_service", "workload_name", "kube_deployment", "deployment"))
-	v.deployment = lookup(a, "kube_deployment", "deployment")
+	v.namespace = firstNonEmpty(a.GetNamespace(), lookup(a, "namespace", "kube_namespace", "k8s_namespace", "exported_namespace"), vocab(a, target.Namespace))
+	v.pod = firstNonEmpty(a.GetPod(), lookup(a, "pod", "kube_pod", "pod_name", "k8s_pod"), vocab(a, target.Pod))
+	v.service = firstNonEmpty(a.GetService(), lookup(a, "service", "app", "app_kubernetes_io_name", "kube_service", "workload_name", "kube_deployment", "deployment"), vocab(a, target.Service))
+	v.deployment = firstNonEmpty(lookup(a, "kube_deployment", "deployment"), vocab(a, target.Deployment))
 	if v.deployment == "" && strings.EqualFold(lookup(a, "workload_type"), "deployment") {
 		v.deployment = lookup(a, "workload_name")
 	}
-	v.node = lookup(a, "node", "kube_node", "node_name", "kubernetes_node", "nodename")
-	v.dbInstance = lookup(a, "db_instance_identifier", "db_instance", "dbinstanceidentifier", "DBInstanceIdentifier", "rds_instance", "db_cluster", "database_instance")
+	v.node = firstNonEmpty(lookup(a, "node", "kube_node", "node_name", "kubernetes_node", "nodename"), vocab(a, target.Node))
+	v.dbInstance = firstNonEmpty(lookup(a, "db_instance_identifier", "db_instance", "dbinstanceidentifier", "DBInstanceIdentifier", "rds_instance", "db_cluster", "database_instance"), vocab(a, target.Database))
 	v.kind = strings.ToLower(a.GetResourceKind())
 	switch v.kind {
 	case "pod":
