@@ -1,13 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/bus"
 )
 
 // request sends method url body and returns the status, the Allow header and the body.
@@ -175,5 +184,103 @@ func TestHostileInputAndRestart(t *testing.T) {
 	}
 	if code, _, body := request(t, "GET", "http://"+httpAddr+"/readyz", ""); code != 200 {
 		t.Errorf("not ready after the restart: %d %s", code, body)
+	}
+}
+
+// TestRestartOnADataDirPoisonedByAnOverlongSession: a data dir written by a
+// version without the edge check holds a pin on a 4,030-byte session
+// subject. The critic's durable consumer redelivers it on every start; its
+// update used to exceed NATS's protocol line limit, close the shared
+// connection and stop the process within a second of each restart. Now the
+// bus refuses the update, the consumer gives the message up after
+// -bus.max-deliver deliveries, and the process stays up and ready.
+func TestRestartOnADataDirPoisonedByAnOverlongSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the binary")
+	}
+	dataDir := t.TempDir()
+	// Short enough that the old version stored it (a publish without a reply
+	// fits NATS's 4,096-byte protocol line), long enough that the critic's
+	// update (longer kind, a reply inbox) did not.
+	long := strings.Repeat("a", 4030)
+	func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		srv, nc, err := bus.StartEmbedded(ctx, filepath.Join(dataDir, "nats"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { nc.Close(); srv.Shutdown(); srv.WaitForShutdown() }()
+		b, err := bus.Connect(ctx, nc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pin := &evidencev1.EvidencePin{Id: "poison", SessionId: long, Version: 1, SourceTool: "get_events", Claim: "3 warning events", Success: true}
+		data, err := proto.Marshal(&evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, SessionId: long, Pin: pin, EventId: "poison"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What the old version stored: the subject escaped the old way (no
+		// change for 'a's), published without a reply so the line fits.
+		msg := &nats.Msg{Subject: "rcamesh.v1.session." + long + ".pin.added", Data: data, Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderEventKind, bus.EventKindPin)
+		if err := nc.PublishMsg(msg); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st, err := b.JetStream().Stream(ctx, bus.StreamEvents)
+			if err == nil && st.CachedInfo().State.Msgs == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the poisoned pin was not stored: %v", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+
+	httpAddr, grpcAddr, natsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	p := startBinary(t, httpAddr, "-target=all", "-data.dir="+dataDir, "-http.addr="+httpAddr, "-grpc.addr="+grpcAddr,
+		"-nats.listen="+natsAddr, "-bus.max-deliver=2", "-tools.scenario="+demoScenario)
+	nc, err := nats.Connect("nats://" + natsAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the critic has been through the poisoned pin and given it up.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		info, err := js.Consumer(ctx, bus.StreamEvents, bus.ConsumerCritic)
+		var ci *jetstream.ConsumerInfo
+		if err == nil {
+			ci, err = info.Info(ctx)
+		}
+		cancel()
+		if err == nil && ci.Delivered.Stream >= 1 && ci.NumAckPending == 0 && ci.NumPending == 0 {
+			break
+		}
+		if p.cmd.ProcessState != nil || time.Now().After(deadline) {
+			t.Fatalf("the critic never gave the poisoned pin up (%v, %+v):\n%s", err, ci, p.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, _, body := request(t, "GET", "http://"+httpAddr+"/readyz", ""); code != 200 {
+		t.Fatalf("not ready after the poisoned pin: %d %s\n%s", code, body, p.log())
+	}
+	code, _, body := request(t, "POST", "http://"+httpAddr+"/api/v4/session/s1/investigate", `{"command":"/events namespace=retail"}`)
+	if code != 200 {
+		t.Fatalf("investigate after the poisoned pin: %d %s", code, body)
+	}
+	for len(pinIDsOf(t, "http://"+httpAddr+"/api/v4", "s1")) == 0 {
+		if p.cmd.ProcessState != nil || time.Now().After(deadline) {
+			t.Fatalf("no pin after the poisoned one:\n%s", p.log())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
