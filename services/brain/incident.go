@@ -11,6 +11,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/intake"
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // RelatedAlertPrefix prefixes the annotations that carry the other alerts of
@@ -55,6 +56,13 @@ func groupIncident(alerts []*investigationv1.Alert) []*investigationv1.Alert {
 		primary.Service = firstNonEmpty(primary.GetService(), a.GetService())
 		primary.Pod = firstNonEmpty(primary.GetPod(), a.GetPod())
 		primary.Cluster = firstNonEmpty(primary.GetCluster(), a.GetCluster())
+		// Entities only another alert names (its node, database, queue,
+		// workload) become the incident's too, so planning reaches them.
+		for _, k := range []target.Kind{target.Node, target.Database, target.Deployment, target.StatefulSet, target.Queue, target.ConsumerGroup, target.Ingress} {
+			if v := target.Lookup(a.GetLabels(), k); v != "" && target.Lookup(primary.GetLabels(), k) == "" && target.Lookup(primary.GetAnnotations(), k) == "" {
+				primary.Annotations[target.CanonicalKey(k)] = v
+			}
+		}
 		if severityRank(a.GetSeverity()) > severityRank(primary.GetSeverity()) {
 			primary.Severity = a.GetSeverity()
 		}

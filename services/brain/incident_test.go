@@ -33,6 +33,9 @@ func TestGroupIncident(t *testing.T) {
 	if r := p.GetAnnotations()["related_alert_1"]; !strings.Contains(r, "KubeNodeNotReady") || !strings.Contains(r, "node=ip-10-0-1-7") {
 		t.Errorf("related_alert_1 = %q", r)
 	}
+	if p.GetAnnotations()["node"] != "ip-10-0-1-7" {
+		t.Errorf("the node only the second alert names is not on the incident: %v", p.GetAnnotations())
+	}
 	if p.GetStartsAt().AsTime().Format("15:04") != "10:01" {
 		t.Errorf("starts at %s, want the earliest alert's start", p.GetStartsAt().AsTime())
 	}
