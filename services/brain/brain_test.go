@@ -702,3 +702,29 @@ func TestWallTimeBreaker(t *testing.T) {
 		t.Errorf("wall_ms %d", rec.GetWallMs())
 	}
 }
+
+// The critic's rejection limit is the outcome even when the answer also
+// says accepted (issue 15: the critic failed open at its own limit).
+func TestRejectionLimitEndsNeedsReview(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.critic.accept = func(n int, _ *criticv1.AcceptConclusionRequest) *criticv1.AcceptConclusionResponse {
+		return &criticv1.AcceptConclusionResponse{Accepted: true, LimitReached: true, Reason: "evaluator rejection limit reached (3 of 3)", BlockingGaps: []string{"answer cites tool names, not pins"}}
+	}
+	alerts, _ := intake.Parse([]byte(crashAlert), "")
+	rec, err := h.svc.Investigate(testCtx(t), alerts[0], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.GetDiagnosis().GetStatus(); st != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW {
+		t.Fatalf("status %v (%s), want NEEDS_REVIEW at the critic's limit", st, rec.GetDiagnosis().GetStopReason())
+	}
+	found := false
+	for _, u := range rec.GetDiagnosis().GetUnknowns() {
+		if strings.Contains(u, "cites tool names") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the remaining gap is not among the unknowns: %v", rec.GetDiagnosis().GetUnknowns())
+	}
+}

@@ -334,6 +334,16 @@ func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *critic
 		return nil, "", true
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
+	if resp.GetLimitReached() {
+		// The critic's limit decides, even from a critic that also says
+		// "accepted": the loop stops as NEEDS_REVIEW, never CONCLUDED.
+		st.loop.Rejections++
+		for _, g := range resp.GetBlockingGaps() {
+			st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
+		}
+		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+firstNonEmpty(resp.GetReason(), "conclusion refused"))
+		return resp, resp.GetReason(), true
+	}
 	if resp.GetAccepted() {
 		st.stop(dsConcluded, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
 		return resp, "", true

@@ -78,7 +78,9 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 		why = append(why, "evidence gaps: "+strings.Join(resp.BlockingGaps, "; "))
 	}
 	if count >= int32(s.cfg.EvaluatorRejectionLimit) {
-		resp.Accepted = true
+		// The owner's decision is the outcome: the conclusion is not
+		// accepted; the investigation stops as NEEDS_REVIEW.
+		resp.Accepted = false
 		resp.LimitReached = true
 		resp.Reason = fmt.Sprintf("evaluator rejection limit reached (%d of %d): stop as NEEDS_REVIEW; %s", count, s.cfg.EvaluatorRejectionLimit, strings.Join(why, "; "))
 		resp.Trips = append(resp.Trips, &investigationv1.GuardrailTrip{

@@ -226,8 +226,8 @@ func TestAcceptConclusion(t *testing.T) {
 		{name: "culprit not in evidence", executed: all, pins: pins, gap: "culprit deployment/shop/ghost",
 			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}},
 		{name: "no diagnosis", executed: all, gap: "no diagnosis proposed"},
-		{name: "rejection limit reached", executed: all[:1], proposed: good, pins: pins, rejections: 2, accepted: true, limit: true, missing: []string{"fetch_pod_logs"}},
-		{name: "rejection limit configurable", cfg: func(c *Config) { c.EvaluatorRejectionLimit = 1 }, executed: all[:1], proposed: good, pins: pins, accepted: true, limit: true},
+		{name: "rejection limit reached", executed: all[:1], proposed: good, pins: pins, rejections: 2, accepted: false, limit: true, missing: []string{"fetch_pod_logs"}},
+		{name: "rejection limit configurable", cfg: func(c *Config) { c.EvaluatorRejectionLimit = 1 }, executed: all[:1], proposed: good, pins: pins, accepted: false, limit: true},
 		{name: "escalation hands over with gaps", executed: all, pins: pins, accepted: true,
 			proposed: &investigationv1.Diagnosis{RootCause: "conflicting evidence", Status: investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_ESCALATED}},
 	}
