@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/rcamesh/rcamesh/internal/signal"
 )
@@ -22,7 +24,7 @@ var symptomWords = []struct {
 	re   *regexp.Regexp
 }{
 	{signal.Latency, regexp.MustCompile(`(?i)latency|p9[059]|slow|response time|duration`)},
-	{signal.Errors, regexp.MustCompile(`(?i)error|5xx|\b50[0-9]\b|fail|exception`)},
+	{signal.Errors, regexp.MustCompile(`(?i)error|5xx|\b5[0-9][0-9]\b|fail|exception|unauthori[sz]ed|\b401\b|\b403\b|forbidden|denied|rejected`)},
 	{signal.Memory, regexp.MustCompile(`(?i)memory|heap|\brss\b|working set|oom`)},
 	{signal.CPU, regexp.MustCompile(`(?i)\bcpu\b|throttl`)},
 	{signal.Saturation, regexp.MustCompile(`(?i)\blag\b|backlog|queue|pool|connections?|disk|storage|file descriptors|threads|saturat`)},
@@ -93,7 +95,8 @@ func (ev *Evidence) heldCondition() (held, bool) {
 		}
 		rs := asRate(s.Series)
 		r := riseOf(rs)
-		if r.head <= 0 || r.tail < 1.5*r.head || (r.peak > 0 && r.tail < 0.9*r.peak) {
+		fromZero := k == signal.Errors && r.head <= 0 && r.tail > 0.01
+		if !fromZero && (r.head <= 0 || r.tail < 1.5*r.head) || (r.peak > 0 && r.tail < 0.9*r.peak) {
 			continue
 		}
 		return held{what: fmt.Sprintf("%s%s is still at %s at the end of the window (from %s before the incident)", s.Name, labelSuffix(s.Series, "pod", "service"), num(r.tail), num(r.head)), s: s, kind: k, last: r.tail}, true
@@ -176,4 +179,92 @@ func (ev *Evidence) limitOf(s Series) (float64, Cite, bool) {
 		}
 	}
 	return 0, Cite{}, false
+}
+
+// ModeConditionCleared: the alert's own signal had an episode and has been
+// back at its pre-incident level for a while: the condition no longer
+// holds.
+const ModeConditionCleared = "condition_cleared"
+
+// clearedFor: the signal must have been back this long at the end of the
+// window.
+const clearedFor = 10 * time.Minute
+
+// detectConditionCleared: every series of the alert's target whose kind the
+// alert measures is back near its pre-incident level for the last
+// clearedFor, and at least one had an episode (at least 1.5x its level, or
+// errors from none). The verdict is healthy now, with the episode's times;
+// a fault that still shows elsewhere outranks it (faults above the bar
+// always lead).
+func detectConditionCleared(ev *Evidence) []Finding {
+	kinds := ev.alertSymptoms()
+	if len(kinds) == 0 {
+		return nil
+	}
+	if _, holds := ev.heldCondition(); holds {
+		return nil
+	}
+	svc := ""
+	if ev.Alert != nil {
+		svc = strings.ToLower(firstNonEmptyStr(ev.Alert.GetService(), ev.alertField("service", "app", "deployment")))
+	}
+	var episode *Series
+	var peakAt *time.Time
+	var peak, head float64
+	var cites Cite
+	for i := range ev.Series {
+		s := ev.Series[i]
+		if isDBMetric(s.Series) {
+			continue
+		}
+		k := signal.Classify(s.Name, s.Labels)
+		if !kinds[k] || k == signal.Traffic || k == signal.Availability {
+			continue
+		}
+		if own := strings.ToLower(labelOf(s.Series, "service", "app", "deployment", "container", "job", "pod")); svc != "" && own != "" && own != svc && !strings.HasPrefix(own, svc+"-") {
+			continue
+		}
+		rs := asRate(s.Series)
+		pts := rs.Downsampled
+		if len(pts) < 6 {
+			continue
+		}
+		h := seriesHead(rs)
+		end := pts[len(pts)-1].T
+		back := true
+		for j := len(pts) - 1; j >= 0 && end.Sub(pts[j].T) <= clearedFor; j-- {
+			if pts[j].V > 1.2*h+1e-9 && !(k == signal.Errors && pts[j].V <= 0.01) {
+				back = false
+				break
+			}
+		}
+		if !back || end.Sub(pts[0].T) < 2*clearedFor {
+			return nil // one alerted signal is not back: the condition may hold
+		}
+		p := rs.Peak
+		if (h > 0 && p >= 1.5*h) || (k == signal.Errors && h <= 0 && p > 0.01) {
+			if episode == nil || p/math.Max(h, 1e-9) > peak/math.Max(head, 1e-9) {
+				ss := s
+				episode, peak, head, peakAt = &ss, p, h, rs.PeakAt
+			}
+		}
+		cites.merge(s.Cite)
+	}
+	if episode == nil {
+		return nil
+	}
+	f := healthyFinding(ModeConditionCleared, ev.workloadEntity(), 0.7)
+	f.validated(fmt.Sprintf("%s%s peaked at %s%s and has been back near its pre-incident level (%s) for at least the last %s of the window", episode.Name, labelSuffix(episode.Series, "pod", "service"), num(peak), atText(peakAt), num(head), durHuman(clearedFor)), cites)
+	f.Statement = fmt.Sprintf("No active failure: the alert's own signal (%s) had an episode%s and has been back at its pre-incident level since; the condition no longer holds", episode.Name, atText(peakAt))
+	f.Chain = []string{"A transient episode raises the alerted signal", "The signal returns to its pre-incident level", "The alert, evaluated over a window that still includes the episode (or delivered late), fires after the fact"}
+	f.Remediation = []string{"Resolve the alert; check why it fired or arrived after the condition cleared (evaluation window, pending period, delivery delay)"}
+	f.Signals = []string{"cleared", episode.Name}
+	return []Finding{f}
+}
+
+func atText(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return " at " + hhmm(t)
 }

@@ -88,3 +88,50 @@ func TestAlertSymptoms(t *testing.T) {
 		}
 	}
 }
+
+func TestDetectConditionCleared(t *testing.T) {
+	alert := &investigationv1.Alert{AlertName: "HighErrorRate", Summary: "5xx ratio above 5%", Service: "cart"}
+	lbl := map[string]string{"service": "cart"}
+	episode := mkSeries("http_error_ratio", lbl, func(i int) float64 {
+		if i >= 20 && i < 35 {
+			return 0.3
+		}
+		return 0.01
+	})
+	still := mkSeries("http_error_ratio", lbl, func(i int) float64 {
+		if i >= 20 {
+			return 0.3
+		}
+		return 0.01
+	})
+	flat := mkSeries("http_error_ratio", lbl, func(int) float64 { return 0.01 })
+	other := mkSeries("http_error_ratio", map[string]string{"service": "search"}, func(i int) float64 {
+		if i >= 20 {
+			return 0.3
+		}
+		return 0.01
+	})
+	tests := []struct {
+		name   string
+		series []Series
+		want   bool
+	}{
+		{"episode that ended", []Series{episode}, true},
+		{"another service's errors do not count", []Series{episode, other}, true},
+		{"still elevated", []Series{still}, false},
+		{"no episode at all", []Series{flat}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(alert, nil)
+			ev.Series = tc.series
+			got := detectConditionCleared(ev)
+			if (len(got) == 1) != tc.want {
+				t.Fatalf("got %d findings, want cleared=%v", len(got), tc.want)
+			}
+			if tc.want && (!got[0].Healthy || len(got[0].PinIDs) == 0) {
+				t.Errorf("finding %+v must be healthy and cite the series", got[0])
+			}
+		})
+	}
+}

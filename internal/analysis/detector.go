@@ -201,6 +201,7 @@ var registry = map[string]Constructor{
 	"batch_job_breach":      fn("batch_job_breach", detectBatchJobBreach),
 	"db_healthy":            fn("db_healthy", detectDBHealthy),
 	"environment_not_paged": fn("environment_not_paged", detectNotPaged),
+	"condition_cleared":     fn("condition_cleared", detectConditionCleared),
 }
 
 // NewDetector builds the named detector.
