@@ -85,6 +85,12 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 			d.Unknowns = append(d.Unknowns, "the failure mode is not established: the summary names the strongest abnormal signals, not a confirmed cause")
 		}
 	}
+	if len(in.Pins) > 0 {
+		// The facts an SRE reads first, quoted with their pins, whatever
+		// the hypothesis: observations, not conclusions.
+		kev := NewEvidence(in.Alert, in.Pins)
+		d.ValidatedClaims = append(d.ValidatedClaims, kev.keyEvidence(append(append([]*investigationv1.Claim(nil), d.ValidatedClaims...), d.NonValidatedClaims...))...)
+	}
 	if len(res.Hypotheses) == 0 {
 		d.RootCause = "Undetermined: the evidence gathered matches no known failure mode"
 		if in.Alert != nil && in.Alert.GetAlertName() != "" {

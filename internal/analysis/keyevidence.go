@@ -1,0 +1,150 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+)
+
+// Key evidence: the facts an SRE reads first, quoted from the evidence with
+// the pins that carry them, whatever the leading hypothesis says: the most
+// frequent distinct error and warning messages, the warning events, the
+// pods that are not running as they should, the signals that moved most and
+// the changes before the onset. They are observations (supported claims,
+// each citing its pins), rendered as quotes of the evidence, never as the
+// conclusion's own words. Bounded: a few of each kind, clipped.
+const (
+	keyLogTemplates = 6
+	keyEvents       = 5
+	keyPods         = 3
+	keySeries       = 5
+	keyChanges      = 4
+)
+
+// keyEvidence returns the key-evidence claims not already stated by the
+// given claims (a message already quoted is not repeated).
+func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigationv1.Claim {
+	var have strings.Builder
+	for _, c := range existing {
+		have.WriteString(strings.ToLower(c.GetClaim()))
+		have.WriteByte('\n')
+	}
+	known := have.String()
+	var out []*investigationv1.Claim
+	add := func(text string, c Cite) {
+		out = append(out, &investigationv1.Claim{Claim: "Key evidence: " + text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: c.PinIDs})
+	}
+	quoted := func(msg string) bool {
+		m := strings.ToLower(clip(msg, 60))
+		return m != "" && strings.Contains(known, m)
+	}
+	// Logs: errors and warnings, by template, most frequent first.
+	var lines []LogLine
+	for _, l := range ev.Logs {
+		lvl := strings.ToUpper(l.Level)
+		if isErrorLog(l.LogLine) || lvl == "WARN" || lvl == "WARNING" {
+			lines = append(lines, l)
+		}
+	}
+	n := 0
+	for _, t := range templates(lines) {
+		if n >= keyLogTemplates {
+			break
+		}
+		rep := t.lines[0]
+		if quoted(rep.Message) {
+			continue
+		}
+		first, last := t.lines[0], t.lines[len(t.lines)-1]
+		when := ""
+		if first.Timestamp != nil {
+			when = " from " + hhmm(first.Timestamp)
+			if last.Timestamp != nil && !last.Timestamp.Equal(*first.Timestamp) {
+				when += " to " + hhmm(last.Timestamp)
+			}
+		}
+		add(fmt.Sprintf("%s log (%s, %s) x%d%s: %s", rep.Cite.Source("logs"), logOrigin(rep), logLevel(rep.LogLine), len(t.lines), when, quote(rep.Message)), citesOfLogs(t.lines))
+		n++
+	}
+	// Warning events, most frequent first, one per reason and object.
+	evs := append([]Event(nil), ev.Events...)
+	sort.SliceStable(evs, func(i, j int) bool { return eventCount(evs[i].Event) > eventCount(evs[j].Event) })
+	seen := map[string]bool{}
+	n = 0
+	for _, e := range evs {
+		if n >= keyEvents || !strings.EqualFold(e.Type, "Warning") {
+			continue
+		}
+		k := e.Reason + "|" + e.InvolvedName
+		if seen[k] || quoted(e.Message) {
+			continue
+		}
+		seen[k] = true
+		obj := strings.ToLower(e.InvolvedKind) + "/" + e.InvolvedName
+		add(fmt.Sprintf("Warning event on %s: %s", strings.Trim(obj, "/"), eventLine(e)), e.Cite)
+		n++
+	}
+	// Pods not running as they should.
+	n = 0
+	for _, p := range ev.Pods {
+		if n >= keyPods || podHealthy(p.Pod) {
+			continue
+		}
+		if t := strings.TrimSpace(podText(p.Pod)); t != "" && !quoted(t) {
+			add(fmt.Sprintf("Pod %s/%s: %s", p.Namespace, p.Name, clip(t, 200)), p.Cite)
+			n++
+		}
+	}
+	// Signals that moved most.
+	var changes []seriesChange
+	for _, s := range ev.Series {
+		if ch, ok := seriesChangeOf(s); ok {
+			changes = append(changes, ch)
+		}
+	}
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].magnitude > changes[j].magnitude })
+	seenName := map[string]bool{}
+	n = 0
+	for _, ch := range changes {
+		if n >= keySeries || seenName[ch.s.Name] || strings.Contains(known, strings.ToLower(ch.s.Name)) {
+			continue
+		}
+		seenName[ch.s.Name] = true
+		add(fmt.Sprintf("%s: %s", SourceName(ch.s.Cite.Source("metrics")), ch.text()), ch.s.Cite)
+		n++
+	}
+	// Changes before the alert: the ledger.
+	at := ev.alertTime()
+	var ledger []changeRef
+	for _, d := range ev.Deploys {
+		t := d.FinishedAt
+		if t == nil {
+			t = d.StartedAt
+		}
+		ledger = append(ledger, changeRef{text: fmt.Sprintf("deploy of %s %s -> %s at %s", firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t)), at: t, cite: d.Cite})
+	}
+	ledger = append(ledger, ev.announcedChanges()...)
+	sort.SliceStable(ledger, func(i, j int) bool { return timeOfPtr(ledger[i].at).After(timeOfPtr(ledger[j].at)) })
+	n = 0
+	for _, c := range ledger {
+		if n >= keyChanges || c.at == nil || (at != nil && (c.at.After(at.Add(time.Minute)) || at.Sub(*c.at) > changeLookback)) {
+			continue
+		}
+		if strings.Contains(known, strings.ToLower(clip(c.text, 60))) {
+			continue
+		}
+		add("Change before the alert: "+c.text, c.cite)
+		n++
+	}
+	return out
+}
+
+func timeOfPtr(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}

@@ -1,0 +1,42 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+func TestKeyEvidence(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 4, 1, 8, m, 0, 0, time.UTC); return &x }
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "X", StartsAt: nil}, nil)
+	c := Cite{PinIDs: []string{"p1"}, Sources: []string{"pod_logs"}}
+	for i := 0; i < 5; i++ {
+		ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(10 + i), Level: "ERROR", Pod: "api-1", Message: "dial tcp 10.0.0.9:5432: i/o timeout"}, Cite: c})
+	}
+	ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(11), Level: "WARN", Pod: "api-1", Message: "pool pending=40 max=20"}, Cite: c})
+	ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(11), Level: "INFO", Pod: "api-1", Message: "GET /healthz 200"}, Cite: c})
+	ev.Events = []Event{{Event: facts.Event{Type: "Warning", Reason: "Preempted", Message: "preempted by batch/train-7", InvolvedKind: "Pod", InvolvedName: "api-2", Count: 3}, Cite: Cite{PinIDs: []string{"p2"}}}}
+	already := []*investigationv1.Claim{{Claim: "pod logs (api-1): 'pool pending=40 max=20'"}}
+	got := ev.keyEvidence(already)
+	var text []string
+	for _, k := range got {
+		text = append(text, k.GetClaim())
+		if len(k.GetPinIds()) == 0 || k.GetStatus() != investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED {
+			t.Errorf("key evidence %q must be a supported claim citing pins", k.GetClaim())
+		}
+	}
+	all := strings.Join(text, "\n")
+	for _, want := range []string{"i/o timeout", "x5", "Preempted", "pod/api-2"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("key evidence lacks %q:\n%s", want, all)
+		}
+	}
+	for _, not := range []string{"GET /healthz", "pool pending"} {
+		if strings.Contains(all, not) {
+			t.Errorf("key evidence repeats or includes %q:\n%s", not, all)
+		}
+	}
+}
