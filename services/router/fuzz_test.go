@@ -201,10 +201,10 @@ func FuzzParseNatural(f *testing.F) {
 			if _, err := ValidateParams(c.Tool, c.Params); err != nil {
 				t.Fatalf("ParseNatural(%q) planned %s with params its schema refuses: %v", text, CommandString(c), err)
 			}
-			if utf8.ValidString(text) {
+			if utf8.ValidString(text) { // a protobuf request carries only valid UTF-8
 				checkSendable(t, c)
+				checkRoundTrip(t, reg, c) // the tokenizer reads invalid bytes as U+FFFD
 			}
-			checkRoundTrip(t, reg, c)
 		}
 	})
 }
