@@ -1,33 +1,30 @@
 // Package textutil holds small text helpers shared by the services.
 package textutil
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
-// Truncate returns s cut to at most n bytes without splitting a UTF-8
-// character: the cut moves back to the start of the character that would be
-// split. Invalid bytes in s are kept as they are up to the cut (use
-// strings.ToValidUTF8 first when the result must be valid). n <= 0 gives "".
-// A proto string field must be valid UTF-8, so text cut with s[:n] can make a
-// message that cannot be marshalled (a pin that can never be published).
+// Truncate returns s as valid UTF-8 of at most n bytes: invalid bytes are
+// dropped, and a cut that would split a character moves back to the start
+// of that character. n <= 0 gives "". A proto string field must be valid
+// UTF-8: text cut with s[:n] can make a message that cannot be marshalled
+// (a pin that can never be published), and so can text that was already cut
+// that way before it reached here.
 func Truncate(s string, n int) string {
 	if n <= 0 {
 		return ""
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "")
 	}
 	if len(s) <= n {
 		return s
 	}
 	cut := n
-	// Back up over continuation bytes to the start of the character at cut,
-	// at most utf8.UTFMax-1 bytes (a longer run is invalid bytes, kept).
-	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
-	}
-	if !utf8.RuneStart(s[cut]) {
-		return s[:n]
-	}
-	// s[cut] starts a character; keep it only if it ends by n.
-	if _, size := utf8.DecodeRuneInString(s[cut:]); cut+size <= n {
-		cut += size
 	}
 	return s[:cut]
 }
@@ -35,8 +32,8 @@ func Truncate(s string, n int) string {
 // TruncateEllipsis is Truncate to n bytes plus "…" when s was cut.
 func TruncateEllipsis(s string, n int) string {
 	t := Truncate(s, n)
-	if len(t) == len(s) {
-		return s
+	if len(s) <= n {
+		return t
 	}
 	return t + "…"
 }

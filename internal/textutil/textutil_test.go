@@ -19,15 +19,17 @@ func TestTruncate(t *testing.T) {
 		{"hello", 3, "hel"},
 		{"hello", 0, ""},
 		{"hello", -1, ""},
-		{"héllo", 2, "h"},  // é is 2 bytes: not split
-		{"héllo", 3, "hé"}, // ends exactly after é
-		{"日本語", 4, "日"},    // 3-byte characters
-		{"日本語", 5, "日"},    // 3-byte characters
-		{"日本語", 6, "日本"},   // 3-byte characters
-		{"a😀b", 2, "a"},    // 4-byte emoji
-		{"a😀b", 4, "a"},    // 4-byte emoji
-		{"a😀b", 5, "a😀"},   // 4-byte emoji
-		{"ab\xffcd", 3, "ab\xff"},
+		{"héllo", 2, "h"},        // é is 2 bytes: not split
+		{"héllo", 3, "hé"},       // ends exactly after é
+		{"日本語", 4, "日"},          // 3-byte characters
+		{"日本語", 5, "日"},          // 3-byte characters
+		{"日本語", 6, "日本"},         // 3-byte characters
+		{"a😀b", 2, "a"},          // 4-byte emoji
+		{"a😀b", 4, "a"},          // 4-byte emoji
+		{"a😀b", 5, "a😀"},         // 4-byte emoji
+		{"ab\xffcd", 3, "abc"},   // invalid bytes dropped
+		{"ab\xe6\x97", 10, "ab"}, // a character cut before
+		{"\xff\xfe", 5, ""},
 	}
 	for _, tt := range tests {
 		got := textutil.Truncate(tt.s, tt.n)
@@ -61,22 +63,21 @@ func FuzzTruncate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string, n int) {
 		got := textutil.Truncate(s, n)
-		if !strings.HasPrefix(s, got) {
-			t.Fatalf("Truncate(%q, %d) = %q is not a prefix", s, n, got)
+		valid := strings.ToValidUTF8(s, "")
+		if !utf8.ValidString(got) {
+			t.Fatalf("Truncate(%q, %d) = %q is not valid UTF-8", s, n, got)
+		}
+		if !strings.HasPrefix(valid, got) {
+			t.Fatalf("Truncate(%q, %d) = %q is not a prefix of the valid text", s, n, got)
 		}
 		if n <= 0 && got != "" || n > 0 && len(got) > n {
 			t.Fatalf("Truncate(%q, %d) = %q is longer than n", s, n, got)
 		}
-		if len(s) <= n && got != s {
-			t.Fatalf("Truncate(%q, %d) = %q cut a string that fits", s, n, got)
+		if len(valid) <= n && got != valid {
+			t.Fatalf("Truncate(%q, %d) = %q cut a text that fits", s, n, got)
 		}
-		if utf8.ValidString(s) {
-			if !utf8.ValidString(got) {
-				t.Fatalf("Truncate(%q, %d) = %q split a character", s, n, got)
-			}
-			if n > 0 && n < len(s) && n-len(got) >= utf8.UTFMax {
-				t.Fatalf("Truncate(%q, %d) = %q cut more than one character", s, n, got)
-			}
+		if n > 0 && n < len(valid) && n-len(got) >= utf8.UTFMax {
+			t.Fatalf("Truncate(%q, %d) = %q cut more than one character", s, n, got)
 		}
 	})
 }

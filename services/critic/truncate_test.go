@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 // TestRationaleCutsWholeCharacters: the critic quotes a tool's error and a
@@ -42,6 +43,33 @@ func TestRationaleCutsWholeCharacters(t *testing.T) {
 			if _, err := proto.Marshal(out); err != nil {
 				t.Fatalf("%s, cut after %d bytes: the pin cannot be marshalled: %v", tc.name, pad, err)
 			}
+		}
+	}
+}
+
+// TestSymptomRationaleFromACutLogLine: the profile quotes a log line cut to
+// a length (services/critic/profile.go capText cuts bytes); the rationale
+// built from it must still be valid UTF-8.
+func TestSymptomRationaleFromACutLogLine(t *testing.T) {
+	s := newTestService(t, nil)
+	ctx := context.Background()
+	prefix := "upstream request timed out after 30s "
+	for pad := 150 - len(prefix); pad <= 165-len(prefix); pad++ {
+		msg := prefix + strings.Repeat("x", pad) + "日本語 é 😀 tail"
+		pin := newPin(fmt.Sprintf("l%d", pad), "search_logs", md(t, facts.KeyLogLines, []facts.LogLine{{Level: "ERROR", Service: "api",
+			Message: msg, Timestamp: tp(t0)}}))
+		out, _, err := s.revalidate(ctx, "s1", pin.GetId(), pin, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.GetCriticRationale(), "timed out") {
+			t.Fatalf("rationale %q does not quote the log line", out.GetCriticRationale())
+		}
+		if !utf8.ValidString(out.GetCriticRationale()) {
+			t.Fatalf("log line cut after %d bytes: rationale %q is not valid UTF-8", len(prefix)+pad, out.GetCriticRationale())
+		}
+		if _, err := proto.Marshal(out); err != nil {
+			t.Fatalf("log line cut after %d bytes: the pin cannot be marshalled: %v", len(prefix)+pad, err)
 		}
 	}
 }
