@@ -12,6 +12,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/intake"
 	"github.com/rcamesh/rcamesh/internal/target"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // RelatedAlertPrefix prefixes the annotations that carry the other alerts of
@@ -114,7 +115,7 @@ func describeAlert(a *investigationv1.Alert) string {
 	}
 	s := b.String()
 	if len(s) > 1000 {
-		s = s[:1000]
+		s = textutil.Truncate(s, 1000)
 	}
 	return s
 }

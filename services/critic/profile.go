@@ -12,6 +12,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/signal"
 	"github.com/rcamesh/rcamesh/internal/target"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -209,7 +210,7 @@ func observedAt(p *evidencev1.EvidencePin) time.Time {
 
 func capText(s string, n int) string {
 	if len(s) > n {
-		return s[:n]
+		return textutil.Truncate(s, n) // never splits a character
 	}
 	return s
 }

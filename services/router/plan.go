@@ -13,8 +13,8 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
-	"github.com/rcamesh/rcamesh/internal/target"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // alertView is what the planner reads from an alert.

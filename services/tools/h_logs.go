@@ -17,6 +17,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 var levelKV = regexp.MustCompile(`(?i)\b(?:level|lvl|severity)\s*[=:]\s*"?([a-z]+)`)
@@ -734,7 +735,7 @@ func structuredFields(obj map[string]any) string {
 			continue
 		}
 		if len(v) > 200 {
-			v = v[:200]
+			v = textutil.Truncate(v, 200)
 		}
 		if strings.ContainsAny(v, " \t") {
 			v = strconv.Quote(v)
