@@ -66,7 +66,7 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 				when += " to " + hhmm(last.Timestamp)
 			}
 		}
-		add(fmt.Sprintf("%s log (%s, %s) x%d%s: %s", rep.Cite.Source("logs"), logOrigin(rep), logLevel(rep.LogLine), len(t.lines), when, quote(rep.Message)), citesOfLogs(t.lines))
+		add(fmt.Sprintf("%s, %s %s x%d%s: %s", SourceName(rep.Cite.Source("logs")), logOrigin(rep), logLevel(rep.LogLine), len(t.lines), when, quote(rep.Message)), citesOfLogs(t.lines))
 		n++
 	}
 	// Warning events, most frequent first, one per reason and object.
@@ -123,6 +123,9 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		t := d.FinishedAt
 		if t == nil {
 			t = d.StartedAt
+		}
+		if d.Revision != "" && strings.Contains(known, strings.ToLower(d.Revision)) {
+			continue // the diagnosis already names this release
 		}
 		ledger = append(ledger, changeRef{text: fmt.Sprintf("deploy of %s %s -> %s at %s", firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t)), at: t, cite: d.Cite})
 	}
