@@ -99,18 +99,7 @@ func rank(ev *Evidence, findings []Finding) Result {
 			}
 		}
 	}
-	sort.SliceStable(findings, func(i, j int) bool {
-		a, b := findings[i], findings[j]
-		af := !a.Healthy && a.Score >= minFaultScore
-		bf := !b.Healthy && b.Score >= minFaultScore
-		if af != bf {
-			return af
-		}
-		if a.Healthy != b.Healthy {
-			return a.Healthy // among weak findings, positive health evidence ranks first
-		}
-		return a.Score > b.Score
-	})
+	sortFindings(findings, true)
 	if len(findings) > 0 && findings[0].Healthy && !findings[0].Overrides {
 		// Healthy means the alert's own condition no longer holds.
 		if h, holds := ev.heldCondition(); holds {
@@ -123,15 +112,7 @@ func rank(ev *Evidence, findings []Finding) Result {
 					findings[i].Score *= explainedPenalty
 				}
 			}
-			sort.SliceStable(findings, func(i, j int) bool {
-				a, b := findings[i], findings[j]
-				af := !a.Healthy && a.Score >= minFaultScore
-				bf := !b.Healthy && b.Score >= minFaultScore
-				if af != bf {
-					return af
-				}
-				return a.Score > b.Score
-			})
+			sortFindings(findings, false) // health vetoed: no precedence among weak findings
 			res.HealthVetoed = true
 			res.RuledOut = append(res.RuledOut, &investigationv1.RuledOut{Alternative: "healthy (no active failure)", Reason: "the alert's own condition still holds: " + what, PinIds: c.PinIDs})
 		}
@@ -206,6 +187,23 @@ func rank(ev *Evidence, findings []Finding) Result {
 	}
 	res.Unknowns = append(res.Unknowns, ev.unknowns(leads)...)
 	return res
+}
+
+// sortFindings ranks faults above the fault bar first, then (healthFirst)
+// positive health evidence among the weak findings, then by score.
+func sortFindings(findings []Finding, healthFirst bool) {
+	sort.SliceStable(findings, func(i, j int) bool {
+		a, b := findings[i], findings[j]
+		af := !a.Healthy && a.Score >= minFaultScore
+		bf := !b.Healthy && b.Score >= minFaultScore
+		if af != bf {
+			return af
+		}
+		if healthFirst && a.Healthy != b.Healthy {
+			return a.Healthy // among weak findings, positive health evidence ranks first
+		}
+		return a.Score > b.Score
+	})
 }
 
 func sameDomain(a, b Finding) bool {

@@ -71,21 +71,8 @@ func (ev *Evidence) heldCondition() (held, bool) {
 	if len(kinds) == 0 {
 		return held{}, false
 	}
-	svc := ""
-	if ev.Alert != nil {
-		svc = strings.ToLower(firstNonEmptyStr(ev.Alert.GetService(), ev.alertField("service", "app", "deployment")))
-	}
-	for _, s := range ev.Series {
-		if isDBMetric(s.Series) {
-			continue
-		}
-		k := signal.Classify(s.Name, s.Labels)
-		if !kinds[k] || k == signal.Traffic || k == signal.Availability {
-			continue
-		}
-		if own := strings.ToLower(labelOf(s.Series, "service", "app", "deployment", "container", "job", "pod")); svc != "" && own != "" && own != svc && !strings.HasPrefix(own, svc+"-") {
-			continue
-		}
+	for _, as := range ev.alertedSeries(kinds) {
+		s, k := as.s, as.k
 		if k == signal.Memory || k == signal.Saturation || k == signal.CPU {
 			// A resource creeping up steadily and still at its highest at
 			// the end: the condition holds and worsens.
@@ -102,6 +89,37 @@ func (ev *Evidence) heldCondition() (held, bool) {
 		return held{what: fmt.Sprintf("%s%s is still at %s at the end of the window (from %s before the incident)", s.Name, labelSuffix(s.Series, "pod", "service"), num(r.tail), num(r.head)), s: s, kind: k, last: r.tail}, true
 	}
 	return held{}, false
+}
+
+// alerted is a series of the alert's target whose kind the alert measures.
+type alerted struct {
+	s Series
+	k signal.Kind
+}
+
+// alertedSeries lists the series of the alert's target (its service, or
+// unlabelled) whose kind is one the alert measures; traffic and
+// availability are context, not the condition.
+func (ev *Evidence) alertedSeries(kinds map[signal.Kind]bool) []alerted {
+	svc := ""
+	if ev.Alert != nil {
+		svc = strings.ToLower(firstNonEmptyStr(ev.Alert.GetService(), ev.alertField("service", "app", "deployment")))
+	}
+	var out []alerted
+	for _, s := range ev.Series {
+		if isDBMetric(s.Series) {
+			continue
+		}
+		k := signal.Classify(s.Name, s.Labels)
+		if !kinds[k] || k == signal.Traffic || k == signal.Availability {
+			continue
+		}
+		if own := strings.ToLower(labelOf(s.Series, "service", "app", "deployment", "container", "job", "pod")); svc != "" && own != "" && own != svc && !strings.HasPrefix(own, svc+"-") {
+			continue
+		}
+		out = append(out, alerted{s, k})
+	}
+	return out
 }
 
 // ModeConditionHolds: the alert's own condition still holds and nothing
@@ -204,26 +222,12 @@ func detectConditionCleared(ev *Evidence) []Finding {
 	if _, holds := ev.heldCondition(); holds {
 		return nil
 	}
-	svc := ""
-	if ev.Alert != nil {
-		svc = strings.ToLower(firstNonEmptyStr(ev.Alert.GetService(), ev.alertField("service", "app", "deployment")))
-	}
 	var episode *Series
 	var peakAt *time.Time
 	var peak, head float64
 	var cites Cite
-	for i := range ev.Series {
-		s := ev.Series[i]
-		if isDBMetric(s.Series) {
-			continue
-		}
-		k := signal.Classify(s.Name, s.Labels)
-		if !kinds[k] || k == signal.Traffic || k == signal.Availability {
-			continue
-		}
-		if own := strings.ToLower(labelOf(s.Series, "service", "app", "deployment", "container", "job", "pod")); svc != "" && own != "" && own != svc && !strings.HasPrefix(own, svc+"-") {
-			continue
-		}
+	for _, as := range ev.alertedSeries(kinds) {
+		s, k := as.s, as.k
 		rs := asRate(s.Series)
 		pts := rs.Downsampled
 		if len(pts) < 6 {
