@@ -17,11 +17,12 @@ import (
 // each citing its pins), rendered as quotes of the evidence, never as the
 // conclusion's own words. Bounded: a few of each kind, clipped.
 const (
-	keyLogTemplates = 6
-	keyEvents       = 5
-	keyPods         = 3
-	keySeries       = 5
-	keyChanges      = 4
+	keyLogTemplates    = 6
+	keyEvents          = 5
+	keyPods            = 3
+	keySeries          = 5
+	keyChanges         = 4
+	keyResourceSignals = 6
 )
 
 // keyEvidence returns the key-evidence claims not already stated by the
@@ -95,6 +96,18 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		}
 		if t := strings.TrimSpace(podText(p.Pod)); t != "" && !quoted(t) {
 			add(fmt.Sprintf("Pod %s/%s: %s", p.Namespace, p.Name, clip(t, 200)), p.Cite)
+			n++
+		}
+	}
+	// Described objects: their key findings (a spec value, a condition, a
+	// selector that matches nothing), as the describe tool reported them.
+	n = 0
+	for _, r := range ev.Resources {
+		for _, sig := range r.Signals {
+			if n >= keyResourceSignals || strings.TrimSpace(sig) == "" || quoted(sig) {
+				continue
+			}
+			add(fmt.Sprintf("%s %s: %s", r.Kind, strings.Trim(r.Namespace+"/"+r.Name, "/"), clip(sig, 200)), r.Cite)
 			n++
 		}
 	}

@@ -19,6 +19,7 @@ func TestKeyEvidence(t *testing.T) {
 	ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(11), Level: "WARN", Pod: "api-1", Message: "pool pending=40 max=20"}, Cite: c})
 	ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(11), Level: "INFO", Pod: "api-1", Message: "GET /healthz 200"}, Cite: c})
 	ev.Events = []Event{{Event: facts.Event{Type: "Warning", Reason: "Preempted", Message: "preempted by batch/train-7", InvolvedKind: "Pod", InvolvedName: "api-2", Count: 3}, Cite: Cite{PinIDs: []string{"p2"}}}}
+	ev.Resources = []Resource{{Resource: facts.Resource{Kind: "CronJob", Namespace: "ops", Name: "nightly", Signals: []string{"schedule '0 2 31 2 *' never fires; lastScheduleTime 2026-01-31"}}, Cite: Cite{PinIDs: []string{"p3"}}}}
 	already := []*investigationv1.Claim{{Claim: "pod logs (api-1): 'pool pending=40 max=20'"}}
 	got := ev.keyEvidence(already)
 	var text []string
@@ -29,7 +30,7 @@ func TestKeyEvidence(t *testing.T) {
 		}
 	}
 	all := strings.Join(text, "\n")
-	for _, want := range []string{"i/o timeout", "x5", "Preempted", "pod/api-2"} {
+	for _, want := range []string{"i/o timeout", "x5", "Preempted", "pod/api-2", "CronJob ops/nightly", "lastScheduleTime"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("key evidence lacks %q:\n%s", want, all)
 		}
