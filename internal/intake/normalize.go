@@ -11,6 +11,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/redact"
 	"github.com/rcamesh/rcamesh/internal/target"
 )
 
@@ -71,6 +72,7 @@ func finish(a *investigationv1.Alert) {
 	if a.Annotations == nil {
 		a.Annotations = map[string]string{}
 	}
+	redactAlert(a)
 	a.Severity = strings.ToLower(firstNonEmpty(a.Severity, lookup(a, []string{"severity", "priority"})))
 	a.ErrorMessage = firstNonEmpty(a.ErrorMessage, lookupAnn(a, errorKeys))
 	a.Summary = firstNonEmpty(a.Summary, lookupAnn(a, summaryKeys))
@@ -291,4 +293,23 @@ func GroupFingerprint(alerts []*investigationv1.Alert) string {
 	sort.Strings(fps)
 	sum := sha256.Sum256([]byte("group\n" + strings.Join(fps, "\n")))
 	return hex.EncodeToString(sum[:])[:24]
+}
+
+// redactAlert removes secrets from everything an alert carries before any
+// stage sees it (labels, annotations, texts): an alert is outside input, and
+// what it carries reaches pins, the stream, the store, reports and prompts.
+// A label or annotation whose key names a credential is redacted whole.
+func redactAlert(a *investigationv1.Alert) {
+	for _, m := range []map[string]string{a.Labels, a.Annotations} {
+		for k, v := range m {
+			if redact.SensitiveKey(k) {
+				m[k] = redact.Redacted
+				continue
+			}
+			m[k] = redact.Text(v)
+		}
+	}
+	for _, f := range []*string{&a.AlertName, &a.Title, &a.Summary, &a.Description, &a.ErrorMessage} {
+		*f = redact.Text(*f)
+	}
 }

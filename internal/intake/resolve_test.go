@@ -1,6 +1,9 @@
 package intake
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestTargetResolutionFromText(t *testing.T) {
 	tests := []struct {
@@ -40,5 +43,25 @@ func TestTargetResolutionFromText(t *testing.T) {
 				t.Errorf("pod = %q, want %q", a.GetPod(), tc.wantP)
 			}
 		})
+	}
+}
+
+func TestAlertPayloadRedacted(t *testing.T) {
+	payload := `{"version":"4","status":"firing","alerts":[{"status":"firing",
+	 "labels":{"alertname":"DBDown","service":"billing","db_password":"pw-in-a-label"},
+	 "annotations":{"summary":"connect failed with DB_PASS=Sup3rS3cret!","runbook_url":"https://hooks.slack.com/services/T0AAAA/B0BBBB/cccccccccccccccccccccc"}}]}`
+	as, err := Parse([]byte(payload), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := as[0]
+	all := a.String()
+	for _, secret := range []string{"pw-in-a-label", "Sup3rS3cret!", "cccccccccccccccccccccc"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("secret %q reached the normalized alert: %s", secret, all)
+		}
+	}
+	if a.GetService() != "billing" || a.GetAlertName() != "DBDown" {
+		t.Errorf("redaction changed plain fields: %s %s", a.GetService(), a.GetAlertName())
 	}
 }

@@ -1,0 +1,37 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// A corpus of secret shapes as they arrive in alert payloads, logs and
+// describe output; each secret must be gone, the rest of the text kept.
+func TestTextSecretShapes(t *testing.T) {
+	tests := []struct {
+		in, secret, keep string
+	}{
+		{"DB_PASS=Sup3rS3cret! failed to connect", "Sup3rS3cret!", "failed to connect"},
+		{"SMTP_PWD: 'mail-pw-42'", "mail-pw-42", "SMTP_PWD"},
+		{"notify https://hooks.slack.com/services/T0123ABCD/B0456EFGH/abcdefghijklmnopqrstuvwx failed", "abcdefghijklmnopqrstuvwx", "hooks.slack.com"},
+		{"Cookie: session=8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c; theme=dark", "8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c", "Cookie"},
+		{"GET /export?user=ann&token=abcd1234efgh5678 200", "abcd1234efgh5678", "user=ann"},
+		{"postgres://app:hunter22@db:5432/x", "hunter22", "db:5432"},
+		{"CLIENT_SECRET=\"z9y8x7w6\" loaded", "z9y8x7w6", "loaded"},
+		{"password=hunter2 and api_key: k-123456789", "hunter2", "and"},
+	}
+	for _, tc := range tests {
+		got := Text(tc.in)
+		if strings.Contains(got, tc.secret) {
+			t.Errorf("Text(%q) = %q: secret %q kept", tc.in, got, tc.secret)
+		}
+		if !strings.Contains(got, tc.keep) {
+			t.Errorf("Text(%q) = %q: lost %q", tc.in, got, tc.keep)
+		}
+	}
+	for _, plain := range []string{"bypass mode on", "tests passed", "GET /healthz 200", "session started for user ann"} {
+		if got := Text(plain); got != plain {
+			t.Errorf("Text(%q) = %q: plain text changed", plain, got)
+		}
+	}
+}
