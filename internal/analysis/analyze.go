@@ -38,6 +38,9 @@ type Result struct {
 	// HealthVetoed: a healthy reading was set aside because the alert's own
 	// condition still holds at the end of the window.
 	HealthVetoed bool
+	// ev is the evidence the analysis decoded, reused by Diagnose (nil when
+	// the Result was built by hand).
+	ev *Evidence
 }
 
 // Thresholds of the ranking.
@@ -69,7 +72,9 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 		findings = append(findings, d.Detect(ctx, ev)...)
 	}
 	annotateManagers(ev, findings)
-	return rank(ev, findings), nil
+	res := rank(ev, findings)
+	res.ev = ev
+	return res, nil
 }
 
 func rank(ev *Evidence, findings []Finding) Result {

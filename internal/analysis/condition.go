@@ -30,6 +30,9 @@ var symptomWords = []struct {
 	{signal.Saturation, regexp.MustCompile(`(?i)\blag\b|backlog|queue|pool|connections?|disk|storage|file descriptors|threads|saturat`)},
 }
 
+// reCamel splits CamelCase words.
+var reCamel = regexp.MustCompile(`([a-z])([A-Z])`)
+
 // alertSymptoms are the signal kinds the alert's own words measure.
 func (ev *Evidence) alertSymptoms() map[signal.Kind]bool {
 	out := map[signal.Kind]bool{}
@@ -39,7 +42,7 @@ func (ev *Evidence) alertSymptoms() map[signal.Kind]bool {
 	a := ev.Alert
 	text := strings.Join([]string{a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription()}, " ")
 	// CamelCase alert names: "HighMemoryUsage" reads as words.
-	text += " " + regexp.MustCompile(`([a-z])([A-Z])`).ReplaceAllString(a.GetAlertName(), "$1 $2")
+	text += " " + reCamel.ReplaceAllString(a.GetAlertName(), "$1 $2")
 	for _, w := range symptomWords {
 		if w.re.MatchString(text) {
 			out[w.kind] = true
@@ -48,24 +51,18 @@ func (ev *Evidence) alertSymptoms() map[signal.Kind]bool {
 	return out
 }
 
-// conditionStillHolds finds a series of the alert's target whose kind the
-// alert measures and that is still abnormal at the end of the window: at
-// least 1.5x its pre-incident level (rising kinds) and within 10% of its
-// peak. It returns the description and citation of the first one.
-func (ev *Evidence) conditionStillHolds() (string, Cite, bool) {
-	h, ok := ev.heldCondition()
-	return h.what, h.s.Cite, ok
-}
-
 // held is the alerted signal that still holds.
 type held struct {
-	what  string
-	s     Series
-	kind  signal.Kind
-	creep bool
-	last  float64
+	what string
+	s    Series
+	kind signal.Kind
+	last float64
 }
 
+// heldCondition finds a series of the alert's target whose kind the alert
+// measures and that is still abnormal at the end of the window: still
+// creeping at its highest (resources), or at least 1.5x its pre-incident
+// level and within 10% of its peak.
 func (ev *Evidence) heldCondition() (held, bool) {
 	kinds := ev.alertSymptoms()
 	if len(kinds) == 0 {
@@ -77,7 +74,7 @@ func (ev *Evidence) heldCondition() (held, bool) {
 			// A resource creeping up steadily and still at its highest at
 			// the end: the condition holds and worsens.
 			if first, last, perMin, ok := creep(s); ok && !isCounterName(s.Name) && last >= s.Peak*0.98 {
-				return held{what: fmt.Sprintf("%s%s still creeps up (%s to %s, %s per minute) and is at its highest at the end of the window", s.Name, labelSuffix(s.Series, "pod", "service"), num(first), num(last), num(perMin)), s: s, kind: k, creep: true, last: last}, true
+				return held{what: fmt.Sprintf("%s%s still creeps up (%s to %s, %s per minute) and is at its highest at the end of the window", s.Name, labelSuffix(s.Series, "pod", "service"), num(first), num(last), num(perMin)), s: s, kind: k, last: last}, true
 			}
 		}
 		rs := asRate(s.Series)

@@ -57,7 +57,11 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 			d.NonValidatedClaims = append(d.NonValidatedClaims, c)
 		}
 	}
-	if a, ev, ok := fallback(in, res); ok {
+	ev := res.ev
+	if ev == nil && len(in.Pins) > 0 {
+		ev = NewEvidence(in.Alert, in.Pins)
+	}
+	if a, ok := fallback(ev, res); ok {
 		h := &investigationv1.Hypothesis{
 			Id: "h0", Statement: a.Statement, Category: a.Category, Entity: a.Entity, Confidence: confidence(a),
 			PinIds: a.PinIDs, Detector: ModeAnomaly, CausalChain: a.Chain, Remediation: a.Remediation, Signals: a.Signals,
@@ -88,8 +92,7 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 	if len(in.Pins) > 0 {
 		// The facts an SRE reads first, quoted with their pins, whatever
 		// the hypothesis: observations, not conclusions.
-		kev := NewEvidence(in.Alert, in.Pins)
-		d.ValidatedClaims = append(d.ValidatedClaims, kev.keyEvidence(append(append([]*investigationv1.Claim(nil), d.ValidatedClaims...), d.NonValidatedClaims...))...)
+		d.ValidatedClaims = append(d.ValidatedClaims, ev.keyEvidence(append(append([]*investigationv1.Claim(nil), d.ValidatedClaims...), d.NonValidatedClaims...))...)
 	}
 	if len(res.Hypotheses) == 0 {
 		d.RootCause = "Undetermined: the evidence gathered matches no known failure mode"
@@ -153,25 +156,24 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 // below the fault threshold. A healthy lead is never replaced (health needs
 // positive evidence, and that evidence exists). The summary leads only when
 // it is stronger than the weak hypothesis it replaces.
-func fallback(in Input, res Result) (Finding, *Evidence, bool) {
+func fallback(ev *Evidence, res Result) (Finding, bool) {
 	if len(res.Hypotheses) > 0 {
 		lead := res.Hypotheses[0]
 		if (lead.GetCategory() == catHealthy && !res.HealthVetoed) || (lead.GetCategory() != catHealthy && lead.GetConfidence() >= minFaultScore) {
-			return Finding{}, nil, false
+			return Finding{}, false
 		}
 	}
-	if len(in.Pins) == 0 {
-		return Finding{}, nil, false
+	if ev == nil {
+		return Finding{}, false
 	}
-	ev := NewEvidence(in.Alert, in.Pins)
 	a, ok := ev.anomalySummary(res.Findings)
 	if !ok {
-		return Finding{}, nil, false
+		return Finding{}, false
 	}
 	if len(res.Hypotheses) > 0 && confidence(a) <= res.Hypotheses[0].GetConfidence() {
-		return Finding{}, nil, false
+		return Finding{}, false
 	}
-	return a, ev, true
+	return a, true
 }
 
 // Markdown renders a diagnosis as a plain report (root cause, claims, chain,

@@ -608,7 +608,7 @@ func demandSeries(t facts.Series, svc string) bool {
 	if svc == "" {
 		return true
 	}
-	if own := labelOf(t, "service", "app", "deployment", "service_name", "job"); own != "" && !strings.EqualFold(own, svc) {
+	if own := labelOf(t, "service", "app", "deployment", "job"); own != "" && !strings.EqualFold(own, svc) {
 		return false
 	}
 	return true
@@ -635,7 +635,7 @@ func (ev *Evidence) saturationEvidence(svc string) (string, Cite, bool) {
 			return fmt.Sprintf("%s at %s", x.Name, num(rr.tail)), x.Cite, true
 		}
 	}
-	capacity := families[3].re
+	capacity := capacityFamily.re
 	for _, l := range ev.Logs {
 		if isErrorLog(l.LogLine) && (svc == "" || l.Service == "" || strings.EqualFold(l.Service, svc) || strings.HasPrefix(l.Pod, svc+"-")) && capacity.MatchString(l.Message) && !reRemoteLimit.MatchString(l.Message) {
 			return "log " + quote(l.Message), l.Cite, true

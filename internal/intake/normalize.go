@@ -21,32 +21,14 @@ const (
 	WindowAfter  = 15 * time.Minute
 )
 
-// Label and annotation keys the fields are read from, in priority order.
+// Label and annotation keys of the fields that are not entities, in
+// priority order (entities are read through internal/target's vocabulary).
 var (
-	namespaceKeys = []string{"namespace", "kube_namespace", "k8s_namespace", "exported_namespace", "k8s.namespace.name"}
-	serviceKeys   = []string{"service", "service_name", "kube_service", "app_kubernetes_io_name", "app.kubernetes.io/name", "app", "workload_name", "kube_deployment", "deployment"}
-	podKeys       = []string{"pod", "kube_pod", "pod_name", "k8s.pod.name", "exported_pod"}
-	clusterKeys   = []string{"cluster", "cluster_name", "kube_cluster_name", "k8s_cluster", "eks_cluster"}
-	envKeys       = []string{"env", "environment", "stage", "tier"}
-	errorKeys     = []string{"error", "error_message", "exception", "message"}
-	summaryKeys   = []string{"summary", "message"}
-	descKeys      = []string{"description", "details"}
-	nodeKeys      = []string{"node", "kube_node", "nodename", "node_name", "kubernetes_node", "k8s.node.name"}
-	dbKeys        = []string{"db_instance_identifier", "dbinstanceidentifier", "db_instance", "database_instance", "rds_instance"}
+	envKeys     = []string{"env", "environment", "stage", "tier"}
+	errorKeys   = []string{"error", "error_message", "exception", "message"}
+	summaryKeys = []string{"summary", "message"}
+	descKeys    = []string{"description", "details"}
 )
-
-// workload kinds read from label pairs (<kind> label -> name).
-var workloadKeys = []struct{ key, kind string }{
-	{"kube_deployment", "deployment"},
-	{"deployment", "deployment"},
-	{"kube_statefulset", "statefulset"},
-	{"statefulset", "statefulset"},
-	{"kube_daemonset", "daemonset"},
-	{"daemonset", "daemonset"},
-	{"kube_job", "job"},
-	{"job_name", "job"},
-	{"kube_cronjob", "cronjob"},
-}
 
 // lookup returns the first non-empty value of keys in labels, then annotations.
 func lookup(a *investigationv1.Alert, keys []string) string {
@@ -78,11 +60,11 @@ func finish(a *investigationv1.Alert) {
 	a.Summary = firstNonEmpty(a.Summary, lookupAnn(a, summaryKeys))
 	a.Description = firstNonEmpty(a.Description, lookupAnn(a, descKeys))
 	resolveTargets(a)
-	a.Namespace = firstNonEmpty(a.Namespace, lookup(a, namespaceKeys), targetOf(a, target.Namespace))
-	a.Service = firstNonEmpty(a.Service, lookup(a, serviceKeys), targetOf(a, target.Service),
+	a.Namespace = firstNonEmpty(a.Namespace, targetOf(a, target.Namespace))
+	a.Service = firstNonEmpty(a.Service, targetOf(a, target.Service),
 		targetOf(a, target.Deployment), targetOf(a, target.StatefulSet), targetOf(a, target.DaemonSet))
-	a.Pod = firstNonEmpty(a.Pod, lookup(a, podKeys), targetOf(a, target.Pod))
-	a.Cluster = firstNonEmpty(a.Cluster, lookup(a, clusterKeys), targetOf(a, target.Cluster))
+	a.Pod = firstNonEmpty(a.Pod, targetOf(a, target.Pod))
+	a.Cluster = firstNonEmpty(a.Cluster, targetOf(a, target.Cluster))
 	if a.Title == "" {
 		a.Title = firstNonEmpty(a.Summary, a.AlertName)
 	}
@@ -121,23 +103,18 @@ func resource(a *investigationv1.Alert) (kind, name string) {
 	if wt, wn := lookup(a, []string{"workload_type", "workload_kind"}), lookup(a, []string{"workload_name", "workload"}); wn != "" {
 		return firstNonEmpty(strings.ToLower(wt), "deployment"), wn
 	}
-	for _, w := range workloadKeys {
-		if v := lookup(a, []string{w.key}); v != "" {
-			return w.kind, v
-		}
-	}
 	for _, w := range []struct {
 		kind target.Kind
 		name string
-	}{{target.Deployment, "deployment"}, {target.StatefulSet, "statefulset"}, {target.DaemonSet, "daemonset"}, {target.CronJob, "cronjob"}, {target.Job, "job"}} {
+	}{{target.Deployment, "deployment"}, {target.StatefulSet, "statefulset"}, {target.DaemonSet, "daemonset"}, {target.Job, "job"}, {target.CronJob, "cronjob"}} {
 		if v := targetOf(a, w.kind); v != "" {
 			return w.name, v
 		}
 	}
-	if v := firstNonEmpty(lookup(a, nodeKeys), targetOf(a, target.Node)); v != "" {
+	if v := targetOf(a, target.Node); v != "" {
 		return "node", v
 	}
-	if v := firstNonEmpty(lookup(a, dbKeys), targetOf(a, target.Database)); v != "" {
+	if v := targetOf(a, target.Database); v != "" {
 		return "db_instance", v
 	}
 	if v := lookup(a, []string{"resource_name", "resource"}); v != "" {

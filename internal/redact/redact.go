@@ -9,6 +9,8 @@ package redact
 import (
 	"regexp"
 	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // Redacted replaces every secret the redactor finds.
@@ -122,7 +124,7 @@ func redactKeyValues(line, lower string) string {
 		for k < len(lower) && (lower[k] == ' ' || lower[k] == '\t') {
 			k++
 		}
-		if k >= len(lower) || (lower[k] != '=' && lower[k] != ':') || (k == e && e < len(lower) && isWordByte(lower[e])) {
+		if k >= len(lower) || (lower[k] != '=' && lower[k] != ':') || (k == e && e < len(lower) && textutil.IsWordByte(lower[e])) {
 			i = at + 1
 			continue
 		}
@@ -243,7 +245,7 @@ func redactLine(line, lower string) string {
 		}
 		if out := r.apply(line); out != line {
 			line = out
-			lower = asciiLower(line)
+			lower = textutil.ASCIILower(line)
 		}
 	}
 	if containsAny(lower, secretKeyWords) {
@@ -275,10 +277,10 @@ func Text(s string) string {
 	if strings.Contains(s, "Secret") {
 		s = redactSecretManifests(s)
 	}
-	lower := asciiLower(s)
+	lower := textutil.ASCIILower(s)
 	if strings.Contains(lower, "private key") {
 		s = pemRule.apply(s)
-		lower = asciiLower(s)
+		lower = textutil.ASCIILower(s)
 	}
 	// Keywords present anywhere: lines are only checked for those.
 	var present []string
@@ -426,28 +428,4 @@ func Value(v any) (any, bool) {
 		return t, changed
 	}
 	return v, false
-}
-
-func asciiLower(s string) string {
-	hasUpper := false
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			hasUpper = true
-			break
-		}
-	}
-	if !hasUpper {
-		return s
-	}
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 32
-		}
-	}
-	return string(b)
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -30,15 +30,24 @@ const (
 	Availability Kind = "availability"
 )
 
-// statusKeys are label keys (folded: lower case, `.`/`-` as `_`) whose value
-// is a request outcome.
-var statusKeys = map[string]bool{
-	"code": true, "status": true, "status_code": true, "response_code": true, "http_status": true,
-	"http_code": true, "http_status_code": true, "http_response_status_code": true, "response_status": true,
-	"status_class": true, "code_class": true, "http_status_class": true,
-	"grpc_code": true, "grpc_status": true, "grpc_status_code": true, "rpc_grpc_status_code": true, "rpc_code": true,
-	"outcome": true, "result": true, "error_type": true, "otel_status_code": true,
-}
+// CodeKeys are the label keys (folded: lower case, `.`/`-` as `_`) whose
+// value is a request's status code, HTTP or gRPC, in order of preference;
+// "code" is the Prometheus-client spelling the others are read as.
+var CodeKeys = []string{"code", "status_code", "http_status_code", "http_response_status_code", "response_code", "http_status", "http_code",
+	"response_status", "status", "grpc_code", "grpc_status", "grpc_status_code", "rpc_grpc_status_code", "rpc_code"}
+
+// statusKeys are the label keys whose value is a request outcome: a status
+// code, a status class or an outcome word.
+var statusKeys = func() map[string]bool {
+	m := map[string]bool{
+		"status_class": true, "code_class": true, "http_status_class": true,
+		"outcome": true, "result": true, "error_type": true, "otel_status_code": true,
+	}
+	for _, k := range CodeKeys {
+		m[k] = true
+	}
+	return m
+}()
 
 // grpcFailures are gRPC status codes that mean the server failed (by name,
 // folded, and by number); client-side codes (InvalidArgument, NotFound,

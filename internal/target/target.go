@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/signal"
 )
 
 // Kind is the type of entity a value names.
@@ -52,7 +54,7 @@ var vocabulary = []struct {
 }{
 	{Namespace, []string{"namespace", "kube_namespace", "k8s_namespace", "k8s_namespace_name", "exported_namespace", "kubernetes_namespace", "kubernetes_namespace_name", "kube_namespace_name", "ns"}},
 	{Service, []string{"service", "service_name", "kube_service", "k8s_service_name", "exported_service", "app_kubernetes_io_name", "app", "k8s_app", "application", "svc", "workload_name", "destination_service_name", "dd_service", "kubernetes_name", "kubernetes_service_name"}},
-	{Pod, []string{"pod", "pod_name", "kube_pod", "kube_pod_name", "k8s_pod_name", "exported_pod", "kubernetes_pod_name"}},
+	{Pod, []string{"pod", "pod_name", "kube_pod", "kube_pod_name", "k8s_pod_name", "k8s_pod", "exported_pod", "kubernetes_pod_name"}},
 	{Node, []string{"node", "node_name", "nodename", "kube_node", "kube_node_name", "k8s_node_name", "kubernetes_node", "kubernetes_io_hostname"}},
 	{Deployment, []string{"deployment", "kube_deployment", "k8s_deployment_name", "kube_deployment_name", "deployment_name"}},
 	{StatefulSet, []string{"statefulset", "kube_statefulset", "k8s_statefulset_name", "statefulset_name"}},
@@ -120,6 +122,8 @@ var (
 	rePair = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_./-])([a-z][a-z0-9_./-]{0,62})\s*(=~|=|:)\s*["'\x60]?([a-z0-9][a-z0-9_./:@-]{0,252})`)
 	// http(s)://<svc>.<ns>.svc[.cluster.local][:port]
 	reSvcHost = regexp.MustCompile(`(?i)\b([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.svc(?:\.cluster\.local)?\b`)
+	// <namespace>/<name>, not inside a URL path (no slash before it).
+	reNsName  = regexp.MustCompile(`(?i)(?:^|[^a-z0-9./-])([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)/([a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)\b`)
 	reURLHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.-]{0,252})(?::\d+)?([^\s"'<>]*)`)
 	// monitoring and documentation systems: a link to them (the alert's
 	// source, runbook, dashboard, silence) names the tool, not the target.
@@ -214,19 +218,19 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 	}
 	// "<namespace>/<name>" next to a pod or workload the alert names:
 	// kubectl's and kube-state-metrics' way of writing a namespaced object.
-	for _, e := range append([]Entity(nil), out...) {
+	named := map[string]bool{}
+	for _, e := range out {
 		switch e.Kind {
 		case Pod, Service, Deployment, StatefulSet, DaemonSet, Job, CronJob:
-		default:
-			continue
+			named[strings.ToLower(e.Value)] = true
 		}
-		re, err := regexp.Compile(`(?i)\b([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)/` + regexp.QuoteMeta(e.Value) + `\b`)
-		if err != nil {
-			continue
-		}
+	}
+	if len(named) > 0 {
 		for _, k := range sortedKeys(texts) {
-			if m := re.FindStringSubmatch(texts[k]); m != nil {
-				add(Namespace, strings.ToLower(m[1]), "text:"+k)
+			for _, m := range reNsName.FindAllStringSubmatch(texts[k], -1) {
+				if named[strings.ToLower(m[2])] {
+					add(Namespace, strings.ToLower(m[1]), "text:"+k)
+				}
 			}
 		}
 	}
@@ -395,8 +399,7 @@ func Canonical(labels map[string]string) map[string]string {
 			}
 		}
 	}
-	for _, key := range []string{"status_code", "http_status_code", "http_response_status_code", "response_code", "http_status", "http_code", "response_status", "status",
-		"grpc_code", "grpc_status", "grpc_status_code", "rpc_grpc_status_code", "rpc_code"} {
+	for _, key := range signal.CodeKeys {
 		if v, ok := folded[key]; ok {
 			set("code", v)
 		}

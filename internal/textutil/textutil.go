@@ -37,3 +37,30 @@ func TruncateEllipsis(s string, n int) string {
 	}
 	return t + "…"
 }
+
+// ASCIILower lower-cases ASCII letters only, keeping byte offsets (so an
+// index found in the result is valid in s); s itself when it has none.
+func ASCIILower(s string) string {
+	hasUpper := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			hasUpper = true
+			break
+		}
+	}
+	if !hasUpper {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
+// IsWordByte reports whether c is an ASCII letter, digit or underscore.
+func IsWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}

@@ -93,15 +93,15 @@ func viewAlert(a *investigationv1.Alert) *alertView {
 	v.name = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"), a.GetTitle())
 	v.source = strings.ToLower(a.GetAlertSource())
 	v.rule = firstNonEmpty(a.GetAlertName(), lookup(a, "alertname"))
-	v.namespace = firstNonEmpty(a.GetNamespace(), lookup(a, "namespace", "kube_namespace", "k8s_namespace", "exported_namespace"), vocab(a, target.Namespace))
-	v.pod = firstNonEmpty(a.GetPod(), lookup(a, "pod", "kube_pod", "pod_name", "k8s_pod"), vocab(a, target.Pod))
-	v.service = firstNonEmpty(a.GetService(), lookup(a, "service", "app", "app_kubernetes_io_name", "kube_service", "workload_name", "kube_deployment", "deployment"), vocab(a, target.Service))
-	v.deployment = firstNonEmpty(lookup(a, "kube_deployment", "deployment"), vocab(a, target.Deployment))
+	v.namespace = firstNonEmpty(a.GetNamespace(), vocab(a, target.Namespace))
+	v.pod = firstNonEmpty(a.GetPod(), vocab(a, target.Pod))
+	v.service = firstNonEmpty(a.GetService(), vocab(a, target.Service), vocab(a, target.Deployment))
+	v.deployment = vocab(a, target.Deployment)
 	if v.deployment == "" && strings.EqualFold(lookup(a, "workload_type"), "deployment") {
 		v.deployment = lookup(a, "workload_name")
 	}
-	v.node = firstNonEmpty(lookup(a, "node", "kube_node", "node_name", "kubernetes_node", "nodename"), vocab(a, target.Node))
-	v.dbInstance = firstNonEmpty(lookup(a, "db_instance_identifier", "db_instance", "dbinstanceidentifier", "DBInstanceIdentifier", "rds_instance", "db_cluster", "database_instance"), vocab(a, target.Database))
+	v.node = vocab(a, target.Node)
+	v.dbInstance = vocab(a, target.Database)
 	v.kind = strings.ToLower(a.GetResourceKind())
 	switch v.kind {
 	case "pod":

@@ -30,31 +30,6 @@ var (
 	levelWords = map[string]bool{"FATAL": true, "PANIC": true, "CRITICAL": true, "CRIT": true, "EMERG": true, "ALERT": true, "ERROR": true, "ERR": true, "WARNING": true, "WARN": true, "INFO": true, "NOTICE": true, "DEBUG": true, "TRACE": true}
 )
 
-// asciiLower lowercases A-Z only, so byte offsets stay valid.
-func asciiLower(s string) string {
-	hasUpper := false
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			hasUpper = true
-			break
-		}
-	}
-	if !hasUpper {
-		return s
-	}
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 32
-		}
-	}
-	return string(b)
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
 // containsWord reports whether w occurs in s delimited by non-word bytes.
 func containsWord(s, w string) bool {
 	for off := 0; ; {
@@ -64,7 +39,7 @@ func containsWord(s, w string) bool {
 		}
 		i += off
 		j := i + len(w)
-		if (i == 0 || !isWordByte(s[i-1])) && (j == len(s) || !isWordByte(s[j])) {
+		if (i == 0 || !textutil.IsWordByte(s[i-1])) && (j == len(s) || !textutil.IsWordByte(s[j])) {
 			return true
 		}
 		off = i + 1
@@ -95,7 +70,7 @@ func levelTokenIn(s string) string {
 		for j < len(s) && s[j] >= 'A' && s[j] <= 'Z' {
 			j++
 		}
-		if (i == 0 || !isWordByte(s[i-1])) && (j == len(s) || !isWordByte(s[j])) && levelWords[s[i:j]] {
+		if (i == 0 || !textutil.IsWordByte(s[i-1])) && (j == len(s) || !textutil.IsWordByte(s[j])) && levelWords[s[i:j]] {
 			return s[i:j]
 		}
 		i = j
@@ -172,7 +147,7 @@ func parseLogLine(line string) facts.LogLine {
 		}
 	}
 	ll.Message = rest
-	if lower := asciiLower(rest); strings.Contains(lower, "level") || strings.Contains(lower, "lvl") || strings.Contains(lower, "severity") {
+	if lower := textutil.ASCIILower(rest); strings.Contains(lower, "level") || strings.Contains(lower, "lvl") || strings.Contains(lower, "severity") {
 		if m := levelKV.FindStringSubmatch(rest); m != nil {
 			ll.Level = normLevel(m[1])
 		}
@@ -190,7 +165,7 @@ func parseLogLine(line string) facts.LogLine {
 
 // textLevel infers a level from content when the line carries none.
 func textLevel(msg string) string {
-	lower := asciiLower(msg)
+	lower := textutil.ASCIILower(msg)
 	switch {
 	case hasMarker(lower, criticalMarkers):
 		return "FATAL"
@@ -208,7 +183,7 @@ type lineClass struct {
 
 // classify grades one log line: FATAL/panic/OOM critical, ERROR high, WARN medium.
 func classify(l facts.LogLine) lineClass {
-	lower := asciiLower(l.Message)
+	lower := textutil.ASCIILower(l.Message)
 	crit := l.Level == "FATAL" || hasMarker(lower, criticalMarkers)
 	c := lineClass{sev: evidencev1.Severity_SEVERITY_INFO}
 	switch {
