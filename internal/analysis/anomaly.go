@@ -81,6 +81,7 @@ var (
 	tmplHex    = regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b`)
 	tmplIP     = regexp.MustCompile(`\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b`)
 	tmplNum    = regexp.MustCompile(`\b\d+([.,]\d+)?(ms|s|m|h|b|kb|mb|gb|%)?\b`)
+	tmplWord   = regexp.MustCompile(`[a-z0-9_]+`)
 	tmplQuoted = regexp.MustCompile(`"[^"]{0,80}"|'[^']{0,80}'`)
 )
 
@@ -93,6 +94,14 @@ func logTemplate(msg string) string {
 	s = tmplQuoted.ReplaceAllString(s, "<v>")
 	s = tmplHex.ReplaceAllString(s, "<id>")
 	s = tmplNum.ReplaceAllString(s, "<n>")
+	// Tokens mixing letters and digits are identifiers (cart ids, thread
+	// names, request ids): variable parts, as in Drain-style templating.
+	s = tmplWord.ReplaceAllStringFunc(s, func(w string) string {
+		if strings.ContainsAny(w, "0123456789") && strings.IndexFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0 {
+			return "<id>"
+		}
+		return w
+	})
 	return s
 }
 
@@ -587,7 +596,17 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	// category (config, infra, data): the cause side of the table.
 	if change != nil && !change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) <= changeVoteWindow && onset.Sub(*change.at) >= -time.Minute {
 		if cat, why, ok := changeVote(change.kind); ok {
-			add(cat, 2, change.text, why, "changes")
+			add(cat, changeWeight(change, *onset, top), change.text, why, "changes")
+		}
+	}
+	// Temporal precedence on the effect side: exceptions read as a code
+	// defect only when code changed before the onset; without a release
+	// they are weaker, and a non-release change right before the onset
+	// explains them as its symptoms.
+	if v := votes[catCode]; v != nil && onset != nil && !(change != nil && change.deploy && change.at != nil && onset.Sub(*change.at) <= codeDeployWindow) {
+		v.score *= codeWithoutRelease
+		if change != nil && !change.deploy && change.at != nil && onset.Sub(*change.at) <= changeNearWindow && onset.Sub(*change.at) >= -time.Minute {
+			v.score *= codeWithoutRelease
 		}
 	}
 	var list []categoryVote
@@ -682,7 +701,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time) *changeRef {
 	// Changes announced in logs (a flag flipped, a policy synced, a node
 	// drained, a file loaded) are in the ledger too; a release still wins
 	// when both are equally close.
-	for _, r := range ev.announcedChanges() {
+	for _, r := range append(ev.announcedChanges(), ev.objectChanges()...) {
 		if best != nil && best.at != nil && r.at != nil && !r.at.After(*best.at) {
 			continue
 		}
@@ -1028,4 +1047,20 @@ func remoteLimit(text, self string) bool {
 		return false
 	}
 	return downstreamHost(text, self) != "" || reRemoteWords.MatchString(text)
+}
+
+// symptomTexts are the candidate's error lines, event messages and
+// changed series (name and labels): what a cause must explain.
+func (c *candidate) symptomTexts() []string {
+	var out []string
+	for _, l := range c.errLines {
+		out = append(out, l.Message)
+	}
+	for _, e := range c.events {
+		out = append(out, e.Reason+": "+e.Message)
+	}
+	for _, ch := range c.changes {
+		out = append(out, ch.text())
+	}
+	return out
 }

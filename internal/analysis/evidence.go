@@ -83,6 +83,10 @@ type (
 		facts.Monitor
 		Cite
 	}
+	ObjectChange struct {
+		facts.ObjectChange
+		Cite
+	}
 )
 
 // Evidence is the decoded view of an investigation's pins: every fact by
@@ -103,6 +107,9 @@ type Evidence struct {
 	TopQueries  []TopQuery
 	DBEvents    []DBEvent
 	Monitors    []Monitor
+	// ObjectChanges are creations and edits of objects (the change
+	// ledger's object rows).
+	ObjectChanges []ObjectChange
 
 	// Called maps each tool intent that ran to its pins; NoData the subset
 	// that returned nothing (absence is evidence: "checked, found nothing").
@@ -142,6 +149,7 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 	tops := map[string]int{}
 	dbev := map[string]int{}
 	mons := map[string]int{}
+	objch := map[string]int{}
 	for _, p := range pins {
 		if p == nil {
 			continue
@@ -255,6 +263,16 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 					ts = x.Time.UTC().Format(time.RFC3339)
 				}
 				upsert(&ev.DBEvents, dbev, ts+"|"+x.SourceID+"|"+x.Message, DBEvent{x, c}, func(o *DBEvent) *Cite { return &o.Cite })
+			}
+		}
+		var ocs []facts.ObjectChange
+		if decode(facts.KeyObjectChanges, &ocs) {
+			for _, x := range ocs {
+				if x.At == nil {
+					continue
+				}
+				key := x.Kind + "/" + x.Namespace + "/" + x.Name + "|" + x.Action + "|" + x.At.UTC().Format(time.RFC3339)
+				upsert(&ev.ObjectChanges, objch, key, ObjectChange{x, c}, func(o *ObjectChange) *Cite { return &o.Cite })
 			}
 		}
 		var ms []facts.Monitor

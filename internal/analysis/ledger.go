@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
@@ -89,3 +91,124 @@ func (ev *Evidence) announcedChanges() []changeRef {
 // changeVoteWindow: a non-release change this close before the onset is a
 // suspect.
 const changeVoteWindow = 45 * time.Minute
+
+// objectChangeKind classifies an object's creation or edit by what it
+// touches: a container image is a release, replica counts and autoscaler
+// or quota bounds are capacity, a node's schedulability or taints is
+// infrastructure, anything else an operator edits (settings, flags,
+// policies, budgets, priorities, labels, schedules) is configuration.
+func objectChangeKind(c facts.ObjectChange) string {
+	kind := strings.ToLower(c.Kind)
+	for _, f := range c.Fields {
+		if strings.HasSuffix(f, ".image") {
+			return changeCode
+		}
+	}
+	if kind == "node" {
+		for _, f := range c.Fields {
+			if strings.HasPrefix(f, "spec.unschedulable") || strings.HasPrefix(f, "spec.taints") {
+				return changeInfra
+			}
+		}
+		return changeConfig
+	}
+	if strings.Contains(kind, "autoscal") || strings.Contains(kind, "scaled") || kind == "resourcequota" || kind == "limitrange" {
+		return changeCapacity
+	}
+	for _, f := range c.Fields {
+		if leaf := f[strings.LastIndex(f, ".")+1:]; strings.Contains(strings.ToLower(leaf), "replica") {
+			return changeCapacity
+		}
+	}
+	return changeConfig
+}
+
+// objectChangeText renders one object change for the ledger and report.
+func objectChangeText(c facts.ObjectChange) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s at %s", c.Kind, qualifiedName(c.Namespace, c.Name), c.Action, hhmm(c.At))
+	if c.Manager != "" {
+		fmt.Fprintf(&b, " by %s", c.Manager)
+	}
+	if len(c.Fields) > 0 {
+		fmt.Fprintf(&b, " (fields: %s)", strings.Join(c.Fields, ", "))
+	}
+	if c.Note != "" {
+		fmt.Fprintf(&b, ": %s", quote(c.Note))
+	}
+	return b.String()
+}
+
+func qualifiedName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// objectChanges are the ledger rows of object creations and edits in the
+// alert's namespace or cluster-scoped.
+func (ev *Evidence) objectChanges() []changeRef {
+	ns := ev.alertNamespace()
+	var out []changeRef
+	for _, c := range ev.ObjectChanges {
+		if c.At == nil || (c.Namespace != "" && ns != "" && c.Namespace != ns) {
+			continue
+		}
+		kind := objectChangeKind(c.ObjectChange)
+		out = append(out, changeRef{text: objectChangeText(c.ObjectChange), at: c.At, kind: kind, deploy: kind == changeCode, cite: c.Cite})
+	}
+	return out
+}
+
+// Weights of a change's vote (the cause side of the table). A change that
+// precedes the onset closely is a stronger cause than the mechanism words
+// of its effects: errors that read like exceptions or exhaustion are how a
+// bad flag, budget or priority shows, not a second cause. A change whose
+// own identifiers (the flag, the object, the setting) recur in the failing
+// entity's errors is singled out further (specificity).
+const (
+	changeVoteBase     = 2.0
+	changeVoteNear     = 4.0 // added when the change is within changeNearWindow of the onset
+	changeVoteSpecific = 3.0 // added when its identifiers recur in the symptoms
+	changeNearWindow   = 15 * time.Minute
+	// codeWithoutRelease scales the code-defect vote of exceptions when no
+	// release precedes the onset (twice when another change explains them).
+	codeWithoutRelease = 0.5
+)
+
+func changeWeight(c *changeRef, onset time.Time, top *candidate) float64 {
+	w := changeVoteBase
+	if gap := onset.Sub(*c.at); gap <= changeNearWindow {
+		w += changeVoteNear
+	}
+	if top != nil && len(sharedIdentifiers(c.text, top.symptomTexts())) > 0 {
+		w += changeVoteSpecific
+	}
+	return w
+}
+
+// reIdentifier: a token that names something specific (a dotted, dashed
+// or underscored name, or a CamelCase word), not an English word.
+var reIdentifier = regexp.MustCompile(`[A-Za-z][A-Za-z0-9]*(?:[._/-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+`)
+
+// sharedIdentifiers are the identifiers of text that occur in any of the
+// texts, longest first.
+func sharedIdentifiers(text string, texts []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range reIdentifier.FindAllString(text, -1) {
+		if len(id) < 6 || seen[id] {
+			continue
+		}
+		seen[id] = true
+		for _, t := range texts {
+			if strings.Contains(t, id) {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}

@@ -341,3 +341,25 @@ func Decode(md *structpb.Struct, key string, out any) (bool, error) {
 	}
 	return true, nil
 }
+
+// KeyObjectChanges: []ObjectChange (get_recent_changes).
+const KeyObjectChanges = "object_changes"
+
+// ObjectChange is one creation or edit of a Kubernetes object, read from
+// the object's own metadata: its creationTimestamp, the time, manager and
+// fields of its managedFields entries, and change annotations
+// (kubernetes.io/change-cause and the like). Status updates by controllers
+// are not changes.
+type ObjectChange struct {
+	Kind      string     `json:"kind"`
+	Namespace string     `json:"namespace,omitempty"`
+	Name      string     `json:"name"`
+	At        *time.Time `json:"at,omitempty"`
+	// Action is "created" or "edited".
+	Action  string `json:"action"`
+	Manager string `json:"manager,omitempty"`
+	// Fields are the leaf fields the edit owns (dotted, "spec.minAvailable").
+	Fields []string `json:"fields,omitempty"`
+	// Note is the text of a change annotation, when the object has one.
+	Note string `json:"note,omitempty"`
+}

@@ -116,7 +116,7 @@ func Classify(name string, labels map[string]string) Kind {
 	if _, bad := StatusError(labels); bad {
 		return Errors
 	}
-	n := strings.ToLower(name)
+	n := strings.ToLower(MetricName(name))
 	base, suffix := n, ""
 	for _, suf := range []string{"_bucket", "_count", "_sum", "_total", ":rate"} {
 		if strings.HasSuffix(base, suf) {
@@ -158,4 +158,80 @@ func containsAny(s string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// promqlWords are PromQL function, aggregation and keyword names: what an
+// expression wraps around the metric it reads.
+var promqlWords = map[string]bool{
+	"rate": true, "irate": true, "increase": true, "delta": true, "idelta": true, "deriv": true, "resets": true, "changes": true,
+	"sum": true, "avg": true, "min": true, "max": true, "count": true, "stddev": true, "stdvar": true, "topk": true, "bottomk": true,
+	"quantile": true, "count_values": true, "group": true, "by": true, "without": true, "on": true, "ignoring": true,
+	"group_left": true, "group_right": true, "offset": true, "bool": true, "and": true, "or": true, "unless": true,
+	"histogram_quantile": true, "abs": true, "ceil": true, "floor": true, "round": true, "clamp": true, "clamp_min": true, "clamp_max": true,
+	"label_replace": true, "label_join": true, "vector": true, "scalar": true, "time": true, "timestamp": true, "absent": true,
+	"avg_over_time": true, "min_over_time": true, "max_over_time": true, "sum_over_time": true, "count_over_time": true,
+	"last_over_time": true, "quantile_over_time": true, "predict_linear": true, "holt_winters": true, "sort": true, "sort_desc": true,
+}
+
+// MetricName is the metric an expression reads: the name itself for a
+// bare series name, else the first identifier of a PromQL expression that
+// is not a function, aggregation or keyword and not inside a label
+// matcher ("rate(http_requests_total{code=~\"5..\"}[5m])" reads
+// http_requests_total).
+func MetricName(expr string) string {
+	if !strings.ContainsAny(expr, "({[ ") {
+		return expr
+	}
+	depth := 0 // inside {...} or [...]
+	for i := 0; i < len(expr); {
+		c := expr[i]
+		switch {
+		case c == '{' || c == '[':
+			depth++
+			i++
+		case c == '}' || c == ']':
+			depth--
+			i++
+		case c == '"' || c == '\'' || c == '`':
+			j := i + 1
+			for j < len(expr) && expr[j] != c {
+				if expr[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j + 1
+		case isIdentStart(c):
+			j := i
+			for j < len(expr) && (isIdentStart(expr[j]) || expr[j] >= '0' && expr[j] <= '9') {
+				j++
+			}
+			word := expr[i:j]
+			lw := strings.ToLower(word)
+			if depth == 0 && !promqlWords[lw] {
+				return word
+			}
+			i = j
+			if groupingWords[lw] {
+				// by (service), on (instance): label names, not metrics.
+				for i < len(expr) && expr[i] == ' ' {
+					i++
+				}
+				if i < len(expr) && expr[i] == '(' {
+					if k := strings.IndexByte(expr[i:], ')'); k >= 0 {
+						i += k + 1
+					}
+				}
+			}
+		default:
+			i++
+		}
+	}
+	return expr
+}
+
+var groupingWords = map[string]bool{"by": true, "without": true, "on": true, "ignoring": true, "group_left": true, "group_right": true}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -35,3 +35,23 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"http_requests_total", "http_requests_total"},
+		{"rate(http_server_requests_seconds_sum[5m])", "http_server_requests_seconds_sum"},
+		{`sum by (service) (rate(http_requests_total{code=~"5.."}[5m]))`, "http_requests_total"},
+		{`histogram_quantile(0.99, sum(rate(rpc_server_duration_bucket{le="+Inf"}[5m])) by (le))`, "rpc_server_duration_bucket"},
+		{`max_over_time(process_open_fds{job="x"}[10m]) / process_max_fds`, "process_open_fds"},
+	} {
+		if got := MetricName(tc.in); got != tc.want {
+			t.Errorf("MetricName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := Classify("rate(http_server_requests_seconds_sum[5m])", nil); got != Unknown {
+		t.Errorf("the rate of a duration's _sum is not traffic: got %q", got)
+	}
+	if got := Classify("rate(http_server_requests_seconds_count[5m])", nil); got != Traffic {
+		t.Errorf("the rate of a duration's _count is traffic: got %q", got)
+	}
+}

@@ -534,6 +534,7 @@ var baselineSweep = map[string]string{
 	"survey_metrics":     "which of its metrics moved",
 	"get_deploy_history": "what was deployed before the onset",
 	"get_commits":        "what the recent commits changed",
+	"get_recent_changes": "which objects were created or edited before the onset",
 }
 
 // scoped: the alert names a workload (service or pod) in a known namespace,

@@ -216,6 +216,19 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
+				Intent: "get_recent_changes", Label: "Recent Changes", Icon: "published_with_changes", SlashCommand: "/changes", Category: catCluster,
+				Description: "Objects created or edited in the window (ConfigMaps, Secrets' metadata, policies, budgets, autoscalers, priority classes, node labels, workload specs, custom resources), with the editing manager, the fields it owns and change annotations; controllers' status writes are left out.",
+				ParamsSchema: withWindow(
+					nsParam(false),
+				),
+				Integrations: []string{backend.AreaResources},
+				Usage:        "/changes [namespace=<namespace|all>] [since=6h]",
+			},
+			Needs: []string{backend.AreaResources}, Handler: handleGetRecentChanges,
+			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_CHANGE, Domain: evidencev1.Domain_DOMAIN_COMPUTE,
+		},
+		{
+			Def: &evidencev1.ToolDefinition{
 				Intent: "get_node_health", Label: "Node Health", Icon: "dns", SlashCommand: "/nodes", Category: catCluster,
 				Description: "Node readiness, memory/disk/PID pressure, cordons, taints, capacity and allocatable.",
 				ParamsSchema: []*evidencev1.ToolParam{

@@ -1,0 +1,51 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+func TestObjectChangeKind(t *testing.T) {
+	for _, tc := range []struct {
+		c    facts.ObjectChange
+		want string
+	}{
+		{facts.ObjectChange{Kind: "Deployment", Fields: []string{`spec.template.spec.containers[{"name":"app"}].image`}}, changeCode},
+		{facts.ObjectChange{Kind: "Deployment", Fields: []string{`spec.template.spec.containers[{"name":"app"}].env[{"name":"POOL"}].value`}}, changeConfig},
+		{facts.ObjectChange{Kind: "Deployment", Fields: []string{"spec.replicas"}}, changeCapacity},
+		{facts.ObjectChange{Kind: "ScaledObject", Fields: []string{"spec.minReplicaCount"}}, changeCapacity},
+		{facts.ObjectChange{Kind: "HorizontalPodAutoscaler", Fields: []string{"spec.metrics"}}, changeCapacity},
+		{facts.ObjectChange{Kind: "Node", Fields: []string{"spec.unschedulable"}}, changeInfra},
+		{facts.ObjectChange{Kind: "Node", Fields: []string{"metadata.labels.zone"}}, changeConfig},
+		{facts.ObjectChange{Kind: "PriorityClass", Action: "created"}, changeConfig},
+		{facts.ObjectChange{Kind: "FeatureFlag", Fields: []string{"spec.flagSpec"}}, changeConfig},
+	} {
+		if got := objectChangeKind(tc.c); got != tc.want {
+			t.Errorf("%s %v: got %s, want %s", tc.c.Kind, tc.c.Fields, got, tc.want)
+		}
+	}
+}
+
+func TestSharedIdentifiers(t *testing.T) {
+	change := "FeatureFlag cart/cart-flags edited at 17:31Z: 'pricing.bundle-discounts-v2 off -> on'"
+	symptoms := []string{"pricing failed (flag pricing.bundle-discounts-v2=on): BundleServiceException", "GET /healthz 200"}
+	got := sharedIdentifiers(change, symptoms)
+	if len(got) != 1 || got[0] != "pricing.bundle-discounts-v2" {
+		t.Errorf("shared = %v, want the flag's name only", got)
+	}
+	if got := sharedIdentifiers("ConfigMap shop/limits edited", symptoms); len(got) != 0 {
+		t.Errorf("unrelated change shares %v", got)
+	}
+}
+
+func TestLogTemplateMasksIdentifiers(t *testing.T) {
+	a := logTemplate("pricing failed for cart c_a36fc491 on [nio-8080-exec-11]")
+	b := logTemplate("pricing failed for cart c_7685dcf2 on [nio-8080-exec-46]")
+	if a != b {
+		t.Errorf("one message, two templates:\n%s\n%s", a, b)
+	}
+	if logTemplate("connection refused") == logTemplate("connection reset") {
+		t.Error("different messages share a template")
+	}
+}
