@@ -582,6 +582,15 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			add(catResource, 1, ch.text(), "load rose sharply", "metrics")
 		}
 	}
+	// A resource of the entity at its limit (the measurement against its
+	// published bound).
+	for _, h := range ev.limitsReached() {
+		own := labelOf(h.usage.Series, "service", "app", "deployment", "container", "job", "pod")
+		if own == "" || strings.EqualFold(own, top.name) || strings.HasPrefix(strings.ToLower(own), strings.ToLower(top.name)+"-") {
+			add(catResource, 2.5, h.text(), "a resource is at its limit", "metrics")
+			break
+		}
+	}
 	// Code: exceptions right after a release of the same entity.
 	if change != nil && change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) <= codeDeployWindow && onset.Sub(*change.at) >= -time.Minute {
 		if v := votes[catCode]; v != nil {
@@ -638,6 +647,12 @@ type changeRef struct {
 	cite   Cite
 	// kind is what changed (ledger.go): code, config, infra, data, capacity.
 	kind string
+	// unrelated: an object change elsewhere in the cluster that touches
+	// nothing the alert names.
+	unrelated bool
+	// entity is the changed object (kind/namespace/name) of an object
+	// change.
+	entity string
 }
 
 // nearestChange finds the latest deploy, rollout or commit of the entity (or
@@ -919,6 +934,14 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	// Statement.
 	what := map[string]string{"workload": "workload", "node": "node", "dependency": "downstream dependency", "database": "database", "object": strings.SplitN(top.entity, "/", 2)[0]}[top.kind]
 	lead := "No known failure signature matched"
+	if !tentative && change != nil && change.entity != "" && onset != nil && cv.kinds["changes"] {
+		if cat, _, ok := changeVote(change.kind); ok && cat == cv.cat {
+			// The change is the cause and the abnormal entity its effect:
+			// the culprit is the changed object.
+			lead = fmt.Sprintf("The %s, %s before the onset, is the most likely cause", change.text, durHuman(onset.Sub(*change.at)))
+			f.Entity = change.entity
+		}
+	}
 	f.Statement = fmt.Sprintf("%s; the strongest abnormal signal is on %s %s: %s", lead, what, top.name, strings.Join(parts, "; "))
 	if onset != nil {
 		f.Statement += fmt.Sprintf(". Onset %s", hhmm(onset))

@@ -23,6 +23,9 @@ const (
 	keySeries          = 5
 	keyChanges         = 4
 	keyResourceSignals = 6
+	keyLimits          = 3
+	keyNormalEvents    = 4
+	keyTopQueries      = 3
 )
 
 // keyEvidence returns the key-evidence claims not already stated by the
@@ -88,6 +91,24 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		add(fmt.Sprintf("Warning event on %s: %s", strings.Trim(obj, "/"), eventLine(e)), e.Cite)
 		n++
 	}
+	// Normal events of kinds not seen yet: scaling, preemption, kills and
+	// rescheduling are Normal events that often carry the mechanism.
+	reasons := map[string]bool{}
+	for _, e := range evs {
+		if strings.EqualFold(e.Type, "Warning") {
+			reasons[e.Reason] = true
+		}
+	}
+	n = 0
+	for _, e := range evs {
+		if n >= keyNormalEvents || strings.EqualFold(e.Type, "Warning") || reasons[e.Reason] || e.Reason == "" || quoted(e.Message) {
+			continue
+		}
+		reasons[e.Reason] = true
+		obj := strings.ToLower(e.InvolvedKind) + "/" + e.InvolvedName
+		add(fmt.Sprintf("Event on %s: %s", strings.Trim(obj, "/"), eventLine(e)), e.Cite)
+		n++
+	}
 	// Pods not running as they should.
 	n = 0
 	for _, p := range ev.Pods {
@@ -110,6 +131,33 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 			add(fmt.Sprintf("%s %s: %s", r.Kind, strings.Trim(r.Namespace+"/"+r.Name, "/"), clip(sig, 200)), r.Cite)
 			n++
 		}
+	}
+	// Resources at their limit (a measurement against the bound published
+	// beside it).
+	n = 0
+	for _, h := range ev.limitsReached() {
+		if n >= keyLimits {
+			break
+		}
+		add(fmt.Sprintf("%s: %s", SourceName(h.usage.Cite.Source("metrics")), h.text()), h.usage.Cite)
+		n++
+	}
+	// The heaviest database statements and what they wait on.
+	n = 0
+	for _, q := range ev.TopQueries {
+		if n >= keyTopQueries || strings.TrimSpace(q.Statement) == "" || quoted(q.Statement) {
+			continue
+		}
+		var waits []string
+		for _, w := range q.WaitEvents {
+			waits = append(waits, fmt.Sprintf("%s %s", w.Name, num(w.Load)))
+		}
+		text := fmt.Sprintf("top query (load %s): %s", num(q.Load), quote(clip(q.Statement, 160)))
+		if len(waits) > 0 {
+			text += "; waits: " + strings.Join(waits, ", ")
+		}
+		add(text, q.Cite)
+		n++
 	}
 	// Signals that moved most.
 	var changes []seriesChange
@@ -143,6 +191,7 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		ledger = append(ledger, changeRef{text: fmt.Sprintf("deploy of %s %s -> %s at %s", firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t)), at: t, cite: d.Cite})
 	}
 	ledger = append(ledger, ev.announcedChanges()...)
+	ledger = append(ledger, ev.objectChanges()...)
 	sort.SliceStable(ledger, func(i, j int) bool { return timeOfPtr(ledger[i].at).After(timeOfPtr(ledger[j].at)) })
 	n = 0
 	for _, c := range ledger {

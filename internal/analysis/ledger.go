@@ -146,19 +146,58 @@ func qualifiedName(ns, name string) string {
 	return ns + "/" + name
 }
 
-// objectChanges are the ledger rows of object creations and edits in the
-// alert's namespace or cluster-scoped.
+// objectChanges are the ledger rows of object creations and edits. A
+// change is related to the alert when it is in the alert's namespace, is
+// cluster-scoped, or its spec refers to an entity the alert names (a
+// scaler's queue, a policy's target); other changes stay in the ledger,
+// marked as elsewhere.
 func (ev *Evidence) objectChanges() []changeRef {
 	ns := ev.alertNamespace()
 	var out []changeRef
 	for _, c := range ev.ObjectChanges {
-		if c.At == nil || (c.Namespace != "" && ns != "" && c.Namespace != ns) {
+		if c.At == nil {
 			continue
 		}
+		related := c.Namespace == "" || ns == "" || c.Namespace == ns || ev.namedByAlert(c.Refs)
 		kind := objectChangeKind(c.ObjectChange)
-		out = append(out, changeRef{text: objectChangeText(c.ObjectChange), at: c.At, kind: kind, deploy: kind == changeCode, cite: c.Cite})
+		text := objectChangeText(c.ObjectChange)
+		if !related {
+			text += " (another namespace)"
+		}
+		entity := strings.ToLower(c.Kind) + "/" + qualifiedName(c.Namespace, c.Name)
+		out = append(out, changeRef{text: text, at: c.At, kind: kind, deploy: kind == changeCode, cite: c.Cite, unrelated: !related, entity: entity})
 	}
 	return out
+}
+
+// namedByAlert: one of refs names an entity of the alert (equal, or one
+// extends the other at a separator: queue "vitals.hr" and
+// "vitals.hr.v2").
+func (ev *Evidence) namedByAlert(refs []string) bool {
+	if ev.Alert == nil || len(refs) == 0 {
+		return false
+	}
+	var vals []string
+	for _, m := range []map[string]string{ev.Alert.GetLabels(), ev.Alert.GetAnnotations()} {
+		for _, v := range m {
+			if len(v) >= 4 && !strings.ContainsAny(v, " \n") {
+				vals = append(vals, v)
+			}
+		}
+	}
+	for _, r := range refs {
+		for _, v := range vals {
+			if r == v || extendsName(r, v) || extendsName(v, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// extendsName: long is short followed by a separator and more.
+func extendsName(long, short string) bool {
+	return len(short) >= 4 && len(long) > len(short) && strings.HasPrefix(long, short) && strings.ContainsRune(".-_/:", rune(long[len(short)]))
 }
 
 // Weights of a change's vote (the cause side of the table). A change that
@@ -179,7 +218,7 @@ const (
 
 func changeWeight(c *changeRef, onset time.Time, top *candidate) float64 {
 	w := changeVoteBase
-	if gap := onset.Sub(*c.at); gap <= changeNearWindow {
+	if gap := onset.Sub(*c.at); gap <= changeNearWindow && !c.unrelated {
 		w += changeVoteNear
 	}
 	if top != nil && len(sharedIdentifiers(c.text, top.symptomTexts())) > 0 {

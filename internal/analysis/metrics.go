@@ -635,6 +635,11 @@ func (ev *Evidence) saturationEvidence(svc string) (string, Cite, bool) {
 			return fmt.Sprintf("%s at %s", x.Name, num(rr.tail)), x.Cite, true
 		}
 	}
+	for _, h := range ev.limitsReached() {
+		if own := labelOf(h.usage.Series, "service", "app", "deployment", "container", "job"); svc == "" || own == "" || strings.EqualFold(own, svc) || strings.HasPrefix(strings.ToLower(own), strings.ToLower(svc)) {
+			return h.text(), h.usage.Cite, true
+		}
+	}
 	capacity := capacityFamily.re
 	for _, l := range ev.Logs {
 		if isErrorLog(l.LogLine) && (svc == "" || l.Service == "" || strings.EqualFold(l.Service, svc) || strings.HasPrefix(l.Pod, svc+"-")) && capacity.MatchString(l.Message) && !reRemoteLimit.MatchString(l.Message) {

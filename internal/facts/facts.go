@@ -362,4 +362,8 @@ type ObjectChange struct {
 	Fields []string `json:"fields,omitempty"`
 	// Note is the text of a change annotation, when the object has one.
 	Note string `json:"note,omitempty"`
+	// Refs are the names the object's spec refers to (a scale target, a
+	// queue, a selector's values, a priority class): the edges by which
+	// a change reaches the entities it affects.
+	Refs []string `json:"refs,omitempty"`
 }

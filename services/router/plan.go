@@ -290,6 +290,15 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 			s.add(1, "namespace "+v.namespace+" is known: pod health rules out restarts")
 		}
 		c.set(v.namespace, "namespace")
+	case "get_recent_changes":
+		// "What changed?" is asked of every incident: object edits
+		// anywhere in the cluster (a scaler in the consumer's namespace, a
+		// cluster-scoped priority class or node label) reach the alerted
+		// entity through references, so the sweep is cluster-wide.
+		if !v.scoped() {
+			s.add(baselineScore, "objects created or edited before the onset, cluster-wide")
+		}
+		c.set("all", "namespace")
 	case "list_jobs":
 		if v.dbOnly() {
 			// A managed database has no namespace: what ran against it

@@ -145,7 +145,13 @@ func handleGetRecentChanges(ctx context.Context, s *Service, c *Call, r *Result)
 				continue
 			}
 			listed++
-			out = append(out, objectChanges(k.kind, m, start, end)...)
+			chs := objectChanges(k.kind, m, start, end)
+			if len(chs) > 0 {
+				if u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(it); err == nil {
+					setRefs(chs, u["spec"])
+				}
+			}
+			out = append(out, chs...)
 		}
 	}
 	if s.kindsAvailable() {
@@ -164,7 +170,9 @@ func handleGetRecentChanges(ctx context.Context, s *Service, c *Call, r *Result)
 			}
 			for i := range list.Items {
 				listed++
-				out = append(out, objectChanges(kr.Kind, &list.Items[i], start, end)...)
+				chs := objectChanges(kr.Kind, &list.Items[i], start, end)
+				setRefs(chs, list.Items[i].Object["spec"])
+				out = append(out, chs...)
 			}
 		}
 	}
@@ -314,3 +322,52 @@ func managedLeaves(f *metav1.FieldsV1) []string {
 	sort.Strings(out)
 	return out
 }
+
+// maxChangeRefs caps the names recorded per change.
+const maxChangeRefs = 16
+
+// setRefs records the names a spec refers to on each change: string
+// values under keys that name something (name, ...Name, target, queue,
+// topic, host, service, selector labels), never free text.
+func setRefs(chs []facts.ObjectChange, spec any) {
+	var refs []string
+	var walk func(key string, v any)
+	walk = func(key string, v any) {
+		if len(refs) >= maxChangeRefs {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(k, x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(key, e)
+			}
+		case string:
+			lk := strings.ToLower(key)
+			if len(x) < 3 || len(x) > 120 || strings.ContainsAny(x, " \n\t") {
+				return
+			}
+			for _, w := range refKeyWords {
+				if strings.Contains(lk, w) {
+					refs = appendUniqueStr(refs, x)
+					return
+				}
+			}
+		}
+	}
+	walk("", spec)
+	for i := range chs {
+		chs[i].Refs = refs
+	}
+}
+
+// refKeyWords mark spec keys whose string value names another entity.
+var refKeyWords = []string{"name", "target", "queue", "topic", "stream", "subject", "host", "service", "app", "selector", "class", "bucket", "table", "database"}

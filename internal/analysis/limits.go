@@ -1,0 +1,191 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/signal"
+)
+
+// A signal extractor: resources at their limit, found by pairing each
+// measurement with the limit the same exporter publishes beside it. The
+// pairing reads the structure of the names and labels, not a catalogue of
+// metrics: two series with the same labels whose names differ by one
+// token, a usage word against a limit word (process_open_fds and
+// process_max_fds, jvm_memory_used_bytes and jvm_memory_max_bytes,
+// hikaricp_connections_active and hikaricp_connections_max), or a free
+// word against the total (node_filesystem_files_free and
+// node_filesystem_files); or one series name whose label says used
+// against hard (kube_resourcequota{type="used"|"hard"}).
+
+// limitWords name a bound; usageWords a current amount; freeWords what is
+// left of a bound.
+var (
+	limitWords = map[string]bool{"max": true, "limit": true, "limits": true, "capacity": true, "hard": true, "allocatable": true, "quota": true, "maximum": true, "size": true, "total": true}
+	usageWords = map[string]bool{"open": true, "used": true, "usage": true, "current": true, "active": true, "inuse": true, "in": true, "use": true, "allocated": true, "count": true, "busy": true, "consumed": true, "pending": true}
+	freeWords  = map[string]bool{"free": true, "avail": true, "available": true, "remaining": true, "left": true, "idle": true}
+	// limitLabelPairs: a label whose values tell usage from bound.
+	limitLabelValues = map[string]string{"used": "hard", "usage": "limit", "current": "max", "allocated": "capacity"}
+)
+
+// limitUtilization is the share of its limit at which a resource counts as
+// at its limit.
+const limitUtilization = 0.9
+
+// limitHit is a resource at or near its limit.
+type limitHit struct {
+	usage, limit Series
+	// util is usage/limit at the tail (for a free measure, 1-free/total).
+	util        float64
+	used, bound float64
+	// since is when utilisation first reached limitUtilization.
+	since *time.Time
+}
+
+func (h limitHit) text() string {
+	s := fmt.Sprintf("%s%s at %s of its limit %s %s (%.0f%%)", h.usage.Name, labelSuffix(h.usage.Series, "pod", "service", "instance", "node", "type", "area", "pool", "resource", "mountpoint"), num(h.used), h.limit.Name, num(h.bound), 100*h.util)
+	if h.since != nil {
+		s += " since " + hhmm(h.since)
+	}
+	return s
+}
+
+// limitsReached pairs series with their limits and returns those at
+// limitUtilization or more at the end of the window, fullest first.
+func (ev *Evidence) limitsReached() []limitHit {
+	type keyed struct {
+		s      Series
+		tokens []string
+		labels string
+	}
+	var all []keyed
+	for _, s := range ev.Series {
+		if strings.ContainsAny(s.Name, "([{ ") || len(s.Downsampled) == 0 && s.Count == 0 {
+			continue // expressions are not raw measurements
+		}
+		name := strings.ToLower(signal.MetricName(s.Name))
+		all = append(all, keyed{s: s, tokens: strings.Split(name, "_"), labels: labelKey(s.Labels, "")})
+	}
+	var out []limitHit
+	seen := map[string]bool{}
+	for i := range all {
+		for j := range all {
+			if i == j || all[i].labels != all[j].labels {
+				continue
+			}
+			dx, dy := tokenDiff(all[i].tokens, all[j].tokens), tokenDiff(all[j].tokens, all[i].tokens)
+			x, y := all[i].s, all[j].s
+			switch {
+			case len(dy) == 1 && limitWords[dy[0]] && (len(dx) == 0 || len(dx) == 1 && usageWords[dx[0]]):
+				if h, ok := pairHit(x, y, false); ok && !seen[x.Name+labelKey(x.Labels, "")] {
+					seen[x.Name+labelKey(x.Labels, "")] = true
+					out = append(out, h)
+				}
+			case len(dx) == 1 && freeWords[dx[0]] && (len(dy) == 0 || len(dy) == 1 && limitWords[dy[0]]):
+				if h, ok := pairHit(x, y, true); ok && !seen[x.Name+labelKey(x.Labels, "")] {
+					seen[x.Name+labelKey(x.Labels, "")] = true
+					out = append(out, h)
+				}
+			}
+		}
+	}
+	// One name, a label telling usage from bound.
+	for i := range all {
+		for key, v := range all[i].s.Labels {
+			bound, ok := limitLabelValues[strings.ToLower(v)]
+			if !ok {
+				continue
+			}
+			want := labelKey(all[i].s.Labels, key) + "|" + key + "=" + bound
+			for j := range all {
+				if i == j || all[j].s.Name != all[i].s.Name || !strings.EqualFold(all[j].s.Labels[key], bound) || labelKey(all[j].s.Labels, key)+"|"+key+"="+bound != want {
+					continue
+				}
+				if h, ok := pairHit(all[i].s, all[j].s, false); ok {
+					out = append(out, h)
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].util > out[j].util })
+	return out
+}
+
+// pairHit measures usage (or free) against its bound at the end of the
+// window.
+func pairHit(x, y Series, free bool) (limitHit, bool) {
+	bound := currentValue(y.Series)
+	if bound <= 0 {
+		return limitHit{}, false
+	}
+	used := currentValue(x.Series)
+	util := used / bound
+	if free {
+		util = 1 - used/bound
+		used = bound - used
+	}
+	if util < limitUtilization || util > 1.05 {
+		return limitHit{}, false
+	}
+	h := limitHit{usage: x, limit: y, util: util, used: used, bound: bound}
+	for _, p := range x.Downsampled {
+		u := p.V / bound
+		if free {
+			u = 1 - p.V/bound
+		}
+		if u >= limitUtilization {
+			t := p.T
+			h.since = &t
+			break
+		}
+	}
+	return h, true
+}
+
+// tokenDiff: the tokens of a not in b.
+func tokenDiff(a, b []string) []string {
+	in := map[string]int{}
+	for _, t := range b {
+		in[t]++
+	}
+	var out []string
+	for _, t := range a {
+		if in[t] > 0 {
+			in[t]--
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// labelKey renders labels (except skip and the metric name) in a stable
+// order.
+func labelKey(labels map[string]string, skip string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		if k != skip && k != "__name__" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(labels[k])
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// currentValue is a series' value at the end of the window.
+func currentValue(s facts.Series) float64 {
+	if n := len(s.Downsampled); n > 0 {
+		return s.Downsampled[n-1].V
+	}
+	return s.Latest
+}

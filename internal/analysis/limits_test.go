@@ -1,0 +1,46 @@
+package analysis
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+func flatSeries(name string, labels map[string]string, from, to float64) Series {
+	t := time.Date(2027, 1, 1, 10, 0, 0, 0, time.UTC)
+	var pts []facts.Point
+	for i := 0; i < 10; i++ {
+		pts = append(pts, facts.Point{T: t.Add(time.Duration(i) * time.Minute), V: from + (to-from)*float64(i)/9})
+	}
+	return Series{Series: facts.Series{Name: name, Labels: labels, Downsampled: pts, Latest: to, Count: len(pts)}}
+}
+
+func TestLimitsReached(t *testing.T) {
+	inst := map[string]string{"instance": "10.0.0.1:8000", "job": "meter"}
+	other := map[string]string{"instance": "10.0.0.2:8000", "job": "meter"}
+	for _, tc := range []struct {
+		name   string
+		series []Series
+		want   string // usage series name at its limit, "" for none
+	}{
+		{"open fds against max fds", []Series{flatSeries("process_open_fds", inst, 700, 1022), flatSeries("process_max_fds", inst, 1024, 1024)}, "process_open_fds"},
+		{"renamed vocabulary: pool active against pool max", []Series{flatSeries("dbpool_connections_active", inst, 5, 50), flatSeries("dbpool_connections_max", inst, 50, 50)}, "dbpool_connections_active"},
+		{"free against total (inodes)", []Series{flatSeries("node_filesystem_files_free", inst, 90000, 2000), flatSeries("node_filesystem_files", inst, 100000, 100000)}, "node_filesystem_files_free"},
+		{"quota used against hard by label", []Series{flatSeries("kube_resourcequota", map[string]string{"resource": "pods", "type": "used"}, 10, 50), flatSeries("kube_resourcequota", map[string]string{"resource": "pods", "type": "hard"}, 50, 50)}, "kube_resourcequota"},
+		{"well below its limit", []Series{flatSeries("process_open_fds", inst, 100, 120), flatSeries("process_max_fds", inst, 1024, 1024)}, ""},
+		{"limit of another instance does not pair", []Series{flatSeries("process_open_fds", inst, 700, 1022), flatSeries("process_max_fds", other, 1024, 1024)}, ""},
+		{"names differing by two tokens do not pair", []Series{flatSeries("http_requests_total", inst, 1, 99), flatSeries("http_max_inflight_size", inst, 100, 100)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := &Evidence{Series: tc.series}
+			hits := ev.limitsReached()
+			switch {
+			case tc.want == "" && len(hits) > 0:
+				t.Errorf("want no limit reached, got %s", hits[0].text())
+			case tc.want != "" && (len(hits) == 0 || hits[0].usage.Name != tc.want):
+				t.Errorf("want %s at its limit, got %d hits", tc.want, len(hits))
+			}
+		})
+	}
+}
