@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
@@ -91,7 +92,30 @@ func clip(s string, n int) string {
 	return cut + "..."
 }
 
-func quote(s string) string { return "'" + clip(s, 200) + "'" }
+// quote renders evidence text for a report: short texts whole; a long one
+// keeps its head and its tail, because error chains put the innermost
+// cause last ("...: x509: certificate signed by unknown authority").
+func quote(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= quoteMax {
+		return "'" + s + "'"
+	}
+	tail := s[len(s)-quoteTail:]
+	if i := strings.IndexByte(tail, ' '); i >= 0 && i < quoteTail/3 {
+		tail = tail[i+1:]
+	}
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return "'" + clip(s, quoteMax-quoteTail) + " " + tail + "'"
+}
+
+// quoteMax bounds a quoted text; quoteTail is how much of a long text's
+// end is kept.
+const (
+	quoteMax  = 240
+	quoteTail = 100
+)
 
 func plural(n int, one, many string) string {
 	if n == 1 {

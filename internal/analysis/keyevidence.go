@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ import (
 // each citing its pins), rendered as quotes of the evidence, never as the
 // conclusion's own words. Bounded: a few of each kind, clipped.
 const (
-	keyLogTemplates    = 6
+	keyLogTemplates    = 9
 	keyEvents          = 5
 	keyPods            = 3
 	keySeries          = 5
@@ -45,16 +46,11 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		m := strings.ToLower(clip(msg, 60))
 		return m != "" && strings.Contains(known, m)
 	}
-	// Logs: errors and warnings, by template, most frequent first.
-	var lines []LogLine
-	for _, l := range ev.Logs {
-		lvl := strings.ToUpper(l.Level)
-		if isErrorLog(l.LogLine) || lvl == "WARN" || lvl == "WARNING" {
-			lines = append(lines, l)
-		}
-	}
+	// Logs: templates ranked by what an SRE reads first: errors and
+	// warnings, lines that are new (first seen well after the log of the
+	// same origin starts: what changed in the logs), and frequency.
 	n := 0
-	for _, t := range templates(lines) {
+	for _, t := range rankedTemplates(ev.Logs) {
 		if n >= keyLogTemplates {
 			break
 		}
@@ -70,7 +66,14 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 				when += " to " + hhmm(last.Timestamp)
 			}
 		}
-		add(fmt.Sprintf("%s, %s %s x%d%s: %s", SourceName(rep.Cite.Source("logs")), logOrigin(rep), logLevel(rep.LogLine), len(t.lines), when, quote(rep.Message)), citesOfLogs(t.lines))
+		lvl := logLevel(rep.LogLine)
+		if lvl == "" {
+			lvl = "log"
+		}
+		if t.novel {
+			lvl = "new " + lvl
+		}
+		add(fmt.Sprintf("%s, %s %s x%d%s: %s", SourceName(rep.Cite.Source("logs")), logOrigin(rep), lvl, len(t.lines), when, quote(rep.Message)), citesOfLogs(t.lines))
 		n++
 	}
 	// Warning events, most frequent first, one per reason and object.
@@ -212,4 +215,67 @@ func timeOfPtr(t *time.Time) time.Time {
 		return time.Time{}
 	}
 	return *t
+}
+
+// rankedTemplate is a log template with what makes it worth quoting.
+type rankedTemplate struct {
+	template
+	novel bool
+	score float64
+}
+
+// noveltyMargin: a template first seen this long after its origin's log
+// starts is new in the window.
+const noveltyMargin = 5 * time.Minute
+
+// rankedTemplates groups lines into templates and ranks them: error and
+// warning templates first, then templates new in the window (an INFO line
+// that starts appearing is often the change itself: a replay, a failover, a
+// rebalance), each by frequency. Debug lines and templates that run all
+// window long at INFO are left out.
+func rankedTemplates(lines []LogLine) []rankedTemplate {
+	start := map[string]time.Time{}
+	for _, l := range lines {
+		if l.Timestamp == nil {
+			continue
+		}
+		o := logOrigin(l)
+		if t, ok := start[o]; !ok || l.Timestamp.Before(t) {
+			start[o] = *l.Timestamp
+		}
+	}
+	var out []rankedTemplate
+	for _, t := range templates(lines) {
+		rep := t.lines[0]
+		lvl := logLevel(rep.LogLine)
+		if lvl == "DEBUG" || lvl == "TRACE" {
+			continue
+		}
+		firstAt := (*time.Time)(nil)
+		for _, l := range t.lines {
+			if l.Timestamp != nil && (firstAt == nil || l.Timestamp.Before(*firstAt)) {
+				firstAt = l.Timestamp
+			}
+		}
+		novel := false
+		if firstAt != nil {
+			if s0, ok := start[logOrigin(rep)]; ok && firstAt.Sub(s0) >= noveltyMargin {
+				novel = true
+			}
+		}
+		bad := isErrorLog(rep.LogLine) || lvl == "WARN"
+		if !bad && !novel {
+			continue
+		}
+		score := math.Log2(1 + float64(len(t.lines)))
+		if bad {
+			score += 2
+		}
+		if novel {
+			score += 1.5
+		}
+		out = append(out, rankedTemplate{template: t, novel: novel, score: score})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	return out
 }

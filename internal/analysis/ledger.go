@@ -105,6 +105,9 @@ func objectChangeKind(c facts.ObjectChange) string {
 		}
 	}
 	if kind == "node" {
+		if c.Action == "created" {
+			return changeInfra // a node joining (autoscaling, upgrade surge) is infrastructure churn
+		}
 		for _, f := range c.Fields {
 			if strings.HasPrefix(f, "spec.unschedulable") || strings.HasPrefix(f, "spec.taints") {
 				return changeInfra

@@ -18,6 +18,7 @@ func TestObjectChangeKind(t *testing.T) {
 		{facts.ObjectChange{Kind: "HorizontalPodAutoscaler", Fields: []string{"spec.metrics"}}, changeCapacity},
 		{facts.ObjectChange{Kind: "Node", Fields: []string{"spec.unschedulable"}}, changeInfra},
 		{facts.ObjectChange{Kind: "Node", Fields: []string{"metadata.labels.zone"}}, changeConfig},
+		{facts.ObjectChange{Kind: "Node", Action: "created"}, changeInfra},
 		{facts.ObjectChange{Kind: "PriorityClass", Action: "created"}, changeConfig},
 		{facts.ObjectChange{Kind: "FeatureFlag", Fields: []string{"spec.flagSpec"}}, changeConfig},
 	} {

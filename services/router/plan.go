@@ -396,6 +396,18 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 			c.set(`"`+strings.ReplaceAll(loc, `"`, ``)+`"`, "query")
 			break
 		}
+		if names := v.namedObjects(); v.service == "" && v.pod == "" && len(names) > 0 {
+			// No workload to scope by: the logs that name what the alert
+			// is about (a node, a queue, a host), wherever they are.
+			s.add(1.5, "logs across the cluster that name "+strings.Join(names, ", "))
+			q := make([]string, len(names))
+			for i, n := range names {
+				q[i] = `"` + n + `"`
+			}
+			c.set(strings.Join(q, " OR "), "query")
+			c.set("all", "namespace")
+			break
+		}
 		c.set(errorQuery(v), "query")
 		if lookup(alertOf(v), "ingress") == "" || v.service != "" || v.pod != "" {
 			// An ingress's proxy logs live in the controller's namespace,
@@ -857,3 +869,23 @@ func (s *Service) SelectTools(ctx context.Context, req *routerv1.SelectToolsRequ
 }
 
 func alertOf(v *alertView) *investigationv1.Alert { return v.alert }
+
+// searchableKinds are the entities whose names appear in other systems'
+// logs (a node in the cloud's operation log, a queue in its consumers').
+var searchableKinds = map[target.Kind]bool{
+	target.Node: true, target.Queue: true, target.ConsumerGroup: true, target.Host: true,
+	target.Database: true, target.Job: true, target.CronJob: true,
+}
+
+// namedObjects are the searchable entity names the alert's labels and
+// annotations carry (at most three, safe to quote in a query).
+func (v *alertView) namedObjects() []string {
+	var out []string
+	for _, e := range target.Extract(v.alert.GetLabels(), v.alert.GetAnnotations(), target.Fields{}) {
+		if !searchableKinds[e.Kind] || len(e.Value) < 3 || strings.ContainsAny(e.Value, "\"\\ ()") || len(out) >= 3 {
+			continue
+		}
+		out = append(out, e.Value)
+	}
+	return out
+}

@@ -536,7 +536,7 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 		limit = 100
 	}
 	q := backend.LogQuery{
-		Query: query, Namespace: c.Params.String("namespace"), Service: c.Params.String("service"), Pod: c.Params.String("pod"),
+		Query: query, Namespace: allNamespaces(c.Params.String("namespace")), Service: c.Params.String("service"), Pod: c.Params.String("pod"),
 		Levels: levels, Start: c.Window.Start, End: c.Window.End, Limit: limit,
 	}
 	hits, err := s.be.Logs.SearchLogs(ctx, q)
