@@ -306,6 +306,13 @@ func (s *Service) callsFor(ctx context.Context, st *invState, intents []string, 
 				}
 			}
 		}
+		if miss := s.missingRequired(ctx, st, in, params); miss != "" {
+			// A follow-up the evidence cannot parameterise (logs of a pod
+			// when no pod is known) would only fail at the tool: it is
+			// not made, and the gap stays an unknown.
+			st.loop.Unknowns = appendUnique(st.loop.Unknowns, fmt.Sprintf("%s needs %s, which no evidence names", in, miss))
+			continue
+		}
 		out = append(out, pendingCall{Intent: in, Params: params, Origin: origin})
 	}
 	if len(out) == 0 && origin == originCritic {
@@ -564,3 +571,25 @@ func clusterDNSName(ent string) bool {
 // droppedConnRe: connection errors of dropped packets (a timeout while
 // dialing), as opposed to refusals from a listening peer.
 var droppedConnRe = regexp.MustCompile(`(?i)(i/o timeout|dial tcp[^']{0,80}timeout|connect(ion)? timed? ?out|etimedout)`)
+
+// missingRequired names the first required parameter of intent that
+// neither params nor the investigation's context supplies ("" when none).
+func (s *Service) missingRequired(ctx context.Context, st *invState, intent string, params map[string]any) string {
+	def := s.toolDefs(ctx, st.rec.GetSessionId())[intent]
+	if def == nil {
+		return ""
+	}
+	for _, p := range def.GetParamsSchema() {
+		if !p.GetRequired() {
+			continue
+		}
+		if v, ok := params[p.GetName()]; ok && fmt.Sprint(v) != "" {
+			continue
+		}
+		if f := p.GetDefaultFromContext(); f != "" && contextValue(st.rc, f) != "" {
+			continue
+		}
+		return p.GetName()
+	}
+	return ""
+}

@@ -871,9 +871,11 @@ func (s *Service) SelectTools(ctx context.Context, req *routerv1.SelectToolsRequ
 func alertOf(v *alertView) *investigationv1.Alert { return v.alert }
 
 // searchableKinds are the entities whose names appear in other systems'
-// logs (a node in the cloud's operation log, a queue in its consumers').
+// logs (a node in the cloud's operation log, a queue in its consumers'); a
+// host is left to the error search, whose lines name the backend rather
+// than the public host.
 var searchableKinds = map[target.Kind]bool{
-	target.Node: true, target.Queue: true, target.ConsumerGroup: true, target.Host: true,
+	target.Node: true, target.Queue: true, target.ConsumerGroup: true,
 	target.Database: true, target.Job: true, target.CronJob: true,
 }
 
