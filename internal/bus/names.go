@@ -44,6 +44,8 @@ const (
 	ContentType        = "application/protobuf"
 	EventKindPin       = "pin"
 	EventKindLifecycle = "lifecycle"
+	// EventKindWork labels work-queue publishes in metrics (not a header value).
+	EventKindWork = "work"
 )
 
 // TokenEscape starts an escape in a session token: TokenEscape followed by
