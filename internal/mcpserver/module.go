@@ -29,7 +29,9 @@ func NewModule(clients mesh.Clients, opt Options) *Module { return &Module{clien
 func (m *Module) Register(*grpc.Server) {}
 
 // RegisterGateway implements app.Module (no REST routes).
-func (m *Module) RegisterGateway(context.Context, *runtime.ServeMux, *grpc.ClientConn) error { return nil }
+func (m *Module) RegisterGateway(context.Context, *runtime.ServeMux, *grpc.ClientConn) error {
+	return nil
+}
 
 // Run implements app.Module.
 func (m *Module) Run(ctx context.Context) error {
