@@ -16,7 +16,7 @@ import (
 )
 
 // pgCluster starts one throwaway cluster for the test (skipped under -short).
-func pgCluster(t *testing.T) *pgtest.Cluster {
+func pgCluster(t testing.TB) *pgtest.Cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a real PostgreSQL")
@@ -24,7 +24,7 @@ func pgCluster(t *testing.T) *pgtest.Cluster {
 	return pgtest.Start(t)
 }
 
-func openPG(t *testing.T, c *pgtest.Cluster, retryFor time.Duration) *Postgres {
+func openPG(t testing.TB, c *pgtest.Cluster, retryFor time.Duration) *Postgres {
 	t.Helper()
 	p, err := OpenPostgres(context.Background(), PostgresConfig{DSN: c.DSN(), RetryFor: retryFor}, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -36,7 +36,7 @@ func openPG(t *testing.T, c *pgtest.Cluster, retryFor time.Duration) *Postgres {
 
 func TestPostgresStore(t *testing.T) {
 	c := pgCluster(t)
-	conformance(t, func(t *testing.T) Store { return openPG(t, c, 10*time.Second) })
+	conformance(t, func(t testing.TB) Store { return openPG(t, c, 10*time.Second) })
 }
 
 func TestPostgresMigrations(t *testing.T) {

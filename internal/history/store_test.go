@@ -72,11 +72,11 @@ func (f fixture) investigation() *Investigation {
 // storeCase is one store under the conformance tests.
 type storeCase struct {
 	name string
-	open func(t *testing.T) Store
+	open func(t testing.TB) Store
 }
 
 // kvStore opens the KV store on an embedded NATS server.
-func kvStore(t *testing.T) Store {
+func kvStore(t testing.TB) Store {
 	t.Helper()
 	opts := &natsserver.Options{Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
 	ns, err := natsserver.NewServer(opts)
@@ -105,7 +105,7 @@ func kvStore(t *testing.T) Store {
 }
 
 // conformance runs the behaviour every store must have.
-func conformance(t *testing.T, open func(t *testing.T) Store) {
+func conformance(t *testing.T, open func(t testing.TB) Store) {
 	ctx := context.Background()
 	s := open(t)
 	for _, f := range fixtures {
