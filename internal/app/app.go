@@ -317,6 +317,11 @@ func (a *App) Run(ctx context.Context) (err error) {
 			_ = hl.Close()
 			return fmt.Errorf("app: module %s gateway: %w", name, err)
 		}
+		if hm, ok := m.(HTTPModule); ok {
+			for pattern, h := range hm.HTTPHandlers(self) {
+				gw.Handle(pattern, h)
+			}
+		}
 		r := &running{name: name, m: m, fatal: a.reg.entries[name].fatal}
 		for _, svc := range serviceNames(gs) {
 			if !slices.Contains(before, svc) {

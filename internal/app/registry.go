@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -33,6 +34,16 @@ type Module interface {
 	// error (or a panic) before that marks the module failed; it stops the
 	// process only when the module was registered with Fatal().
 	Run(ctx context.Context) error
+}
+
+// HTTPModule is a module that also serves plain HTTP beside the REST API
+// (the MCP endpoint, for example): its handlers are mounted on the
+// process's gateway, with the same listener, tracing and shutdown.
+type HTTPModule interface {
+	Module
+	// HTTPHandlers maps http.ServeMux patterns to handlers; conn reaches the
+	// process's own gRPC server.
+	HTTPHandlers(conn *grpc.ClientConn) map[string]http.Handler
 }
 
 // Env is what a module constructor gets. It is built once per process.

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/metrics"
 	"github.com/rcamesh/rcamesh/internal/protocheck"
 )
 
@@ -275,9 +276,17 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 	msg.Header.Set(HeaderSchema, string(payload.ProtoReflect().Descriptor().FullName()))
 	msg.Header.Set(HeaderContentType, ContentType)
 	InjectTrace(ctx, msg.Header)
+	start := time.Now()
 	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+	metrics.NATSPublishDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 	if err != nil {
+		metrics.NATSPublished.WithLabelValues(kind, "error").Inc()
 		return 0, fmt.Errorf("bus: publish %s: %w", subject, err)
+	}
+	if ack.Duplicate {
+		metrics.NATSPublished.WithLabelValues(kind, "duplicate").Inc()
+	} else {
+		metrics.NATSPublished.WithLabelValues(kind, "ok").Inc()
 	}
 	if ack.Duplicate {
 		b.logger.DebugContext(ctx, "duplicate publish ignored", "subject", subject, "msg_id", msgID, "seq", ack.Sequence)
@@ -553,9 +562,18 @@ func (b *Bus) Enqueue(ctx context.Context, msgID string, payload []byte) (err er
 	}()
 	msg := &nats.Msg{Subject: SubjectWorkAlert, Data: payload, Header: nats.Header{}}
 	InjectTrace(ctx, msg.Header)
-	if _, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID)); err != nil {
+	start := time.Now()
+	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+	metrics.NATSPublishDuration.WithLabelValues(EventKindWork).Observe(time.Since(start).Seconds())
+	if err != nil {
+		metrics.NATSPublished.WithLabelValues(EventKindWork, "error").Inc()
 		return fmt.Errorf("bus: enqueue %s: %w", msgID, err)
 	}
+	result := "ok"
+	if ack.Duplicate {
+		result = "duplicate"
+	}
+	metrics.NATSPublished.WithLabelValues(EventKindWork, result).Inc()
 	return nil
 }
 
@@ -614,9 +632,11 @@ func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string,
 			_ = msg.Term()
 			continue
 		}
+		metrics.NATSConsumerPending.WithLabelValues(name).Set(float64(md.NumPending))
 		herr := b.withProgress(ctx, msg, func() error {
 			return b.handle(ctx, msg, md, name, func(hctx context.Context) error { return fn(hctx, msg, md) })
 		})
+		metrics.NATSConsumed.WithLabelValues(name, consumeResult(ctx, herr, md.NumDelivered, b.cfg.MaxDeliver)).Inc()
 		switch {
 		case herr == nil:
 			if err := msg.Ack(); err != nil {
@@ -638,6 +658,17 @@ func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string,
 			_ = msg.NakWithDelay(delay)
 		}
 	}
+}
+
+// consumeResult is the result label of one handled message: what consume does with it.
+func consumeResult(ctx context.Context, herr error, delivered uint64, maxDeliver int) string {
+	switch {
+	case herr == nil:
+		return "ack"
+	case errors.As(herr, new(errPoison)), ctx.Err() == nil && delivered >= uint64(maxDeliver):
+		return "term"
+	}
+	return "nak"
 }
 
 // release stops pulling and hands every message already delivered to this

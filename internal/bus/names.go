@@ -19,6 +19,9 @@ const (
 	ConsumerCritic = "critic-revalidate"
 	// ConsumerWork is the shared durable consumer of the work queue.
 	ConsumerWork = "brain-work"
+	// ConsumerHistory is the durable consumer of lifecycle events that
+	// saves finished investigations to the history store.
+	ConsumerHistory = "history-recorder"
 
 	// SubjectPrefix is the prefix of every rcamesh subject.
 	SubjectPrefix = "rcamesh." + Version
@@ -30,12 +33,16 @@ const (
 	SubjectWorkAlert = SubjectPrefix + ".work.alert"
 	// PinAddedFilter matches pin.added events of every session.
 	PinAddedFilter = SubjectPrefix + ".session.*.pin.added"
+	// LifecycleAllFilter matches lifecycle events of every session.
+	LifecycleAllFilter = SubjectPrefix + ".session.*.lifecycle.*"
 
 	// KV buckets.
 	BucketSessions     = "rcamesh_sessions"
 	BucketRecords      = "rcamesh_records"
 	BucketReports      = "rcamesh_reports"
 	BucketFingerprints = "rcamesh_fingerprints"
+	// BucketHistory holds finished investigations (the default history store).
+	BucketHistory = "rcamesh_history"
 
 	// Header names.
 	HeaderEventKind    = "Rcamesh-Event-Kind"
@@ -44,6 +51,8 @@ const (
 	ContentType        = "application/protobuf"
 	EventKindPin       = "pin"
 	EventKindLifecycle = "lifecycle"
+	// EventKindWork labels work-queue publishes in metrics (not a header value).
+	EventKindWork = "work"
 )
 
 // TokenEscape starts an escape in a session token: TokenEscape followed by

@@ -242,3 +242,62 @@ func StartPrometheus(ctx context.Context, promJSON []byte, dir string) (*Process
 	}
 	return p, nil
 }
+
+// StartScraper runs a real Prometheus under dir that scrapes each target
+// (host:port, path /metrics) every interval as job "rcamesh" and evaluates
+// the rule files (copied into dir) at the same interval.
+func StartScraper(ctx context.Context, dir string, targets []string, interval time.Duration, ruleFiles ...string) (*Process, error) {
+	if _, err := exec.LookPath("prometheus"); err != nil {
+		return nil, fmt.Errorf("%w: prometheus", ErrMissing)
+	}
+	var rules []string
+	for i, rf := range ruleFiles {
+		b, err := os.ReadFile(rf)
+		if err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		dst := filepath.Join(dir, fmt.Sprintf("rules-%d.yaml", i))
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		rules = append(rules, dst)
+	}
+	cfg := struct {
+		Global        map[string]string `json:"global"`
+		RuleFiles     []string          `json:"rule_files,omitempty"`
+		ScrapeConfigs []map[string]any  `json:"scrape_configs"`
+	}{
+		Global:    map[string]string{"scrape_interval": interval.String(), "evaluation_interval": interval.String()},
+		RuleFiles: rules,
+		ScrapeConfigs: []map[string]any{{
+			"job_name": "rcamesh", "metrics_path": "/metrics",
+			"static_configs": []map[string]any{{"targets": targets}},
+		}},
+	}
+	// JSON is YAML: no YAML encoder needed for the config.
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	path := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, err := start(ctx, "prometheus", "prometheus", []string{
+		"--config.file=" + path, "--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr,
+	}, dir)
+	if err != nil {
+		return nil, err
+	}
+	p.URL = "http://" + addr
+	if err := waitHTTP(ctx, p, p.URL+"/-/ready", 60*time.Second); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
+}

@@ -35,6 +35,9 @@ type Config struct {
 	APIKeyFile string
 	Timeout    time.Duration
 	MaxRetries int
+	// TraceContent records prompts and completions (redacted) in the
+	// model-call spans; off by default (-llm.trace-content).
+	TraceContent bool
 }
 
 // DefaultConfig returns a config with no provider (offline rules mode).
@@ -65,6 +68,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.APIKeyFile, "llm.api-key-file", c.APIKeyFile, "file holding the LLM API key (else env "+EnvAPIKey+" or "+EnvOpenAIKey+")")
 	fs.DurationVar(&c.Timeout, "llm.timeout", c.Timeout, "timeout of one LLM request attempt")
 	fs.IntVar(&c.MaxRetries, "llm.max-retries", c.MaxRetries, "retries on 429/5xx before giving up")
+	fs.BoolVar(&c.TraceContent, "llm.trace-content", c.TraceContent, "record prompts and completions (redacted) in the GenAI model-call spans; off by default")
 }
 
 // applyEnv fills unset fields from the environment.
@@ -200,5 +204,9 @@ func New(cfg Config, logger *slog.Logger) (Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return registry[cfg.Provider](cfg, logger.With("component", "llm", "provider", cfg.Provider, "model", cfg.Model))
+	p, err := registry[cfg.Provider](cfg, logger.With("component", "llm", "provider", cfg.Provider, "model", cfg.Model))
+	if err != nil {
+		return nil, err
+	}
+	return Instrument(p, cfg.TraceContent), nil
 }

@@ -171,5 +171,5 @@ func Register(r *app.Registry, opt Options) error {
 		app.Needs(mesh.Router, mesh.Tools, mesh.Critic, mesh.Delivery)); err != nil {
 		return err
 	}
-	return nil
+	return registerOps(r)
 }

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -94,9 +95,14 @@ func NewGateway(logger *slog.Logger, cfg GatewayConfig) *Gateway {
 	g.http.HandleFunc("GET /healthz", g.healthz)
 	g.http.HandleFunc("GET /readyz", g.readyz)
 	g.http.HandleFunc("GET /openapi.json", serveOpenAPI)
+	// Prometheus metrics of this process: the default registry (internal/metrics,
+	// Go runtime and process collectors).
+	g.http.Handle("GET /metrics", promhttp.Handler())
 	g.handler = otelhttp.NewHandler(g.http, "http",
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
-		otelhttp.WithFilter(func(r *http.Request) bool { return r.URL.Path != "/healthz" && r.URL.Path != "/readyz" }),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			return r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && r.URL.Path != "/metrics"
+		}),
 	)
 	return g
 }

@@ -51,6 +51,9 @@ type Config struct {
 	Writer io.Writer
 	// Logger receives OpenTelemetry's internal errors; nil discards them.
 	Logger *slog.Logger
+	// SpanExporter, when set, also receives every span synchronously (tests
+	// use go.opentelemetry.io/otel/sdk/trace/tracetest's in-memory exporter).
+	SpanExporter sdktrace.SpanExporter
 }
 
 // DefaultConfig returns the defaults: no exporter, every trace sampled.
@@ -145,6 +148,9 @@ func Setup(ctx context.Context, cfg Config) (shutdown func(context.Context) erro
 			return nil, fmt.Errorf("telemetry: OTLP exporter to %q: %w", cfg.Endpoint, err)
 		}
 		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	if cfg.SpanExporter != nil {
+		opts = append(opts, sdktrace.WithSyncer(cfg.SpanExporter))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	otel.SetTracerProvider(tp)

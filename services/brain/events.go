@@ -3,6 +3,7 @@ package brain
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -11,6 +12,8 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/mesh"
+	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
 // publishLifecycle publishes a lifecycle event; failures are logged (the
@@ -64,6 +67,9 @@ func sanitize(m map[string]any) map[string]any {
 	return out
 }
 
+// isService reports whether name is one of the mesh's services.
+func isService(name string) bool { return slices.Contains(mesh.All, name) }
+
 // trip records a guardrail trip in the record and publishes it.
 func (s *Service) trip(ctx context.Context, st *invState, t *investigationv1.GuardrailTrip) {
 	if t == nil {
@@ -73,6 +79,7 @@ func (s *Service) trip(ctx context.Context, st *invState, t *investigationv1.Gua
 		t.Time = timestamppb.New(s.now())
 	}
 	st.rec.GuardrailTrips = append(st.rec.GuardrailTrips, t)
+	metrics.GuardrailTrips.WithLabelValues(metrics.Label(t.GetGuardrail(), metrics.Identifier), metrics.Label(t.GetOwner(), isService)).Inc()
 	s.publishLifecycle(ctx, st.rec.GetSessionId(), st.rec.GetInvestigationId(), evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_GUARDRAIL,
 		"", fmt.Sprintf("%s (%s): %s", t.GetGuardrail(), t.GetOwner(), t.GetDetail()),
 		map[string]any{"guardrail": t.GetGuardrail(), "owner": t.GetOwner(), "limit": t.GetLimit(), "value": t.GetValue()})

@@ -152,7 +152,9 @@ func (s *Service) modelToolCalls(ctx context.Context, st *invState, conv *conver
 		if args == nil {
 			args = map[string]any{}
 		}
-		out := s.execute(ctx, st, pendingCall{Intent: tc.Name, Params: args, Origin: originModel}, st.loop.Round)
+		tctx, endSpan := llm.StartToolSpan(ctx, tc, llm.CapturesContent(s.model))
+		out := s.execute(tctx, st, pendingCall{Intent: tc.Name, Params: args, Origin: originModel}, st.loop.Round)
+		endSpan(pinText(out.pin, 4000), out.err)
 		if out.interrupted {
 			return
 		}

@@ -17,6 +17,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
 // errNoise short-circuits the pipeline after extract_alert.
@@ -50,6 +51,11 @@ func (s *Service) runPipeline(ctx context.Context, st *invState) error {
 	}
 	s.setSessionState(ctx, st, sessRunning)
 	msg := "investigation started"
+	if !resumed {
+		metrics.InvestigationsStarted.Inc()
+	}
+	metrics.ActiveInvestigations.Inc()
+	defer metrics.ActiveInvestigations.Dec()
 	if resumed {
 		msg = "investigation resumed from its checkpoint"
 	}
@@ -96,6 +102,7 @@ func (s *Service) runPipeline(ctx context.Context, st *invState) error {
 		if err := s.checkpoint(ctx, st); err != nil {
 			s.publishLifecycle(ctx, sid, invID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_FAILED, name,
 				"checkpoint failed: "+err.Error(), nil)
+			metrics.ObserveInvestigation(metrics.OutcomeFailed, metrics.EnumLabel(st.rec.GetDiagnosis().GetCategory().String(), "ROOT_CAUSE_CATEGORY_"), s.now().Sub(st.runStart))
 			return err
 		}
 	}
@@ -149,6 +156,8 @@ func (s *Service) finish(ctx context.Context, st *invState) error {
 		fmt.Sprintf("%s: %s", d.GetStatus(), d.GetRootCause()),
 		map[string]any{"status": d.GetStatus().String(), "confidence": d.GetConfidence(), "loops": st.rec.GetLoops(),
 			"tool_calls": len(st.rec.GetToolCalls()), "wall_ms": st.rec.GetWallMs(), "silent": st.silent})
+	metrics.ObserveInvestigation(metrics.EnumLabel(d.GetStatus().String(), "DIAGNOSIS_STATUS_"),
+		metrics.EnumLabel(d.GetCategory().String(), "ROOT_CAUSE_CATEGORY_"), time.Duration(st.rec.GetWallMs())*time.Millisecond)
 	// The final checkpoint comes last: whoever waits for it sees every event.
 	return s.checkpoint(ctx, st)
 }

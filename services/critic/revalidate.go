@@ -15,6 +15,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/metrics"
 	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
@@ -145,6 +146,17 @@ func sessionOf(pe *evidencev1.PinEvent) string {
 // revalidate runs delta revalidation of one pin under the session lock. given
 // may be nil (the pin is then read from the pool). With commit the verdict is
 // published (when a bus is configured) and merged into the pool.
+// revalidationResult is the result label of a judged pin.
+func revalidationResult(p *evidencev1.EvidencePin) string {
+	switch p.GetValidationStatus() {
+	case statusValidated:
+		return metrics.PinValidated
+	case statusRejected:
+		return metrics.PinRejected
+	}
+	return metrics.PinPending
+}
+
 func (s *Service) revalidate(ctx context.Context, session, pinID string, given *evidencev1.EvidencePin, commit bool) (*evidencev1.EvidencePin, []*evidencev1.EvidencePin, error) {
 	sp := s.pool(session)
 	sp.mu.Lock()
@@ -169,6 +181,10 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		prof = existing.prof
 	}
 	out, contradicted := s.judge(cand, prof, sp)
+	metrics.PinRevalidations.WithLabelValues(revalidationResult(out)).Inc()
+	for range contradicted {
+		metrics.PinRevalidations.WithLabelValues(metrics.PinRejected).Inc()
+	}
 	if !commit {
 		return out, contradicted, nil
 	}

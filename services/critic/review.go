@@ -18,6 +18,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
 // Objection check names (CriticReview.objections[].check).
@@ -206,7 +207,12 @@ func (s *Service) ReviewHypotheses(ctx context.Context, req *criticv1.ReviewHypo
 			return nil, status.Error(codes.Unavailable, err.Error())
 		}
 	}
-	return s.review(req.GetHypotheses(), req.GetAlert(), req.GetRound(), pins, s.availability(ctx, req.GetSessionId())), nil
+	resp := s.review(req.GetHypotheses(), req.GetAlert(), req.GetRound(), pins, s.availability(ctx, req.GetSessionId()))
+	r := resp.GetReview()
+	metrics.CriticVerdicts.WithLabelValues(metrics.EnumLabel(r.GetAction().String(), "CRITIC_ACTION_")).Inc()
+	metrics.CriticRounds.Observe(float64(r.GetRound()))
+	metrics.CriticScore.Observe(r.GetScore())
+	return resp, nil
 }
 
 // review runs the checks. avail says which tools can run (nil: unknown, all).

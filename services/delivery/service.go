@@ -31,6 +31,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/mesh"
+	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
 // Deps are delivery's collaborators.
@@ -264,9 +265,17 @@ func (s *Service) send(ctx context.Context, rep *investigationv1.Report, rec *in
 		body, err := s.payload(dest, rep, rec, link)
 		if err != nil {
 			rep.Attempts = append(rep.Attempts, &investigationv1.DeliveryAttempt{Destination: dest.name, Error: err.Error()})
+			metrics.DeliveryAttempts.WithLabelValues(dest.kind, "failed").Inc()
 			continue
 		}
-		rep.Attempts = append(rep.Attempts, s.deliver(ctx, dest, body, idem))
+		at := s.deliver(ctx, dest, body, idem)
+		rep.Attempts = append(rep.Attempts, at)
+		result := "failed"
+		if at.GetOk() {
+			result = "ok"
+		}
+		metrics.DeliveryAttempts.WithLabelValues(dest.kind, result).Inc()
+		metrics.DeliveryTries.WithLabelValues(dest.kind).Add(float64(at.GetTries()))
 	}
 }
 

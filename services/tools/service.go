@@ -34,6 +34,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/mesh"
+	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
 // Guardrail names reported in GuardrailTrip.guardrail (owner "tools").
@@ -332,6 +333,7 @@ func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolReque
 	if useCache {
 		for {
 			if cached := s.cache.get(key, s.now()); cached != nil {
+				metrics.ObserveToolCall(intent, metrics.ToolReplayed, 0)
 				return s.replay(cached), nil
 			}
 			wait, claimed := s.cache.begin(key)
@@ -417,6 +419,7 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 			s.log.Warn("tool facts encoding failed", "intent", call.Intent, "err", res.putErr)
 		}
 	}
+	metrics.ObserveToolCall(call.Intent, toolResult(tr, timedOut), s.now().Sub(start))
 	if tr.EvidenceType == evidencev1.EvidenceType_EVIDENCE_TYPE_UNSPECIFIED {
 		tr.EvidenceType = t.Type
 	}
@@ -466,9 +469,23 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 			s.log.Error("publish pin failed", "intent", call.Intent, "pin", pin.GetId(), "err", err)
 			return nil, status.Errorf(codes.Unavailable, "tool %s ran but its pin %s could not be published: %v", call.Intent, pin.GetId(), err)
 		}
+		metrics.PinsPublished.Inc()
 	}
 	s.log.Debug("tool executed", "intent", call.Intent, "success", tr.Success, "no_data", tr.NoData, "ms", tr.DurationMs, "pin", pin.GetId())
 	return resp, nil
+}
+
+// toolResult is the result label of a tool call.
+func toolResult(tr *evidencev1.ToolResult, timedOut bool) string {
+	switch {
+	case timedOut:
+		return metrics.ToolTimeout
+	case !tr.GetSuccess():
+		return metrics.ToolError
+	case tr.GetNoData():
+		return metrics.ToolNoData
+	}
+	return metrics.ToolSuccess
 }
 
 // runHandler runs the handler under the per-call timeout. A handler whose

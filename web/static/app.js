@@ -1,6 +1,7 @@
 // rcamesh war room: watch and steer an investigation live. A plain client of
 // the public REST and streaming API (/api/v4); nothing private.
 import { html, render, useState, useEffect, useRef, useMemo, useCallback } from "/static/vendor/htm-preact-standalone-3.1.1.js";
+import { HistoryList, HistoryPage } from "/static/history.js";
 
 const DOMAINS = ["compute", "network", "storage", "control_plane", "security", "unknown"];
 // A live pin shows pending at least this long; events within REPLAY_MS of
@@ -31,16 +32,22 @@ function useRoute() {
     return () => removeEventListener("hashchange", on);
   }, []);
   const m = hash.match(/^#\/s\/(.+)$/);
+  const h = hash.match(/^#\/h\/(.+)$/);
+  if (h) return { page: "past", id: decodeURIComponent(h[1]) };
+  if (hash === "#/history") return { page: "history" };
   return m ? { page: "session", id: decodeURIComponent(m[1]) } : { page: "list" };
 }
 
 function App() {
   const route = useRoute();
+  if (route.page === "history") return html`<${HistoryList} Header=${Header} api=${api} />`;
+  if (route.page === "past") return html`<${HistoryPage} id=${route.id} Header=${Header} api=${api} />`;
   return route.page === "session" ? html`<${SessionPage} id=${route.id} />` : html`<${SessionList} />`;
 }
 
 function Header({ title, conn }) {
   return html`<header class="top"><h1><a href="#/" class="home">rcamesh</a> · ${title}</h1>
+    <nav class="views"><a href="#/">sessions</a> <a href="#/history" data-testid="nav-history">history</a></nav>
     ${conn && html`<span class=${"conn " + conn} data-testid="conn" role="status" aria-live="polite">${conn === "live" ? "live" : "reconnecting…"}</span>`}</header>`;
 }
 
