@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ const (
 	keyLimits          = 3
 	keyNormalEvents    = 4
 	keyTopQueries      = 3
+	keyCommits         = 2
 )
 
 // keyEvidence returns the key-evidence claims not already stated by the
@@ -180,6 +182,34 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		add(fmt.Sprintf("%s: %s", SourceName(ch.s.Cite.Source("metrics")), ch.text()), ch.s.Cite)
 		n++
 	}
+	// Commits whose identifiers (a class, a function, a setting) recur in
+	// the logs: specificity, whichever hypothesis leads.
+	var logTexts []string
+	for _, l := range ev.Logs {
+		logTexts = append(logTexts, l.Message)
+	}
+	n = 0
+	for _, c := range ev.Commits {
+		if n >= keyCommits || c.Removed {
+			continue
+		}
+		ids := sharedIdentifiers(strings.Join([]string{c.Message, c.Summary, c.Diff}, "\n"), logTexts)
+		if len(ids) == 0 {
+			continue
+		}
+		if len(ids) > 3 {
+			ids = ids[:3]
+		}
+		line := ""
+		for _, t := range logTexts {
+			if strings.Contains(t, ids[0]) {
+				line = t
+				break
+			}
+		}
+		add(fmt.Sprintf("Commit %s (%s) names %s, which the logs name too: %s", short(c.SHA), clip(c.Message, 80), strings.Join(ids, ", "), quote(line)), c.Cite)
+		n++
+	}
 	// Changes before the alert: the ledger.
 	at := ev.alertTime()
 	var ledger []changeRef
@@ -278,4 +308,44 @@ func rankedTemplates(lines []LogLine) []rankedTemplate {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	return out
+}
+
+// ObjectRef is a Kubernetes object named in the evidence's text.
+type ObjectRef struct{ Kind, Namespace, Name string }
+
+// reNamedObject: "Kind namespace/name" as controllers and cloud operation
+// logs write it ("PodDisruptionBudget docks/dock-state-pdb", "ConfigMap
+// shop/limits"): a CamelCase kind, then a namespaced name.
+var reNamedObject = regexp.MustCompile(`\b([A-Z][a-z]+(?:[A-Z][a-z]+)*)\s+([a-z0-9][a-z0-9-]{0,62})/([a-z0-9][a-z0-9.-]{0,252})\b`)
+
+// NamedObjects are the objects error and warning lines and warning events
+// name, most mentioned first: the entity graph's edges from text, for the
+// next describe.
+func (r Result) NamedObjects() []ObjectRef {
+	if r.ev == nil {
+		return nil
+	}
+	count := map[ObjectRef]int{}
+	var order []ObjectRef
+	see := func(text string) {
+		for _, m := range reNamedObject.FindAllStringSubmatch(text, -1) {
+			ref := ObjectRef{Kind: strings.ToLower(m[1]), Namespace: m[2], Name: m[3]}
+			if count[ref] == 0 {
+				order = append(order, ref)
+			}
+			count[ref]++
+		}
+	}
+	for _, l := range r.ev.Logs {
+		if lvl := logLevel(l.LogLine); isErrorLog(l.LogLine) || lvl == "WARN" {
+			see(l.Message)
+		}
+	}
+	for _, e := range r.ev.Events {
+		if strings.EqualFold(e.Type, "Warning") {
+			see(e.Message)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
+	return order
 }

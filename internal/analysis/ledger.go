@@ -158,8 +158,8 @@ func (ev *Evidence) objectChanges() []changeRef {
 	ns := ev.alertNamespace()
 	var out []changeRef
 	for _, c := range ev.ObjectChanges {
-		if c.At == nil {
-			continue
+		if c.At == nil || (strings.EqualFold(c.Kind, "Node") && c.Action == "created") {
+			continue // a node joining (autoscaling, an upgrade's surge) is churn, not a change anyone made
 		}
 		related := c.Namespace == "" || ns == "" || c.Namespace == ns || ev.namedByAlert(c.Refs)
 		kind := objectChangeKind(c.ObjectChange)

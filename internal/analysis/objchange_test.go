@@ -50,3 +50,29 @@ func TestLogTemplateMasksIdentifiers(t *testing.T) {
 		t.Error("different messages share a template")
 	}
 }
+
+func TestNamedObjects(t *testing.T) {
+	warn := func(msg string) LogLine { return LogLine{LogLine: facts.LogLine{Level: "WARN", Message: msg}} }
+	ev := &Evidence{
+		Logs: []LogLine{
+			warn("node pool-a-1 still has 1 pod protected by PodDisruptionBudget docks/dock-pdb; retrying"),
+			warn("node pool-a-2 still has 1 pod protected by PodDisruptionBudget docks/dock-pdb; retrying"),
+			{LogLine: facts.LogLine{Level: "INFO", Message: "loaded ConfigMap shop/ignored-because-info"}},
+			{LogLine: facts.LogLine{Level: "ERROR", Message: "Secret billing/stripe-key not found"}},
+		},
+		Events: []Event{{Event: facts.Event{Type: "Warning", Message: "Error creating: pods are forbidden by ResourceQuota team-a/compute"}}},
+	}
+	got := Result{ev: ev}.NamedObjects()
+	want := []ObjectRef{{"poddisruptionbudget", "docks", "dock-pdb"}, {"secret", "billing", "stripe-key"}, {"resourcequota", "team-a", "compute"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if (Result{}).NamedObjects() != nil {
+		t.Error("a hand-built result names objects")
+	}
+}

@@ -273,7 +273,11 @@ func (s *Service) alternatives(ctx context.Context, st *invState, n int) []pendi
 		if ran[in] || in == intentReinvestigate || d.GetSecondary() || (d.GetUnavailableReason() != "" && !d.GetAvailable()) {
 			continue
 		}
-		out = append(out, pendingCall{Intent: in, Params: s.inferParams(ctx, st, in), Origin: originExpand})
+		params := s.inferParams(ctx, st, in)
+		if s.missingRequired(ctx, st, in, params) != "" {
+			continue // nothing in the evidence parameterises it yet
+		}
+		out = append(out, pendingCall{Intent: in, Params: params, Origin: originExpand})
 		if len(out) >= n {
 			break
 		}
@@ -413,8 +417,12 @@ func looksLikePromQL(q string) bool {
 	return strings.ContainsAny(q, "{}()[]_:")
 }
 
-// maxConfigFollowUps bounds the ConfigMaps read for one suspect.
-const maxConfigFollowUps = 2
+// maxConfigFollowUps bounds the ConfigMaps read for one suspect;
+// maxNamedFollowUps the objects named in failing lines described per round.
+const (
+	maxConfigFollowUps = 2
+	maxNamedFollowUps  = 2
+)
 
 // configFollowUps describes the ConfigMaps mounted by the pods of the
 // leading hypothesis's workload that no call has read yet: a suspect's
@@ -424,7 +432,26 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 		return nil
 	}
 	res, err := analysis.Analyze(ctx, analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins, NonPaged: s.cfg.NonPagedEnvironments})
-	if err != nil || len(res.Hypotheses) == 0 {
+	if err != nil {
+		return nil
+	}
+	// Objects the failing lines name ("PodDisruptionBudget ns/name") are
+	// described first: their spec and conditions are the next evidence,
+	// whatever the leading hypothesis is.
+	var named []pendingCall
+	for _, o := range res.NamedObjects() {
+		if len(named) >= maxNamedFollowUps {
+			break
+		}
+		c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": o.Kind, "name": o.Name, "namespace": o.Namespace}, Origin: originExpand}
+		if !st.ranEquivalent(c) {
+			named = append(named, c)
+		}
+	}
+	if len(named) > 0 {
+		return named
+	}
+	if len(res.Hypotheses) == 0 {
 		return nil
 	}
 	ent := res.Hypotheses[0].GetEntity()
