@@ -77,7 +77,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.DuplicateWindow, "bus.duplicate-window", c.DuplicateWindow, "how long message ids are remembered for idempotent publishing")
 	fs.DurationVar(&c.AckWait, "bus.ack-wait", c.AckWait, "how long a durable consumer waits for an ack before redelivering")
 	fs.IntVar(&c.MaxDeliver, "bus.max-deliver", c.MaxDeliver, "deliveries of one message to a durable consumer before it is given up")
-	fs.IntVar(&c.Replicas, "bus.replicas", c.Replicas, "replicas of each JetStream stream")
+	fs.IntVar(&c.Replicas, "nats.replicas", c.Replicas, "replicas of each JetStream stream and KV bucket: 1 for one server (the embedded default), 3 in a NATS cluster")
 }
 
 // Validate names the first bad field.
@@ -96,7 +96,7 @@ func (c Config) Validate() error {
 	case c.NakDelay <= 0 || c.NakMaxDelay < c.NakDelay:
 		return fmt.Errorf("bus: NakDelay must be positive and at most NakMaxDelay, got %s and %s", c.NakDelay, c.NakMaxDelay)
 	case c.Replicas < 1 || c.Replicas > 5:
-		return fmt.Errorf("bus: Replicas (-bus.replicas) must be 1..5, got %d", c.Replicas)
+		return fmt.Errorf("bus: Replicas (-nats.replicas) must be 1..5, got %d", c.Replicas)
 	}
 	return nil
 }
@@ -274,6 +274,9 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 	msg.Header.Set(HeaderEventKind, kind)
 	msg.Header.Set(HeaderSchema, string(payload.ProtoReflect().Descriptor().FullName()))
 	msg.Header.Set(HeaderContentType, ContentType)
+	if name := b.nc.Opts.Name; name != "" {
+		msg.Header.Set(HeaderPublisher, name)
+	}
 	InjectTrace(ctx, msg.Header)
 	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
 	if err != nil {

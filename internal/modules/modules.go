@@ -96,7 +96,7 @@ func (b *backendFlags) build(ctx context.Context, logger *slog.Logger) (*backend
 }
 
 // Register registers router, tools, critic, brain and delivery on r, with
-// their flags.
+// their flags, and the gateway (the REST routes of services run elsewhere).
 func Register(r *app.Registry, opt Options) error {
 	model := &sharedModel{cfg: llm.DefaultConfig()}
 	modelFlags := func(fs *flag.FlagSet) {
@@ -171,5 +171,5 @@ func Register(r *app.Registry, opt Options) error {
 		app.Needs(mesh.Router, mesh.Tools, mesh.Critic, mesh.Delivery)); err != nil {
 		return err
 	}
-	return nil
+	return registerGateway(r)
 }

@@ -165,6 +165,10 @@ func ServeGRPC(ctx context.Context, gs *grpc.Server, lis net.Listener, drain tim
 	return nil
 }
 
+// RoundRobinServiceConfig is the default service config of every client
+// connection: round_robin over the addresses the target resolves to.
+const RoundRobinServiceConfig = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+
 // NewClientConn returns a gRPC client connection to target with the otelgrpc
 // client stats handler, without TLS (the mesh runs inside one trust
 // boundary; put TLS in front with a service mesh or pass credentials in opts).
@@ -172,6 +176,10 @@ func NewClientConn(target string, opts ...grpc.DialOption) (*grpc.ClientConn, er
 	all := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
+		// Client-side load balancing: a "dns:///svc-headless:9090" target
+		// resolves to every replica behind a headless Service and calls go
+		// round-robin over them (re-resolved when a connection drops).
+		grpc.WithDefaultServiceConfig(RoundRobinServiceConfig),
 	}, opts...)
 	cc, err := grpc.NewClient(target, all...)
 	if err != nil {
