@@ -18,6 +18,9 @@ var (
 	errNotFound = errors.New("not found")
 	errExists   = errors.New("already exists")
 	errConflict = errors.New("revision conflict")
+	// errFenced: the investigation's checkpoint moved on under another brain
+	// replica; this one must stop working on it.
+	errFenced = errors.New("another brain replica took the investigation over")
 )
 
 // kv is the small key-value surface the brain keeps its state in: a JetStream
