@@ -83,7 +83,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		c.ServiceAddrs = map[string]string{}
 	}
 	for _, svc := range mesh.All {
-		fs.Func(svc+".addr", "gRPC address of the process running "+svc+" (needed when it does not run here): host:port, or dns:///host:port to balance calls round-robin over every address the name resolves to (a headless Service's replicas)", func(v string) error {
+		fs.Func(svc+".addr", "gRPC address of the process running "+svc+" (needed when it does not run here): host:port; a comma list of replicas' host:port; or dns:///host:port for every address the name resolves to (a headless Service's replicas); calls go round-robin over the replicas", func(v string) error {
 			c.ServiceAddrs[svc] = v
 			return nil
 		})
@@ -109,8 +109,10 @@ func (c Config) Validate() error {
 		if !slices.Contains(mesh.All, svc) {
 			return fmt.Errorf("app: address given for unknown service %q", svc)
 		}
-		if _, _, err := net.SplitHostPort(strings.TrimPrefix(addr, "dns:///")); err != nil {
-			return fmt.Errorf("app: -%s.addr %q is not host:port or dns:///host:port: %w", svc, addr, err)
+		for _, one := range strings.Split(strings.TrimPrefix(addr, "dns:///"), ",") {
+			if _, _, err := net.SplitHostPort(strings.TrimSpace(one)); err != nil {
+				return fmt.Errorf("app: -%s.addr %q is not host:port, a comma list of them or dns:///host:port: %w", svc, addr, err)
+			}
 		}
 	}
 	if err := c.Server.Validate(); err != nil {

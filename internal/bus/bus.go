@@ -192,24 +192,81 @@ func LifecycleMsgID(session, eventID string) string {
 // ev.session_id, or the pin's session_id when that is empty. Republishing the
 // same version of a pin is deduplicated and returns the first copy's sequence.
 func (b *Bus) PublishPin(ctx context.Context, ev *evidencev1.PinEvent) (uint64, error) {
+	subject, msgID, ev, err := pinMessage(ev)
+	if err != nil {
+		return 0, err
+	}
+	return b.publish(ctx, subject, msgID, EventKindPin, ev)
+}
+
+// PublishPins publishes a batch of pin events without waiting for each
+// acknowledgement in turn: every message is sent at once (asynchronously),
+// then every acknowledgement is awaited and checked. It returns the stream
+// sequences in the order of evs, or the first error (events before it in
+// the batch may be stored; republishing the batch is idempotent).
+func (b *Bus) PublishPins(ctx context.Context, evs []*evidencev1.PinEvent) (seqs []uint64, err error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	ctx, span := b.startProducer(ctx, SessionSubjects, fmt.Sprintf("batch of %d", len(evs)))
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	futures := make([]jetstream.PubAckFuture, 0, len(evs))
+	for _, ev := range evs {
+		subject, msgID, ev, err := pinMessage(ev)
+		if err != nil {
+			return nil, err
+		}
+		msg, err := b.message(ctx, subject, EventKindPin, ev)
+		if err != nil {
+			return nil, err
+		}
+		f, err := b.js.PublishMsgAsync(msg, jetstream.WithMsgID(msgID))
+		if err != nil {
+			return nil, fmt.Errorf("bus: publish %s: %w", subject, err)
+		}
+		futures = append(futures, f)
+	}
+	seqs = make([]uint64, len(futures))
+	for i, f := range futures {
+		select {
+		case ack := <-f.Ok():
+			seqs[i] = ack.Sequence
+		case err := <-f.Err():
+			return nil, fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, err)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("bus: waiting for %d acknowledgements: %w", len(futures)-i, ctx.Err())
+		}
+	}
+	return seqs, nil
+}
+
+// pinMessage checks a pin event and returns its subject, message id and the
+// event with its session, id and time filled in.
+func pinMessage(ev *evidencev1.PinEvent) (string, string, *evidencev1.PinEvent, error) {
 	if ev == nil {
-		return 0, errors.New("bus: nil pin event")
+		return "", "", nil, errors.New("bus: nil pin event")
 	}
 	if ev.GetPin() == nil {
-		return 0, errors.New("bus: pin event has no pin")
+		return "", "", nil, errors.New("bus: pin event has no pin")
 	}
 	if ev.GetPin().GetId() == "" {
-		return 0, errors.New("bus: pin event's pin has no id")
+		return "", "", nil, errors.New("bus: pin event's pin has no id")
 	}
 	if _, ok := evidencev1.PinEventKind_name[int32(ev.GetKind())]; !ok || ev.GetKind() == evidencev1.PinEventKind_PIN_EVENT_KIND_UNSPECIFIED {
-		return 0, fmt.Errorf("bus: pin event kind %v is not added, updated or rejected", ev.GetKind())
+		return "", "", nil, fmt.Errorf("bus: pin event kind %v is not added, updated or rejected", ev.GetKind())
 	}
 	session := ev.GetSessionId()
 	if session == "" {
 		session = ev.GetPin().GetSessionId()
 	}
 	if session == "" {
-		return 0, errors.New("bus: pin event has no session_id")
+		return "", "", nil, errors.New("bus: pin event has no session_id")
 	}
 	msgID := PinMsgID(session, ev.GetPin().GetId(), ev.GetKind(), ev.GetPin().GetVersion())
 	if ev.GetSessionId() == "" || ev.GetEventId() == "" || ev.GetTime() == nil {
@@ -222,7 +279,7 @@ func (b *Bus) PublishPin(ctx context.Context, ev *evidencev1.PinEvent) (uint64, 
 			ev.Time = timestamppb.Now()
 		}
 	}
-	return b.publish(ctx, PinSubject(session, ev.GetKind()), msgID, EventKindPin, ev)
+	return PinSubject(session, ev.GetKind()), msgID, ev, nil
 }
 
 // PublishLifecycle publishes a lifecycle event on LifecycleSubject(session,
@@ -251,25 +308,19 @@ func (b *Bus) PublishLifecycle(ctx context.Context, ev *evidencev1.LifecycleEven
 	return b.publish(ctx, LifecycleSubject(ev.GetSessionId(), ev.GetKind()), msgID, EventKindLifecycle, ev)
 }
 
-func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload proto.Message) (seq uint64, err error) {
+// message builds the stored form of an event: protobuf payload, headers
+// and the trace context of ctx.
+func (b *Bus) message(ctx context.Context, subject, kind string, payload proto.Message) (*nats.Msg, error) {
 	if err := checkSubject(subject); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := protocheck.Timestamps(payload); err != nil {
-		return 0, fmt.Errorf("bus: %s event on %s: %w", kind, subject, err)
+		return nil, fmt.Errorf("bus: %s event on %s: %w", kind, subject, err)
 	}
 	data, err := proto.Marshal(payload)
 	if err != nil {
-		return 0, fmt.Errorf("bus: marshal %s event: %w", kind, err)
+		return nil, fmt.Errorf("bus: marshal %s event: %w", kind, err)
 	}
-	ctx, span := b.startProducer(ctx, subject, msgID)
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
-	}()
 	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	msg.Header.Set(HeaderEventKind, kind)
 	msg.Header.Set(HeaderSchema, string(payload.ProtoReflect().Descriptor().FullName()))
@@ -278,6 +329,22 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 		msg.Header.Set(HeaderPublisher, name)
 	}
 	InjectTrace(ctx, msg.Header)
+	return msg, nil
+}
+
+func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload proto.Message) (seq uint64, err error) {
+	ctx, span := b.startProducer(ctx, subject, msgID)
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	msg, err := b.message(ctx, subject, kind, payload)
+	if err != nil {
+		return 0, err
+	}
 	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
 	if err != nil {
 		return 0, fmt.Errorf("bus: publish %s: %w", subject, err)
