@@ -582,7 +582,7 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 	if err != nil {
 		return err
 	}
-	cons, err := b.js.CreateOrUpdateConsumer(ctx, StreamEvents, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       durable,
 		Description:   "rcamesh durable consumer of " + filter,
 		FilterSubject: filter,
@@ -591,14 +591,9 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		AckWait:       b.cfg.AckWait,
 		MaxDeliver:    b.cfg.MaxDeliver,
 		MaxAckPending: 1024,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("bus: durable consumer %s on %s: %w", durable, filter, err)
+		Replicas:      b.cfg.Replicas,
 	}
-	return b.consume(ctx, cons, durable, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 		if err != nil {
 			return errPoison{err}
@@ -634,7 +629,7 @@ func (b *Bus) Enqueue(ctx context.Context, msgID string, payload []byte) (err er
 // per call. Acked when fn returns nil, redelivered with backoff on error. It
 // blocks until ctx is done and then returns nil.
 func (b *Bus) ConsumeWork(ctx context.Context, fn func(context.Context, []byte) error) error {
-	cons, err := b.js.CreateOrUpdateConsumer(ctx, StreamWork, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       ConsumerWork,
 		Description:   "rcamesh shared work-queue consumer",
 		FilterSubject: SubjectWorkAlert,
@@ -642,16 +637,11 @@ func (b *Bus) ConsumeWork(ctx context.Context, fn func(context.Context, []byte) 
 		AckWait:       b.cfg.AckWait,
 		MaxDeliver:    b.cfg.MaxDeliver,
 		MaxAckPending: 256,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("bus: work consumer: %w", err)
+		Replicas:      b.cfg.Replicas,
 	}
 	// One message buffered at a time: an investigation can outlive AckWait of
 	// messages waiting in a client buffer.
-	return b.consume(ctx, cons, ConsumerWork, 1, func(ctx context.Context, msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
+	return b.consumeResilient(ctx, StreamWork, cfg, 1, func(ctx context.Context, msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
 		return fn(ctx, msg.Data())
 	})
 }
@@ -661,6 +651,41 @@ type errPoison struct{ err error }
 
 func (e errPoison) Error() string { return e.err.Error() }
 func (e errPoison) Unwrap() error { return e.err }
+
+// consumeResilient creates (or updates) the durable consumer cfg on stream
+// and consumes it until ctx is done. Whatever interrupts consuming (the
+// consumer's leader moved to another node after one died, heartbeats were
+// missed while the cluster elected, the consumer was deleted) is logged and
+// the consumer is created again after a growing delay; only a connection
+// closed for good ends it with an error.
+func (b *Bus) consumeResilient(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, buffer int,
+	fn func(context.Context, jetstream.Msg, *jetstream.MsgMetadata) error) error {
+	log := b.logger.With("consumer", cfg.Durable)
+	wait := 100 * time.Millisecond
+	for {
+		cons, err := b.js.CreateOrUpdateConsumer(ctx, stream, cfg)
+		if err == nil {
+			err = b.consume(ctx, cons, cfg.Durable, buffer, fn)
+			if err == nil {
+				return nil // ctx is done
+			}
+			wait = 100 * time.Millisecond // it was consuming: retry soon
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if b.nc.IsClosed() {
+			return fmt.Errorf("bus: consumer %s on %s: %w", cfg.Durable, cfg.FilterSubject, err)
+		}
+		log.WarnContext(ctx, "consumer interrupted; creating it again", "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
 
 func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string, buffer int,
 	fn func(context.Context, jetstream.Msg, *jetstream.MsgMetadata) error) error {
