@@ -812,3 +812,17 @@ func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error)
 	b.kvs[bucket] = kv
 	return kv, nil
 }
+
+// IsConflict reports whether a KV write lost a compare-and-set race: Create
+// of a key that exists, or Update at a revision that is no longer the last.
+// Replicated (R>1) buckets report the race with other error codes than a
+// single server, so callers must not match codes themselves.
+func IsConflict(err error) bool {
+	if err == nil {
+		return false
+	}
+	var apiErr *jetstream.APIError
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) ||
+		errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}

@@ -164,3 +164,34 @@ func benchBatches(b *testing.B, bs *bus.Bus) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
 }
+
+// TestIsConflictOnReplicatedKV: compare-and-set races on an R3 bucket are
+// recognised (a replicated stream reports them with other error codes than
+// a single server).
+func TestIsConflictOnReplicatedKV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node NATS cluster")
+	}
+	_, b := clusterBus(t)
+	ctx := t.Context()
+	kv, err := b.KV(ctx, "conflict_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := kv.Create(ctx, "k", []byte("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(ctx, "k", []byte("2")); !bus.IsConflict(err) {
+		t.Errorf("second create: %v is not a conflict", err)
+	}
+	if _, err := kv.Update(ctx, "k", []byte("2"), rev); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Update(ctx, "k", []byte("3"), rev); !bus.IsConflict(err) {
+		t.Errorf("stale update: %v is not a conflict", err)
+	}
+	if bus.IsConflict(nil) || bus.IsConflict(context.Canceled) {
+		t.Error("IsConflict of nil or an unrelated error")
+	}
+}

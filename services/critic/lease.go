@@ -69,13 +69,6 @@ func readStamp(ctx context.Context, kv jetstream.KeyValue, key string) (stamp, u
 	return st, e.Revision(), nil
 }
 
-// conflict reports whether a KV write lost a compare-and-set race.
-func conflict(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.Is(err, jetstream.ErrKeyExists) ||
-		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
-}
-
 // acquire takes the session's lease, waiting while another replica holds it.
 func (s *Service) acquire(ctx context.Context, session string) (*lease, error) {
 	kv, err := s.stampKV(ctx)
@@ -101,7 +94,7 @@ func (s *Service) acquire(ctx context.Context, session string) (*lease, error) {
 			if err == nil {
 				return &lease{key: key, rev: nrev, seq: st.Seq}, nil
 			}
-			if !conflict(err) {
+			if !bus.IsConflict(err) {
 				return nil, fmt.Errorf("critic: take session lease %s: %w", key, err)
 			}
 			continue // another replica took it first
