@@ -22,7 +22,7 @@ import (
 )
 
 // replicaMesh is the mesh in split mode against a three-node NATS cluster:
-// two replicas each of brain, critic and tools (each a process of the
+// n replicas each of brain, critic and tools (each a process of the
 // binary), and one process with the router, delivery and the gateway that
 // fronts every REST route.
 type replicaMesh struct {
@@ -46,7 +46,7 @@ func (m *replicaMesh) logs() string {
 	return b.String()
 }
 
-func startReplicaMesh(t *testing.T, brains int) *replicaMesh {
+func startReplicaMesh(t testing.TB, replicas int) *replicaMesh {
 	t.Helper()
 	c := bustest.StartCluster(t, 3)
 	common := []string{"-nats.url=" + c.URL(), "-nats.replicas=3", "-bus.ack-wait=2s", "-log.level=warn"}
@@ -56,9 +56,9 @@ func startReplicaMesh(t *testing.T, brains int) *replicaMesh {
 		}
 		return grpcs, https
 	}
-	brainG, brainH := addrs(brains)
-	toolsG, toolsH := addrs(2)
-	criticG, criticH := addrs(2)
+	brainG, brainH := addrs(replicas)
+	toolsG, toolsH := addrs(replicas)
+	criticG, criticH := addrs(replicas)
 	frontG, frontH := addrs(1)
 	list := func(a []string) string { return strings.Join(a, ",") }
 	procs := map[string]proc{}
@@ -357,4 +357,25 @@ func TestClusterSurvivesLosingANodeAndABrain(t *testing.T) {
 	}
 	t.Logf("FAULT TEST: investigations %d/%d completed, pins cited %d, pins lost %d, pin events duplicated %d, investigations taken over by the surviving brain %d",
 		len(finished(events)), total, cited, lost, dups, takenOver)
+}
+
+// BenchmarkClusterInvestigations measures investigations per minute of the
+// demo scenario through the gateway, in split mode on a three-node NATS
+// cluster (R3), with one and with two replicas each of brain, critic and
+// tools. Each iteration submits a batch and waits until all completed.
+// Run: go test -run '^$' -bench ClusterInvestigations -benchtime 1x ./cmd/rcamesh/
+func BenchmarkClusterInvestigations(b *testing.B) {
+	const batch = 40
+	for _, replicas := range []int{1, 2} {
+		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
+			m := startReplicaMesh(b, replicas)
+			m.waitFinished(b, m.submit(b, 1_000_000, 2), 2*time.Minute) // warm up
+			b.ResetTimer()
+			start := time.Now()
+			for i := range b.N {
+				m.waitFinished(b, m.submit(b, i*batch, batch), 10*time.Minute)
+			}
+			b.ReportMetric(float64(b.N*batch)/time.Since(start).Minutes(), "investigations/min")
+		})
+	}
 }
