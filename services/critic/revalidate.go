@@ -35,6 +35,7 @@ type sessionPool struct {
 	mu      sync.Mutex
 	loaded  bool
 	entries map[string]*entry
+	order   []*entry // the entries in arrival order
 	next    int
 	used    int64
 	// seq is the last events-stream sequence the pool has read.
@@ -64,8 +65,7 @@ func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
 	}
 	e := sp.entries[p.GetId()]
 	if e == nil {
-		sp.entries[p.GetId()] = &entry{pin: p, prof: newProfile(p), seq: sp.next}
-		sp.next++
+		sp.add(&entry{pin: p, prof: newProfile(p)})
 		return
 	}
 	if pinVersion(p) > pinVersion(e.pin) || pinVersion(p) == pinVersion(e.pin) && judged(p) && !judged(e.pin) {
@@ -73,15 +73,16 @@ func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
 	}
 }
 
-// ordered returns the entries in arrival order.
-func (sp *sessionPool) ordered() []*entry {
-	out := make([]*entry, 0, len(sp.entries))
-	for _, e := range sp.entries {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
-	return out
+// add appends a new entry to the pool (arrival order).
+func (sp *sessionPool) add(e *entry) {
+	e.seq = sp.next
+	sp.next++
+	sp.entries[e.pin.GetId()] = e
+	sp.order = append(sp.order, e)
 }
+
+// ordered returns the entries in arrival order; callers must not modify it.
+func (sp *sessionPool) ordered() []*entry { return sp.order }
 
 // pool returns the session's pool, creating it, and evicts the least recently
 // used pools beyond MaxSessions (they are rebuilt from the stream on demand).
@@ -205,8 +206,7 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		}
 	}
 	if existing == nil {
-		sp.entries[pinID] = &entry{pin: out, prof: prof, seq: sp.next}
-		sp.next++
+		sp.add(&entry{pin: out, prof: prof})
 	} else {
 		existing.pin = out
 	}
