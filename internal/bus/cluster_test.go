@@ -85,7 +85,11 @@ func TestClusterLosesNoAcknowledgedEvent(t *testing.T) {
 	for i := 200; i < 400; i++ {
 		var seq uint64
 		for {
-			seq, err = b.PublishPin(ctx, pinEvent("cl", fmt.Sprintf("p%d", i), added, 1))
+			// One attempt waits at most 5 s: a publish sent just before the
+			// stream's leader died is never answered.
+			pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+			seq, err = b.PublishPin(pctx, pinEvent("cl", fmt.Sprintf("p%d", i), added, 1))
+			pcancel()
 			if err == nil || ctx.Err() != nil {
 				break
 			}
