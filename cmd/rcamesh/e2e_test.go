@@ -31,7 +31,7 @@ var (
 )
 
 // binary builds the rcamesh binary once for the slow end-to-end tests.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "rcamesh-bin-")
@@ -51,7 +51,7 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -81,7 +81,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 }
 
 // startBinary runs `rcamesh serve args...` and waits for /readyz.
-func startBinary(t *testing.T, httpAddr string, args ...string) proc {
+func startBinary(t testing.TB, httpAddr string, args ...string) proc {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve"}, args...)...)
 	p := proc{cmd: cmd, out: &bytes.Buffer{}, mu: &sync.Mutex{}}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -74,7 +75,7 @@ func DefaultConfig() Config {
 // RegisterFlags registers the process flags (not the modules' own flags:
 // Registry.RegisterFlags does those).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Target, "target", c.Target, "modules to run: all, or a comma list of router,tools,critic,brain,delivery")
+	fs.StringVar(&c.Target, "target", c.Target, "modules to run: all, or a comma list of router,tools,critic,brain,delivery,gateway (gateway: one REST front door for the services run elsewhere)")
 	fs.StringVar(&c.DataDir, "data.dir", c.DataDir, "data directory (embedded NATS store)")
 	fs.StringVar(&c.NATSURL, "nats.url", c.NATSURL, "external NATS URL, e.g. nats://nats:4222; empty starts an embedded NATS server with JetStream")
 	fs.StringVar(&c.NATSListen, "nats.listen", c.NATSListen, "host:port where the embedded NATS server accepts other clients (no authentication: keep it on a private network); empty: in-process only")
@@ -82,7 +83,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		c.ServiceAddrs = map[string]string{}
 	}
 	for _, svc := range mesh.All {
-		fs.Func(svc+".addr", "gRPC host:port of the process running "+svc+" (needed when it does not run here)", func(v string) error {
+		fs.Func(svc+".addr", "gRPC address of the process running "+svc+" (needed when it does not run here): host:port; a comma list of replicas' host:port; or dns:///host:port for every address the name resolves to (a headless Service's replicas); calls go round-robin over the replicas", func(v string) error {
 			c.ServiceAddrs[svc] = v
 			return nil
 		})
@@ -108,8 +109,10 @@ func (c Config) Validate() error {
 		if !slices.Contains(mesh.All, svc) {
 			return fmt.Errorf("app: address given for unknown service %q", svc)
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("app: -%s.addr %q is not host:port: %w", svc, addr, err)
+		for _, one := range strings.Split(strings.TrimPrefix(addr, "dns:///"), ",") {
+			if _, _, err := net.SplitHostPort(strings.TrimSpace(one)); err != nil {
+				return fmt.Errorf("app: -%s.addr %q is not host:port, a comma list of them or dns:///host:port: %w", svc, addr, err)
+			}
 		}
 	}
 	if err := c.Server.Validate(); err != nil {
@@ -483,7 +486,7 @@ func natsMode(c Config) string {
 
 func (a *App) connectNATS(ctx context.Context, targets []string) (*nats.Conn, *natsserver.Server, error) {
 	if a.cfg.NATSURL != "" {
-		nc, err := bus.Dial(ctx, bus.Options{URL: a.cfg.NATSURL, Name: "rcamesh-" + strings.Join(targets, "+"), Logger: a.logger})
+		nc, err := bus.Dial(ctx, bus.Options{URL: a.cfg.NATSURL, Name: connName(targets), Logger: a.logger})
 		return nc, nil, err
 	}
 	ns, nc, err := bus.StartEmbeddedConfig(ctx, bus.EmbeddedConfig{
@@ -491,6 +494,13 @@ func (a *App) connectNATS(ctx context.Context, targets []string) (*nats.Conn, *n
 		Listen:   a.cfg.NATSListen,
 	}, a.logger)
 	return nc, ns, err
+}
+
+// connName names this process's NATS connection (and so the publisher of its
+// events): its targets, host and pid, which tell replicas apart.
+func connName(targets []string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("rcamesh-%s@%s:%d", strings.Join(targets, "+"), host, os.Getpid())
 }
 
 func (a *App) closeNATS(nc *nats.Conn, ns *natsserver.Server, log *slog.Logger) {

@@ -494,6 +494,9 @@ func TestConfigValidate(t *testing.T) {
 		{"no data dir for embedded", func(c *app.Config) { c.DataDir = "" }, "-data.dir"},
 		{"listen with external", func(c *app.Config) { c.NATSURL = "nats://x:4222"; c.NATSListen = ":4222" }, "-nats.listen"},
 		{"bad service addr", func(c *app.Config) { c.ServiceAddrs["tools"] = "tools" }, "-tools.addr"},
+		{"replicas by DNS", func(c *app.Config) { c.ServiceAddrs["tools"] = "dns:///rcamesh-tools.ns.svc:9090" }, ""},
+		{"replicas by list", func(c *app.Config) { c.ServiceAddrs["tools"] = "10.0.0.1:9090,10.0.0.2:9090" }, ""},
+		{"bad replica in list", func(c *app.Config) { c.ServiceAddrs["critic"] = "10.0.0.1:9090,critic" }, "-critic.addr"},
 		{"bad grpc addr", func(c *app.Config) { c.Server.GRPCAddr = "x" }, "-grpc.addr"},
 		{"bad exporter", func(c *app.Config) { c.Telemetry.Exporter = "zipkin" }, "zipkin"},
 	}

@@ -78,7 +78,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.DuplicateWindow, "bus.duplicate-window", c.DuplicateWindow, "how long message ids are remembered for idempotent publishing")
 	fs.DurationVar(&c.AckWait, "bus.ack-wait", c.AckWait, "how long a durable consumer waits for an ack before redelivering")
 	fs.IntVar(&c.MaxDeliver, "bus.max-deliver", c.MaxDeliver, "deliveries of one message to a durable consumer before it is given up")
-	fs.IntVar(&c.Replicas, "bus.replicas", c.Replicas, "replicas of each JetStream stream")
+	fs.IntVar(&c.Replicas, "nats.replicas", c.Replicas, "replicas of each JetStream stream and KV bucket: 1 for one server (the embedded default), 3 in a NATS cluster")
 }
 
 // Validate names the first bad field.
@@ -97,7 +97,7 @@ func (c Config) Validate() error {
 	case c.NakDelay <= 0 || c.NakMaxDelay < c.NakDelay:
 		return fmt.Errorf("bus: NakDelay must be positive and at most NakMaxDelay, got %s and %s", c.NakDelay, c.NakMaxDelay)
 	case c.Replicas < 1 || c.Replicas > 5:
-		return fmt.Errorf("bus: Replicas (-bus.replicas) must be 1..5, got %d", c.Replicas)
+		return fmt.Errorf("bus: Replicas (-nats.replicas) must be 1..5, got %d", c.Replicas)
 	}
 	return nil
 }
@@ -193,24 +193,81 @@ func LifecycleMsgID(session, eventID string) string {
 // ev.session_id, or the pin's session_id when that is empty. Republishing the
 // same version of a pin is deduplicated and returns the first copy's sequence.
 func (b *Bus) PublishPin(ctx context.Context, ev *evidencev1.PinEvent) (uint64, error) {
+	subject, msgID, ev, err := pinMessage(ev)
+	if err != nil {
+		return 0, err
+	}
+	return b.publish(ctx, subject, msgID, EventKindPin, ev)
+}
+
+// PublishPins publishes a batch of pin events without waiting for each
+// acknowledgement in turn: every message is sent at once (asynchronously),
+// then every acknowledgement is awaited and checked. It returns the stream
+// sequences in the order of evs, or the first error (events before it in
+// the batch may be stored; republishing the batch is idempotent).
+func (b *Bus) PublishPins(ctx context.Context, evs []*evidencev1.PinEvent) (seqs []uint64, err error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	ctx, span := b.startProducer(ctx, SessionSubjects, fmt.Sprintf("batch of %d", len(evs)))
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	futures := make([]jetstream.PubAckFuture, 0, len(evs))
+	for _, ev := range evs {
+		subject, msgID, ev, err := pinMessage(ev)
+		if err != nil {
+			return nil, err
+		}
+		msg, err := b.message(ctx, subject, EventKindPin, ev)
+		if err != nil {
+			return nil, err
+		}
+		f, err := b.js.PublishMsgAsync(msg, jetstream.WithMsgID(msgID))
+		if err != nil {
+			return nil, fmt.Errorf("bus: publish %s: %w", subject, err)
+		}
+		futures = append(futures, f)
+	}
+	seqs = make([]uint64, len(futures))
+	for i, f := range futures {
+		select {
+		case ack := <-f.Ok():
+			seqs[i] = ack.Sequence
+		case err := <-f.Err():
+			return nil, fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, err)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("bus: waiting for %d acknowledgements: %w", len(futures)-i, ctx.Err())
+		}
+	}
+	return seqs, nil
+}
+
+// pinMessage checks a pin event and returns its subject, message id and the
+// event with its session, id and time filled in.
+func pinMessage(ev *evidencev1.PinEvent) (string, string, *evidencev1.PinEvent, error) {
 	if ev == nil {
-		return 0, errors.New("bus: nil pin event")
+		return "", "", nil, errors.New("bus: nil pin event")
 	}
 	if ev.GetPin() == nil {
-		return 0, errors.New("bus: pin event has no pin")
+		return "", "", nil, errors.New("bus: pin event has no pin")
 	}
 	if ev.GetPin().GetId() == "" {
-		return 0, errors.New("bus: pin event's pin has no id")
+		return "", "", nil, errors.New("bus: pin event's pin has no id")
 	}
 	if _, ok := evidencev1.PinEventKind_name[int32(ev.GetKind())]; !ok || ev.GetKind() == evidencev1.PinEventKind_PIN_EVENT_KIND_UNSPECIFIED {
-		return 0, fmt.Errorf("bus: pin event kind %v is not added, updated or rejected", ev.GetKind())
+		return "", "", nil, fmt.Errorf("bus: pin event kind %v is not added, updated or rejected", ev.GetKind())
 	}
 	session := ev.GetSessionId()
 	if session == "" {
 		session = ev.GetPin().GetSessionId()
 	}
 	if session == "" {
-		return 0, errors.New("bus: pin event has no session_id")
+		return "", "", nil, errors.New("bus: pin event has no session_id")
 	}
 	msgID := PinMsgID(session, ev.GetPin().GetId(), ev.GetKind(), ev.GetPin().GetVersion())
 	if ev.GetSessionId() == "" || ev.GetEventId() == "" || ev.GetTime() == nil {
@@ -223,7 +280,7 @@ func (b *Bus) PublishPin(ctx context.Context, ev *evidencev1.PinEvent) (uint64, 
 			ev.Time = timestamppb.Now()
 		}
 	}
-	return b.publish(ctx, PinSubject(session, ev.GetKind()), msgID, EventKindPin, ev)
+	return PinSubject(session, ev.GetKind()), msgID, ev, nil
 }
 
 // PublishLifecycle publishes a lifecycle event on LifecycleSubject(session,
@@ -252,17 +309,31 @@ func (b *Bus) PublishLifecycle(ctx context.Context, ev *evidencev1.LifecycleEven
 	return b.publish(ctx, LifecycleSubject(ev.GetSessionId(), ev.GetKind()), msgID, EventKindLifecycle, ev)
 }
 
-func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload proto.Message) (seq uint64, err error) {
+// message builds the stored form of an event: protobuf payload, headers
+// and the trace context of ctx.
+func (b *Bus) message(ctx context.Context, subject, kind string, payload proto.Message) (*nats.Msg, error) {
 	if err := checkSubject(subject); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := protocheck.Timestamps(payload); err != nil {
-		return 0, fmt.Errorf("bus: %s event on %s: %w", kind, subject, err)
+		return nil, fmt.Errorf("bus: %s event on %s: %w", kind, subject, err)
 	}
 	data, err := proto.Marshal(payload)
 	if err != nil {
-		return 0, fmt.Errorf("bus: marshal %s event: %w", kind, err)
+		return nil, fmt.Errorf("bus: marshal %s event: %w", kind, err)
 	}
+	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	msg.Header.Set(HeaderEventKind, kind)
+	msg.Header.Set(HeaderSchema, string(payload.ProtoReflect().Descriptor().FullName()))
+	msg.Header.Set(HeaderContentType, ContentType)
+	if name := b.nc.Opts.Name; name != "" {
+		msg.Header.Set(HeaderPublisher, name)
+	}
+	InjectTrace(ctx, msg.Header)
+	return msg, nil
+}
+
+func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload proto.Message) (seq uint64, err error) {
 	ctx, span := b.startProducer(ctx, subject, msgID)
 	defer func() {
 		if err != nil {
@@ -271,11 +342,10 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 		}
 		span.End()
 	}()
-	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
-	msg.Header.Set(HeaderEventKind, kind)
-	msg.Header.Set(HeaderSchema, string(payload.ProtoReflect().Descriptor().FullName()))
-	msg.Header.Set(HeaderContentType, ContentType)
-	InjectTrace(ctx, msg.Header)
+	msg, err := b.message(ctx, subject, kind, payload)
+	if err != nil {
+		return 0, err
+	}
 	start := time.Now()
 	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
 	metrics.NATSPublishDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
@@ -521,7 +591,7 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 	if err != nil {
 		return err
 	}
-	cons, err := b.js.CreateOrUpdateConsumer(ctx, StreamEvents, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       durable,
 		Description:   "rcamesh durable consumer of " + filter,
 		FilterSubject: filter,
@@ -530,14 +600,9 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		AckWait:       b.cfg.AckWait,
 		MaxDeliver:    b.cfg.MaxDeliver,
 		MaxAckPending: 1024,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("bus: durable consumer %s on %s: %w", durable, filter, err)
+		Replicas:      b.cfg.Replicas,
 	}
-	return b.consume(ctx, cons, durable, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 		if err != nil {
 			return errPoison{err}
@@ -582,7 +647,7 @@ func (b *Bus) Enqueue(ctx context.Context, msgID string, payload []byte) (err er
 // per call. Acked when fn returns nil, redelivered with backoff on error. It
 // blocks until ctx is done and then returns nil.
 func (b *Bus) ConsumeWork(ctx context.Context, fn func(context.Context, []byte) error) error {
-	cons, err := b.js.CreateOrUpdateConsumer(ctx, StreamWork, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       ConsumerWork,
 		Description:   "rcamesh shared work-queue consumer",
 		FilterSubject: SubjectWorkAlert,
@@ -590,16 +655,11 @@ func (b *Bus) ConsumeWork(ctx context.Context, fn func(context.Context, []byte) 
 		AckWait:       b.cfg.AckWait,
 		MaxDeliver:    b.cfg.MaxDeliver,
 		MaxAckPending: 256,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("bus: work consumer: %w", err)
+		Replicas:      b.cfg.Replicas,
 	}
 	// One message buffered at a time: an investigation can outlive AckWait of
 	// messages waiting in a client buffer.
-	return b.consume(ctx, cons, ConsumerWork, 1, func(ctx context.Context, msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
+	return b.consumeResilient(ctx, StreamWork, cfg, 1, func(ctx context.Context, msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
 		return fn(ctx, msg.Data())
 	})
 }
@@ -609,6 +669,41 @@ type errPoison struct{ err error }
 
 func (e errPoison) Error() string { return e.err.Error() }
 func (e errPoison) Unwrap() error { return e.err }
+
+// consumeResilient creates (or updates) the durable consumer cfg on stream
+// and consumes it until ctx is done. Whatever interrupts consuming (the
+// consumer's leader moved to another node after one died, heartbeats were
+// missed while the cluster elected, the consumer was deleted) is logged and
+// the consumer is created again after a growing delay; only a connection
+// closed for good ends it with an error.
+func (b *Bus) consumeResilient(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, buffer int,
+	fn func(context.Context, jetstream.Msg, *jetstream.MsgMetadata) error) error {
+	log := b.logger.With("consumer", cfg.Durable)
+	wait := 100 * time.Millisecond
+	for {
+		cons, err := b.js.CreateOrUpdateConsumer(ctx, stream, cfg)
+		if err == nil {
+			err = b.consume(ctx, cons, cfg.Durable, buffer, fn)
+			if err == nil {
+				return nil // ctx is done
+			}
+			wait = 100 * time.Millisecond // it was consuming: retry soon
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if b.nc.IsClosed() {
+			return fmt.Errorf("bus: consumer %s on %s: %w", cfg.Durable, cfg.FilterSubject, err)
+		}
+		log.WarnContext(ctx, "consumer interrupted; creating it again", "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
 
 func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string, buffer int,
 	fn func(context.Context, jetstream.Msg, *jetstream.MsgMetadata) error) error {
@@ -747,4 +842,18 @@ func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error)
 	}
 	b.kvs[bucket] = kv
 	return kv, nil
+}
+
+// IsConflict reports whether a KV write lost a compare-and-set race: Create
+// of a key that exists, or Update at a revision that is no longer the last.
+// Replicated (R>1) buckets report the race with other error codes than a
+// single server, so callers must not match codes themselves.
+func IsConflict(err error) bool {
+	if err == nil {
+		return false
+	}
+	var apiErr *jetstream.APIError
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) ||
+		errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }

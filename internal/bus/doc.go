@@ -40,6 +40,7 @@
 //
 //	Rcamesh-Event-Kind: pin | lifecycle
 //	Rcamesh-Schema:     rcamesh.evidence.v1.PinEvent | rcamesh.evidence.v1.LifecycleEvent
+//	Rcamesh-Publisher:  the publishing process (its NATS connection name: targets@host:pid)
 //	Content-Type:       application/protobuf
 //	Nats-Msg-Id:        idempotency key (see below)
 //	traceparent, tracestate, baggage: W3C trace context and baggage
@@ -69,7 +70,12 @@
 // "rcamesh.v1.work.alert", consumed by the shared durable "brain-work".
 //
 // KV buckets (created on first use): rcamesh_sessions, rcamesh_records,
-// rcamesh_reports, rcamesh_fingerprints.
+// rcamesh_reports, rcamesh_fingerprints, rcamesh_critic.
+//
+// Replicas: every stream and KV bucket has -nats.replicas replicas (1 for
+// the embedded server, 3 in a NATS cluster); every publish waits for the
+// stream's acknowledgement, so an acknowledged event survives the loss of a
+// minority of the cluster's nodes.
 package bus
 
 // Version is the version of the subject scheme and payload contract; it is

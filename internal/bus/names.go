@@ -43,11 +43,18 @@ const (
 	BucketFingerprints = "rcamesh_fingerprints"
 	// BucketHistory holds finished investigations (the default history store).
 	BucketHistory = "rcamesh_history"
+	// BucketCritic holds the critic's per-session lease and verdict stamp, so
+	// that critic replicas judge one session in turn and each sees the
+	// verdicts of the others.
+	BucketCritic = "rcamesh_critic"
 
 	// Header names.
-	HeaderEventKind    = "Rcamesh-Event-Kind"
-	HeaderSchema       = "Rcamesh-Schema"
-	HeaderContentType  = "Content-Type"
+	HeaderEventKind   = "Rcamesh-Event-Kind"
+	HeaderSchema      = "Rcamesh-Schema"
+	HeaderContentType = "Content-Type"
+	// HeaderPublisher names the process that published an event (its NATS
+	// connection name, e.g. "rcamesh-brain@host-1234"): which replica ran what.
+	HeaderPublisher    = "Rcamesh-Publisher"
 	ContentType        = "application/protobuf"
 	EventKindPin       = "pin"
 	EventKindLifecycle = "lifecycle"

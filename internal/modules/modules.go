@@ -96,7 +96,7 @@ func (b *backendFlags) build(ctx context.Context, logger *slog.Logger) (*backend
 }
 
 // Register registers router, tools, critic, brain and delivery on r, with
-// their flags.
+// their flags, and the gateway (the REST routes of services run elsewhere).
 func Register(r *app.Registry, opt Options) error {
 	model := &sharedModel{cfg: llm.DefaultConfig()}
 	modelFlags := func(fs *flag.FlagSet) {
@@ -169,6 +169,9 @@ func Register(r *app.Registry, opt Options) error {
 		return brain.New(brainCfg, brain.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, LLM: p})
 	}, app.WithFlags(brainCfg.RegisterFlags), app.WithFlags(modelFlags),
 		app.Needs(mesh.Router, mesh.Tools, mesh.Critic, mesh.Delivery)); err != nil {
+		return err
+	}
+	if err := registerGateway(r); err != nil {
 		return err
 	}
 	return registerOps(r)

@@ -4,6 +4,7 @@ package protocheck
 
 import (
 	"fmt"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -25,8 +26,8 @@ func Timestamps(m proto.Message) error {
 }
 
 func checkTimestamps(m protoreflect.Message, path string) error {
-	if !m.IsValid() {
-		return nil
+	if !m.IsValid() || !mayHoldTimestamp(m.Descriptor()) {
+		return nil // e.g. a google.protobuf.Struct: nothing to walk
 	}
 	if m.Descriptor().FullName() == timestampName {
 		fields := m.Descriptor().Fields()
@@ -68,4 +69,42 @@ func checkTimestamps(m protoreflect.Message, path string) error {
 		return err == nil
 	})
 	return err
+}
+
+// holds caches, per message type, whether a Timestamp can occur anywhere in
+// a message of that type (protoreflect.FullName -> bool).
+var holds sync.Map
+
+// mayHoldTimestamp reports whether a message of type md can contain a
+// Timestamp at any depth. Walking only those fields keeps the check cheap
+// on large payloads of JSON-like values (structpb metadata of tool results).
+func mayHoldTimestamp(md protoreflect.MessageDescriptor) bool {
+	if v, ok := holds.Load(md.FullName()); ok {
+		return v.(bool)
+	}
+	r := reaches(md, map[protoreflect.FullName]bool{})
+	holds.Store(md.FullName(), r)
+	return r
+}
+
+func reaches(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if md.FullName() == timestampName {
+		return true
+	}
+	if seen[md.FullName()] {
+		return false
+	}
+	seen[md.FullName()] = true
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		sub := fd.Message()
+		if fd.IsMap() {
+			sub = fd.MapValue().Message()
+		}
+		if sub != nil && reaches(sub, seen) {
+			return true
+		}
+	}
+	return false
 }

@@ -25,6 +25,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 )
 
@@ -165,13 +167,35 @@ func ServeGRPC(ctx context.Context, gs *grpc.Server, lis net.Listener, drain tim
 	return nil
 }
 
+// RoundRobinServiceConfig is the default service config of every client
+// connection: round_robin over the addresses the target resolves to.
+const RoundRobinServiceConfig = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+
 // NewClientConn returns a gRPC client connection to target with the otelgrpc
 // client stats handler, without TLS (the mesh runs inside one trust
 // boundary; put TLS in front with a service mesh or pass credentials in opts).
+//
+// target is host:port, any gRPC target (dns:///name:port re-resolves a
+// headless Service's replicas), or a comma list of host:port: a fixed set of
+// replicas, balanced round-robin.
 func NewClientConn(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	if !strings.Contains(target, "://") && strings.Contains(target, ",") {
+		r := manual.NewBuilderWithScheme("rcamesh-static")
+		var st resolver.State
+		for _, a := range strings.Split(target, ",") {
+			st.Addresses = append(st.Addresses, resolver.Address{Addr: strings.TrimSpace(a)})
+		}
+		r.InitialState(st)
+		opts = append(opts, grpc.WithResolvers(r))
+		target = r.Scheme() + ":///replicas"
+	}
 	all := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
+		// Client-side load balancing: a "dns:///svc-headless:9090" target
+		// resolves to every replica behind a headless Service and calls go
+		// round-robin over them (re-resolved when a connection drops).
+		grpc.WithDefaultServiceConfig(RoundRobinServiceConfig),
 	}, opts...)
 	cc, err := grpc.NewClient(target, all...)
 	if err != nil {

@@ -196,7 +196,13 @@ func (s *Service) processItem(ctx context.Context, it workItem) error {
 	if isFinal(st.rec.GetState()) {
 		return nil // already done (a redelivery after completion)
 	}
-	return s.runPipeline(ctx, st)
+	err = s.runPipeline(ctx, st)
+	if errors.Is(err, errFenced) {
+		// The replica that took over holds the work item now and finishes it.
+		s.log.WarnContext(ctx, "investigation taken over by another brain replica; stopping here", "investigation_id", it.InvestigationID)
+		return nil
+	}
+	return err
 }
 
 func (s *Service) enqueue(ctx context.Context, it workItem, msgID string) error {

@@ -282,7 +282,19 @@ func (s *stateStore) saveState(ctx context.Context, st *invState) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", st.rec.GetInvestigationId(), err)
 	}
-	rev, err := s.records.Put(ctx, st.rec.GetInvestigationId(), data)
+	// A state loaded from the store is written back only over the revision
+	// it was loaded at: when another brain replica took the investigation
+	// over meanwhile (its work item was redelivered after this replica
+	// stopped acknowledging progress), this replica is fenced off.
+	var rev uint64
+	if st.rev == 0 {
+		rev, err = s.records.Put(ctx, st.rec.GetInvestigationId(), data)
+	} else {
+		rev, err = s.records.Update(ctx, st.rec.GetInvestigationId(), data, st.rev)
+		if errors.Is(err, errConflict) {
+			err = errFenced
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", st.rec.GetInvestigationId(), err)
 	}

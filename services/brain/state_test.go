@@ -1,6 +1,7 @@
 package brain
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -85,5 +86,60 @@ func TestResolvedAlertAttachesToOpenIncident(t *testing.T) {
 	resp, err = h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, other)})
 	if err != nil || resp.GetStatus() != statusNoise || resp.GetAttached() {
 		t.Fatalf("lone resolution: %v %v", resp, err)
+	}
+}
+
+// TestCheckpointFencesAStaleReplica: two replicas load the same checkpoint
+// (a redelivery while the first one still runs); the first to save wins and
+// the other is fenced off, on the in-memory store and on JetStream KV.
+func TestCheckpointFencesAStaleReplica(t *testing.T) {
+	t.Parallel()
+	stores := map[string]func(t *testing.T) *stateStore{
+		"memory": func(*testing.T) *stateStore {
+			return &stateStore{sessions: newMemKV(), records: newMemKV(), fingerprints: newMemKV()}
+		},
+	}
+	if !testing.Short() {
+		stores["jetstream"] = func(t *testing.T) *stateStore {
+			b := bustest.New(t)
+			kv, err := b.KV(t.Context(), "fence_test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &stateStore{records: jsKV{kv}}
+		}
+	}
+	for name, mk := range stores {
+		t.Run(name, func(t *testing.T) {
+			store := mk(t)
+			ctx := t.Context()
+			first := &invState{rec: &investigationv1.InvestigationRecord{InvestigationId: "inv-f", State: stateQueued}, done: map[string]bool{}}
+			if err := store.saveState(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+			a, err := store.loadState(ctx, "inv-f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := store.loadState(ctx, "inv-f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.rec.State, b.rec.State = stateRunning, stateRunning
+			if err := store.saveState(ctx, a); err != nil {
+				t.Fatalf("the first replica to save claims the investigation: %v", err)
+			}
+			if err := store.saveState(ctx, b); !errors.Is(err, errFenced) {
+				t.Fatalf("the second replica must be fenced off, got %v", err)
+			}
+			a.done[stagePlan] = true
+			if err := store.saveState(ctx, a); err != nil {
+				t.Fatalf("the owner keeps checkpointing: %v", err)
+			}
+			got, _ := store.loadState(ctx, "inv-f")
+			if !got.done[stagePlan] {
+				t.Error("the owner's checkpoint was lost")
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rcamesh/rcamesh/internal/bus"
 )
 
 // Store errors.
@@ -18,6 +20,9 @@ var (
 	errNotFound = errors.New("not found")
 	errExists   = errors.New("already exists")
 	errConflict = errors.New("revision conflict")
+	// errFenced: the investigation's checkpoint moved on under another brain
+	// replica; this one must stop working on it.
+	errFenced = errors.New("another brain replica took the investigation over")
 )
 
 // kv is the small key-value surface the brain keeps its state in: a JetStream
@@ -80,7 +85,7 @@ func (j jsKV) Put(ctx context.Context, key string, val []byte) (uint64, error) {
 
 func (j jsKV) Create(ctx context.Context, key string, val []byte) (uint64, error) {
 	rev, err := j.kv.Create(ctx, kvKey(key), val)
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	if bus.IsConflict(err) {
 		return 0, errExists
 	}
 	if err != nil {
@@ -91,14 +96,10 @@ func (j jsKV) Create(ctx context.Context, key string, val []byte) (uint64, error
 
 func (j jsKV) Update(ctx context.Context, key string, val []byte, rev uint64) (uint64, error) {
 	nrev, err := j.kv.Update(ctx, kvKey(key), val, rev)
+	if bus.IsConflict(err) {
+		return 0, errConflict
+	}
 	if err != nil {
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
-			return 0, errConflict
-		}
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return 0, errConflict
-		}
 		return 0, fmt.Errorf("kv update %s: %w", key, err)
 	}
 	return nrev, nil

@@ -36,8 +36,11 @@ type sessionPool struct {
 	mu      sync.Mutex
 	loaded  bool
 	entries map[string]*entry
+	order   []*entry // the entries in arrival order
 	next    int
 	used    int64
+	// seq is the last events-stream sequence the pool has read.
+	seq uint64
 }
 
 func newSessionPool() *sessionPool {
@@ -63,8 +66,7 @@ func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
 	}
 	e := sp.entries[p.GetId()]
 	if e == nil {
-		sp.entries[p.GetId()] = &entry{pin: p, prof: newProfile(p), seq: sp.next}
-		sp.next++
+		sp.add(&entry{pin: p, prof: newProfile(p)})
 		return
 	}
 	if pinVersion(p) > pinVersion(e.pin) || pinVersion(p) == pinVersion(e.pin) && judged(p) && !judged(e.pin) {
@@ -72,15 +74,16 @@ func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
 	}
 }
 
-// ordered returns the entries in arrival order.
-func (sp *sessionPool) ordered() []*entry {
-	out := make([]*entry, 0, len(sp.entries))
-	for _, e := range sp.entries {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
-	return out
+// add appends a new entry to the pool (arrival order).
+func (sp *sessionPool) add(e *entry) {
+	e.seq = sp.next
+	sp.next++
+	sp.entries[e.pin.GetId()] = e
+	sp.order = append(sp.order, e)
 }
+
+// ordered returns the entries in arrival order; callers must not modify it.
+func (sp *sessionPool) ordered() []*entry { return sp.order }
 
 // pool returns the session's pool, creating it, and evicts the least recently
 // used pools beyond MaxSessions (they are rebuilt from the stream on demand).
@@ -122,6 +125,7 @@ func (s *Service) ensureLoaded(ctx context.Context, session string, sp *sessionP
 			return fmt.Errorf("critic: replay session %q: %w", session, err)
 		}
 		for _, ev := range events {
+			sp.seq = max(sp.seq, ev.GetSequence())
 			pe := ev.GetPin()
 			if pe == nil || pe.GetPin() == nil {
 				continue
@@ -143,9 +147,6 @@ func sessionOf(pe *evidencev1.PinEvent) string {
 	return pe.GetPin().GetSessionId()
 }
 
-// revalidate runs delta revalidation of one pin under the session lock. given
-// may be nil (the pin is then read from the pool). With commit the verdict is
-// published (when a bus is configured) and merged into the pool.
 // revalidationResult is the result label of a judged pin.
 func revalidationResult(p *evidencev1.EvidencePin) string {
 	switch p.GetValidationStatus() {
@@ -157,11 +158,32 @@ func revalidationResult(p *evidencev1.EvidencePin) string {
 	return metrics.PinPending
 }
 
-func (s *Service) revalidate(ctx context.Context, session, pinID string, given *evidencev1.EvidencePin, commit bool) (*evidencev1.EvidencePin, []*evidencev1.EvidencePin, error) {
+// revalidate runs delta revalidation of one pin under the session lock. given
+// may be nil (the pin is then read from the pool). With commit the verdict is
+// published (when a bus is configured) and merged into the pool.
+func (s *Service) revalidate(ctx context.Context, session, pinID string, given *evidencev1.EvidencePin, commit bool) (_ *evidencev1.EvidencePin, _ []*evidencev1.EvidencePin, err error) {
 	sp := s.pool(session)
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if err := s.ensureLoaded(ctx, session, sp); err != nil {
+		return nil, nil, err
+	}
+	var shared uint64 // the session's latest verdict, as every replica sees it
+	if commit && s.bus != nil {
+		l, err := s.acquire(ctx, session)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer func() {
+			if rerr := s.release(ctx, l, sp.seq); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+		shared = l.seq
+	} else if shared, err = s.sharedStamp(ctx, session); err != nil {
+		return nil, nil, err
+	}
+	if err := s.catchUp(ctx, session, sp, shared); err != nil {
 		return nil, nil, err
 	}
 	existing := sp.entries[pinID]
@@ -189,18 +211,18 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		return out, contradicted, nil
 	}
 	if s.bus != nil {
-		if err := s.publish(ctx, session, out); err != nil {
-			return nil, nil, err
-		}
-		for _, c := range contradicted {
-			if err := s.publish(ctx, session, c); err != nil {
+		// The pool's sequence follows its own verdicts (no other replica
+		// publishes one while the lease is held), so release records them.
+		for _, p := range append([]*evidencev1.EvidencePin{out}, contradicted...) {
+			seq, err := s.publish(ctx, session, p)
+			if err != nil {
 				return nil, nil, err
 			}
+			sp.seq = max(sp.seq, seq)
 		}
 	}
 	if existing == nil {
-		sp.entries[pinID] = &entry{pin: out, prof: prof, seq: sp.next}
-		sp.next++
+		sp.add(&entry{pin: out, prof: prof})
 	} else {
 		existing.pin = out
 	}
@@ -212,7 +234,7 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 	return out, contradicted, nil
 }
 
-func (s *Service) publish(ctx context.Context, session string, p *evidencev1.EvidencePin) error {
+func (s *Service) publish(ctx context.Context, session string, p *evidencev1.EvidencePin) (uint64, error) {
 	kind := evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED
 	if p.GetValidationStatus() == evidencev1.ValidationStatus_VALIDATION_STATUS_REJECTED {
 		kind = evidencev1.PinEventKind_PIN_EVENT_KIND_REJECTED
@@ -224,10 +246,11 @@ func (s *Service) publish(ctx context.Context, session string, p *evidencev1.Evi
 		Pin:       p,
 		Time:      timestamppb.New(s.now()),
 	}
-	if _, err := s.bus.PublishPin(ctx, ev); err != nil {
-		return fmt.Errorf("critic: publish %s of pin %q: %w", bus.PinKindToken(kind), p.GetId(), err)
+	seq, err := s.bus.PublishPin(ctx, ev)
+	if err != nil {
+		return 0, fmt.Errorf("critic: publish %s of pin %q: %w", bus.PinKindToken(kind), p.GetId(), err)
 	}
-	return nil
+	return seq, nil
 }
 
 // verdict helpers ----------------------------------------------------------

@@ -13,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/nats-io/nuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -50,6 +52,8 @@ type Service struct {
 	mu    sync.Mutex
 	pools map[string]*sessionPool
 	tick  int64
+	// id names this replica as the holder of session leases (lease.go).
+	id string
 
 	availMu sync.Mutex
 	avail   map[string]availEntry
@@ -74,9 +78,16 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		bus:   deps.Bus,
 		now:   now,
 		pools: map[string]*sessionPool{},
+		id:    replicaID(),
 		tools: deps.Clients.Tools,
 		avail: map[string]availEntry{},
 	}, nil
+}
+
+// replicaID is unique per process: host, pid and a random suffix.
+func replicaID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), nuid.Next())
 }
 
 // Config returns the effective configuration.
@@ -183,6 +194,13 @@ func (s *Service) sessionPins(ctx context.Context, session string) ([]*evidencev
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if err := s.ensureLoaded(ctx, session, sp); err != nil {
+		return nil, err
+	}
+	shared, err := s.sharedStamp(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.catchUp(ctx, session, sp, shared); err != nil {
 		return nil, err
 	}
 	out := make([]*evidencev1.EvidencePin, 0, len(sp.entries))

@@ -205,7 +205,7 @@ func (st *store) claim(ctx context.Context, fp, session string, now time.Time, w
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		if _, err := kv.Create(ctx, key, val); err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) {
+			if bus.IsConflict(err) {
 				return false, "", nil // another delivery claimed it first
 			}
 			return false, "", fmt.Errorf("delivery: claim fingerprint: %w", err)

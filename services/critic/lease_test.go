@@ -1,0 +1,103 @@
+package critic
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rcamesh/rcamesh/internal/bus/bustest"
+)
+
+// TestTwoReplicasJudgeOneSessionConsistently: two critic replicas on one
+// stream judge the pins of one session in turn; each sees the verdicts the
+// other published (a fresher healthy observation judged on replica b
+// contradicts the crash replica a validated, though b had loaded the session
+// before that verdict existed), and concurrent judgements of one session
+// never interleave.
+func TestTwoReplicasJudgeOneSessionConsistently(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded NATS server")
+	}
+	b := bustest.New(t)
+	ra, rb := newTestService(t, b), newTestService(t, b)
+	ctx := t.Context()
+	if _, err := rb.sessionPins(ctx, "r1"); err != nil { // b loads the (empty) session first
+		t.Fatal(err)
+	}
+	crash := newPin("crash", "check_pod_status", crashPod(t, "api-7d9f8b6c5-x2x1z"), session("r1"), at(t0))
+	addPin(t, b, crash)
+	if out, _, err := ra.revalidate(ctx, "r1", "crash", crash, true); err != nil || out.GetCausalRole() != roleRoot {
+		t.Fatalf("replica a: %v %v", out.GetCausalRole(), err)
+	}
+	ok := newPin("ok", "check_pod_status", healthyPod(t, "api-7d9f8b6c5-x2x1z"), session("r1"), at(t0.Add(5*time.Minute)))
+	addPin(t, b, ok)
+	_, contradicted, err := rb.revalidate(ctx, "r1", "ok", ok, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(contradicted) != 1 || contradicted[0].GetId() != "crash" || contradicted[0].GetVersion() != 3 {
+		t.Fatalf("replica b did not see replica a's verdict: contradicted %v", contradicted)
+	}
+	pins, _ := latest(t, b, "r1")
+	if pins["crash"].GetCausalRole() != roleCorrelated {
+		t.Errorf("crash pin after b's verdict: %s", pins["crash"].GetCausalRole())
+	}
+	// a, which judged before, catches up with b's verdicts when asked.
+	got, err := ra.sessionPins(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range got {
+		if p.GetVersion() != pins[p.GetId()].GetVersion() {
+			t.Errorf("replica a sees pin %s v%d, the stream has v%d", p.GetId(), p.GetVersion(), pins[p.GetId()].GetVersion())
+		}
+	}
+
+	// Many pins of one session judged on both replicas at once: every pin
+	// gets exactly one verdict, and the lease serializes the judgements.
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		p := newPin("p"+string(rune('A'+i%26))+string(rune('a'+i/26)), "check_pod_status", crashPod(t, "web-5c6d7f8b9-q"+string(rune('a'+i%26))), session("r2"), at(t0))
+		addPin(t, b, p)
+		r := ra
+		if i%2 == 1 {
+			r = rb
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if _, _, err := r.revalidate(cctx, "r2", p.GetId(), p, true); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	pins, counts := latest(t, b, "r2")
+	if len(pins) != 40 {
+		t.Fatalf("%d pins, want 40", len(pins))
+	}
+	for id, p := range pins {
+		if !judged(p) {
+			t.Errorf("pin %s not judged", id)
+		}
+		if n := counts[id+"/updated"] + counts[id+"/rejected"]; n < 1 {
+			t.Errorf("pin %s: %d verdicts", id, n)
+		}
+	}
+	kv, err := ra.stampKV(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := readStamp(ctx, kv, "r2")
+	if err != nil || st.Holder != "" || st.Seq == 0 {
+		t.Errorf("lease after the judgements: %+v %v (want free, with the last verdict's sequence)", st, err)
+	}
+}
