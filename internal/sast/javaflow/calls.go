@@ -274,6 +274,8 @@ func (in *Interp) staticModel(fr *frame, n *sitter.Node, class, name string, arg
 			o.AlgStep = step(f, n, class+"."+name+"("+joinText(f, argList(n))+")")
 			return objv(o), true
 		}
+	case class == "ThreadLocalRandom" && name == "current":
+		return objv(&Obj{Class: "ThreadLocalRandom", AlgStep: step(f, n, "ThreadLocalRandom.current()")}), true
 	case class == "Math" && name == "random":
 		return unknownOf(KInt), true
 	case class == "Arrays" && name == "asList", class == "List" && name == "of":
@@ -530,7 +532,7 @@ func (in *Interp) construct(fr *frame, n *sitter.Node, class string, args []*Val
 	case "Properties":
 		return objv(&Obj{Class: "Properties"})
 	case "Random", "SecureRandom":
-		return objv(&Obj{Class: class, Alg: str(class)})
+		return objv(&Obj{Class: class, Alg: str(class), AlgStep: step(f, n, "new "+class+"()")})
 	case "Cookie":
 		o := &Obj{Class: "Cookie", Fields: map[string]*Val{"getName": arg(args, 0), "getValue": arg(args, 1)}}
 		return objv(o)

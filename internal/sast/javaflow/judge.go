@@ -1,6 +1,7 @@
 package javaflow
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -34,8 +35,18 @@ func judge(a *Analysis, in *Interp, f *File, sink *sitter.Node, cat string) {
 	case cat == "securecookie" || cat == "httponly":
 		judgeCookie(a, in, f, sink, cat)
 	case cat == "samesite":
+		m := enclosing(sink, "method_declaration", "constructor_declaration")
+		if m != nil {
+			if loc := sameSiteRe.FindStringIndex(text(f, m)); loc != nil {
+				line := lineOf(m) + strings.Count(text(f, m)[:loc[0]], "\n")
+				a.Verdict = FalsePositive
+				a.Reason = "the method writes a Set-Cookie header with a SameSite attribute"
+				a.claim("flag", a.Reason, "supported", Step{File: f.Path, Line: line, What: "Set-Cookie header with SameSite"})
+				return
+			}
+		}
 		a.Verdict = TruePositive
-		a.Reason = "javax.servlet Cookie has no SameSite attribute and no Set-Cookie header with SameSite is written at the sink"
+		a.Reason = "the servlet Cookie API has no SameSite attribute and the method writes no Set-Cookie header with SameSite"
 		a.claim("flag", a.Reason, "supported", a.Sink)
 	default:
 		a.Verdict = NeedsReview
@@ -122,6 +133,7 @@ func contains(s []string, x string) bool {
 
 func judgeRandom(a *Analysis, in *Interp, f *File, sink *sitter.Node) {
 	class := ""
+	var made *Step
 	name := callName(f, sink)
 	switch {
 	case sink.Type() == "object_creation_expression":
@@ -137,17 +149,27 @@ func judgeRandom(a *Analysis, in *Interp, f *File, sink *sitter.Node) {
 	default:
 		if r := in.Sink.Recv; r != nil && r.O != nil {
 			class = r.O.Class
+			if r.O.AlgStep.Line > 0 {
+				made = &r.O.AlgStep
+			}
 		}
+	}
+	if r := in.Sink.Result; made == nil && r != nil && r.O != nil && r.O.AlgStep.Line > 0 {
+		made = &r.O.AlgStep
+	}
+	steps := []Step{a.Sink}
+	if made != nil && *made != a.Sink {
+		steps = append([]Step{*made}, steps...)
 	}
 	switch class {
 	case "Random", "Math.random", "ThreadLocalRandom":
 		a.Verdict = TruePositive
 		a.Reason = "the random value comes from " + class + ", a predictable generator"
-		a.claim("algorithm", "the generator is "+class+" (not cryptographically secure)", "supported", a.Sink)
+		a.claim("algorithm", "the generator is "+class+" (not cryptographically secure)", "supported", steps...)
 	case "SecureRandom":
 		a.Verdict = FalsePositive
 		a.Reason = "the random value comes from java.security.SecureRandom"
-		a.claim("algorithm", "the generator is SecureRandom", "supported", a.Sink)
+		a.claim("algorithm", "the generator is SecureRandom", "supported", steps...)
 	default:
 		a.Verdict = NeedsReview
 		a.Reason = "the generator's class could not be determined"
@@ -301,5 +323,7 @@ func judgeCookie(a *Analysis, in *Interp, f *File, sink *sitter.Node, cat string
 	}
 	a.claim("flag", a.Reason, "supported", steps...)
 }
+
+var sameSiteRe = regexp.MustCompile(`(?is)(setHeader|addHeader)\s*\(\s*"Set-Cookie"[^;]*SameSite`)
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
