@@ -64,7 +64,7 @@ const param = `        String param = request.getParameter("p");
 func TestAnalyzeCategories(t *testing.T) {
 	cases := []struct {
 		name, cat, body, want string
-		extra             map[string]string
+		extra                 map[string]string
 	}{
 		{"sqli concatenated", "sqli", param + `        java.sql.Statement st = null;
         st.executeQuery("SELECT * FROM t WHERE a='" + param + "'"); // SINK`, TruePositive, nil},
