@@ -177,6 +177,7 @@ func Analyze(ctx context.Context, prog *Program, t Target) (*Analysis, error) {
 	cls := enclosing(sink, "class_declaration", "enum_declaration", "interface_declaration")
 	in := &Interp{ctx: ctx, prog: prog, sinkFile: f.Path, sinkStart: sink.StartByte(), sinkEnd: sink.EndByte(),
 		Files: map[string]bool{f.Path: true}, statics: map[string]*Obj{}, classes: map[string]classRef{}}
+	in.sinkName = callName(f, sink)
 	a.Sink = Step{File: f.Path, Line: lang.Line(sink), What: "sink: " + oneLine(text(f, sink))}
 	if how != "exact" {
 		in.unknown(fmt.Sprintf("the finding's column did not name a call; the %s sink %s() on its %s was taken", t.Category, callName(f, sink), how))

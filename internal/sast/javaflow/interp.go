@@ -83,6 +83,7 @@ type Interp struct {
 	sinkFile  string
 	sinkStart uint32
 	sinkEnd   uint32
+	sinkName  string
 
 	Sink      SinkObs
 	Decisions []Step

@@ -71,6 +71,10 @@ func TestAnalyzeCategories(t *testing.T) {
 		{"sqli bound parameter", "sqli", param + `        java.sql.Connection c = null;
         java.sql.PreparedStatement ps = c.prepareStatement("SELECT * FROM t WHERE a=?"); // SINK
         ps.setString(1, param);`, FalsePositive, nil},
+		{"sqli bound arguments of a template query", "sqli", param + `        org.springframework.jdbc.core.JdbcTemplate jt = null;
+        jt.queryForList("SELECT * FROM t WHERE a=?", new Object[] {param}); // SINK`, FalsePositive, nil},
+		{"ldapi filter arguments are escaped", "ldapi", param + `        javax.naming.directory.DirContext ctx = null;
+        ctx.search("ou=users", "(uid={0})", new Object[] {param}, null); // SINK`, FalsePositive, nil},
 		{"sqli map other key", "sqli", param + `        java.util.HashMap<String, Object> m = new java.util.HashMap<>();
         m.put("keyA", "safe");
         m.put("keyB", param);

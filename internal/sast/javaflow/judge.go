@@ -55,8 +55,26 @@ func judge(a *Analysis, in *Interp, f *File, sink *sitter.Node, cat string) {
 	}
 }
 
+// injectedArgs are the sink's arguments that are code (SQL, filter,
+// expression) rather than bound parameters, which the API escapes.
+func injectedArgs(cat, name string, args []*Val) ([]*Val, string) {
+	switch {
+	case cat == "sqli" && len(args) > 1 && name != "batchUpdate" && name != "addBatch":
+		return args[:1], "the SQL text; the other arguments are bound parameters"
+	case cat == "ldapi" && name == "search" && len(args) == 4:
+		return args[:2], "the name and filter; the filter arguments are escaped by JNDI"
+	case cat == "xpathi" && name == "evaluate" && len(args) > 1:
+		return args[:1], "the expression"
+	}
+	return args, ""
+}
+
 func judgeTaint(a *Analysis, in *Interp, cat string) {
-	vals := append([]*Val(nil), in.Sink.Args...)
+	args, why := injectedArgs(cat, in.sinkName, in.Sink.Args)
+	if why != "" {
+		a.claim("api", "only "+why+" can inject", "supported", a.Sink)
+	}
+	vals := append([]*Val(nil), args...)
 	if cat == "xpathi" || cat == "cmdi" {
 		// a compiled expression or a prepared command carries its input
 		if r := in.Sink.Recv; r != nil && r.T != nil {
