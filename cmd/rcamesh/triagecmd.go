@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/sast"
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
 )
@@ -23,6 +24,8 @@ func triageCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	format := fs.String("format", "md", "output: md, json or sarif")
 	parallel := fs.Int("parallel", defaultParallel(), "findings investigated at once")
 	maxCalls := fs.Int("max-tool-calls", sast.DefaultLimits().MaxToolCalls, "circuit breaker: tool calls per finding")
+	model := llm.DefaultConfig()
+	model.RegisterFlags(fs)
 	lc := &logConfig{}
 	lc.registerFlags(fs)
 	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
@@ -63,6 +66,15 @@ func triageCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	t := sast.NewTriager(r, logger)
+	// with a model configured the model agent drives the same tools and
+	// evaluator; without one the offline analyser does its work
+	provider, err := llm.New(model, logger)
+	if err != nil {
+		return err
+	}
+	if provider != nil {
+		t.Analyst = &sast.ModelAnalyst{Model: provider}
+	}
 	t.Parallel = *parallel
 	t.Limits.MaxToolCalls = *maxCalls
 	rs := t.Run(ctx, findings)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/sast/javaflow"
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
 )
@@ -78,6 +79,9 @@ type State struct {
 	Next     []string
 	History  []Rejection
 	Trace    []TraceEntry
+	// Messages is the model conversation (model analyst only).
+	Messages       []llm.Message
+	seenRejections int
 }
 
 // Triager runs investigations.
