@@ -318,3 +318,33 @@ func TestCodeTools(t *testing.T) {
 		t.Errorf("calls %d, want 6", tools.Calls)
 	}
 }
+
+// TestRunParallelSharedFiles triages many findings over the same files with
+// several workers (run under -race in CI): every worker parses its own
+// trees, and verdicts do not depend on the schedule.
+func TestRunParallelSharedFiles(t *testing.T) {
+	r := newRepo(t, map[string]string{"app/App.java": app})
+	var results []string
+	for i := 0; i < 24; i++ {
+		line := 9
+		if i%2 == 1 {
+			line = 11
+		}
+		results = append(results, result("app/App.java", line))
+	}
+	fs, err := ParseSARIF(sarifDoc(results...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTriager(r, nil)
+	tr.Parallel = 4
+	for i, res := range tr.Run(context.Background(), fs) {
+		want := javaflow.TruePositive
+		if i%2 == 1 {
+			want = javaflow.FalsePositive
+		}
+		if res.Verdict != want {
+			t.Errorf("finding %d: %s, want %s", i, res.Verdict, want)
+		}
+	}
+}

@@ -103,31 +103,46 @@ func NewTriager(r *repo.Repo, logger *slog.Logger) *Triager {
 	return &Triager{Repo: r, Prog: p, Limits: DefaultLimits(), Parallel: runtime.GOMAXPROCS(0), Logger: logger}
 }
 
-// Run triages every finding, in parallel (bounded), in input order.
+// Run triages every finding, in parallel (bounded), in input order. Each
+// worker has its own parse cache: tree-sitter trees are not safe for
+// concurrent use.
 func (t *Triager) Run(ctx context.Context, fs []Finding) []Result {
 	out := make([]Result, len(fs))
 	par := t.Parallel
 	if par < 1 {
 		par = 1
 	}
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
-	for i := range fs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i] = t.One(ctx, fs[i])
-		}(i)
+	if par > len(fs) {
+		par = len(fs)
 	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < par; w++ {
+		wg.Add(1)
+		prog := t.Prog
+		if w > 0 {
+			prog = javaflow.NewProgram(t.Repo)
+		}
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = t.one(ctx, fs[i], prog)
+			}
+		}()
+	}
+	for i := range fs {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	return out
 }
 
 // One investigates one finding. It never fails: a bad finding gets an
 // error and NEEDS_REVIEW.
-func (t *Triager) One(ctx context.Context, f Finding) (res Result) {
+func (t *Triager) One(ctx context.Context, f Finding) Result { return t.one(ctx, f, t.Prog) }
+
+func (t *Triager) one(ctx context.Context, f Finding, prog *javaflow.Program) (res Result) {
 	start := time.Now()
 	res = Result{Finding: f}
 	defer func() {
@@ -148,10 +163,10 @@ func (t *Triager) One(ctx context.Context, f Finding) (res Result) {
 		ctx, cancel = context.WithTimeout(ctx, lim.MaxWall)
 		defer cancel()
 	}
-	st := &State{Finding: f, Repo: t.Repo, Tools: NewTools(t.Repo, t.Prog)}
+	st := &State{Finding: f, Repo: t.Repo, Tools: NewTools(t.Repo, prog)}
 	analyst := t.Analyst
 	if analyst == nil {
-		analyst = &Offline{Prog: t.Prog}
+		analyst = &Offline{}
 	}
 	// cold start: the finding's file is preloaded (the trace's source bundle)
 	if _, err := st.Tools.FetchCode(ctx, fmt.Sprintf("%s:%d-%d", f.File, max(1, f.StartLine-3), f.StartLine+3)); err != nil {
@@ -261,9 +276,7 @@ func dedupe(s []string) []string {
 
 // Offline is the deterministic analyst: the javaflow analyser, whose file
 // reads and look-ups go through the code tools' accounting.
-type Offline struct {
-	Prog *javaflow.Program
-}
+type Offline struct{}
 
 // Analyse implements Analyst.
 func (o *Offline) Analyse(ctx context.Context, st *State) (Package, error) {
@@ -272,7 +285,7 @@ func (o *Offline) Analyse(ctx context.Context, st *State) (Package, error) {
 		return Package{Verdict: javaflow.NeedsReview, Analysis: "rule " + f.RuleID + " maps to no category with a checklist",
 			Unknowns: []string{"a checklist for rule " + f.RuleID + " (CWE " + fmt.Sprint(f.CWEs) + ")"}}, nil
 	}
-	a, err := javaflow.Analyze(ctx, o.Prog, javaflow.Target{File: f.File, StartLine: f.StartLine, StartCol: f.StartCol, EndLine: f.EndLine, Category: f.Category})
+	a, err := javaflow.Analyze(ctx, st.Tools.prog, javaflow.Target{File: f.File, StartLine: f.StartLine, StartCol: f.StartCol, EndLine: f.EndLine, Category: f.Category})
 	if err != nil {
 		return Package{}, err
 	}
