@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/rcamesh/rcamesh/internal/eval/owasp"
+	"github.com/rcamesh/rcamesh/internal/sast"
 )
 
 // suiteOwasp triages the OWASP Benchmark's SARIF files (seed 004).
@@ -48,18 +49,39 @@ func runOwaspSuite(ctx context.Context, root, out, half string, parallel int, lo
 			return err
 		}
 	}
-	f, err := os.Create(filepath.Join(dir, "verdicts.jsonl"))
+	if err := writeVerdicts(filepath.Join(dir, "verdicts.jsonl"), rep.Results, false); err != nil {
+		return err
+	}
+	return writeVerdicts(filepath.Join(dir, "verdicts-semgrep.jsonl"), rep.Semgrep, true)
+}
+
+// writeVerdicts writes the reference scorer's JSON Lines; withCWE adds the
+// finding's CWEs (one line each), for a scanner whose findings concern
+// several CWEs per file (score.py --within).
+func writeVerdicts(path string, rs []sast.Result, withCWE bool) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	enc := json.NewEncoder(f)
-	for _, r := range rep.Results {
-		if t := owasp.TestOf(r.Finding.File); t != "" {
-			if err := enc.Encode(map[string]string{"test": t, "verdict": r.Verdict}); err != nil {
+	for _, r := range rs {
+		t := owasp.TestOf(r.Finding.File)
+		if t == "" {
+			continue
+		}
+		if !withCWE {
+			if err := enc.Encode(map[string]any{"test": t, "verdict": r.Verdict}); err != nil {
+				f.Close()
+				return err
+			}
+			continue
+		}
+		for _, c := range r.Finding.CWEs {
+			if err := enc.Encode(map[string]any{"test": t, "verdict": r.Verdict, "cwe": c}); err != nil {
+				f.Close()
 				return err
 			}
 		}
 	}
-	return nil
+	return f.Close()
 }
