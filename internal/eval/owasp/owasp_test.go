@@ -81,3 +81,17 @@ func TestOwaspSuite(t *testing.T) {
 		t.Errorf("cost not measured: %+v", all.Cost)
 	}
 }
+
+// BenchmarkOwaspSuite triages the 1,370 findings of findings-all.sarif and
+// the 708 of Semgrep (the whole suite, both SARIF files).
+func BenchmarkOwaspSuite(b *testing.B) {
+	root, ok := benchdata.Lookup(Dir)
+	if !ok {
+		b.Skip("benchmarks not found")
+	}
+	for b.Loop() {
+		if _, err := Run(context.Background(), Options{Root: root}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
