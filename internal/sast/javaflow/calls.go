@@ -197,7 +197,6 @@ func (in *Interp) dispatch(fr *frame, e *env, n *sitter.Node, name string, recv 
 		return objv(&Obj{Class: "Writer"})
 	case "getSession":
 		return objv(&Obj{Class: "HttpSession"})
-	case "getTheValue":
 	}
 	return propagate(f, n, name, recv, args)
 }
