@@ -16,7 +16,7 @@ func TestTriageExample(t *testing.T) {
 	if err := triageCmd(context.Background(), []string{"-sarif", sarif, "-repo", repoDir}, &md); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "10 findings: 4 TRUE_POSITIVE, 4 FALSE_POSITIVE, 2 NEEDS_REVIEW") {
+	if !strings.Contains(md.String(), "12 findings: 5 TRUE_POSITIVE, 5 FALSE_POSITIVE, 2 NEEDS_REVIEW") {
 		t.Errorf("summary:\n%s", md.String()[:min(400, md.Len())])
 	}
 	var js bytes.Buffer
@@ -31,7 +31,7 @@ func TestTriageExample(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &rs); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"TRUE_POSITIVE", "FALSE_POSITIVE", "FALSE_POSITIVE", "TRUE_POSITIVE", "TRUE_POSITIVE", "FALSE_POSITIVE", "TRUE_POSITIVE", "FALSE_POSITIVE", "NEEDS_REVIEW", "NEEDS_REVIEW"}
+	want := []string{"TRUE_POSITIVE", "FALSE_POSITIVE", "FALSE_POSITIVE", "TRUE_POSITIVE", "TRUE_POSITIVE", "FALSE_POSITIVE", "TRUE_POSITIVE", "FALSE_POSITIVE", "TRUE_POSITIVE", "FALSE_POSITIVE", "NEEDS_REVIEW", "NEEDS_REVIEW"}
 	for i, w := range want {
 		if rs[i].Verdict != w {
 			t.Errorf("finding %d (%s): %s, want %s", i+1, rs[i].Finding.File, rs[i].Verdict, w)

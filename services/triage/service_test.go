@@ -54,7 +54,7 @@ func TestTriageFindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetTruePositives() != 4 || resp.GetFalsePositives() != 4 || resp.GetNeedsReview() != 2 || len(resp.GetResults()) != 10 {
+	if resp.GetTruePositives() != 5 || resp.GetFalsePositives() != 5 || resp.GetNeedsReview() != 2 || len(resp.GetResults()) != 12 {
 		t.Fatalf("TP %d FP %d NR %d of %d", resp.GetTruePositives(), resp.GetFalsePositives(), resp.GetNeedsReview(), len(resp.GetResults()))
 	}
 	first := resp.GetResults()[0]
@@ -133,14 +133,14 @@ func TestFindingsEndpoint(t *testing.T) {
 	if err := json.Unmarshal(rb, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.SessionID != "sast-demo-1" || out.TruePositives != 4 || out.FalsePositives != 4 || out.NeedsReview != 2 {
+	if out.SessionID != "sast-demo-1" || out.TruePositives != 5 || out.FalsePositives != 5 || out.NeedsReview != 2 {
 		t.Fatalf("%+v", out)
 	}
 	pins, err := brainv1.NewBrainServiceClient(l.Conn).ListPins(ctx, &brainv1.ListPinsRequest{SessionId: "sast-demo-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pins.GetPins()) != 10 {
+	if len(pins.GetPins()) != 12 {
 		t.Fatalf("%d pins on the stream, want one per finding", len(pins.GetPins()))
 	}
 	for _, p := range pins.GetPins() {

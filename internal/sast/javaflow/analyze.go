@@ -45,6 +45,8 @@ type Analysis struct {
 	Files    []string // files read
 	Searches int
 	Steps    int
+
+	assumed []*Val // tainted values at the sink that come from the method's parameters
 }
 
 // sinkNames are the call names (or constructed classes) of each category's
@@ -173,26 +175,51 @@ func Analyze(ctx context.Context, prog *Program, t Target) (*Analysis, error) {
 		a.Files = []string{f.Path}
 		return a, nil
 	}
-	m := enclosing(sink, "method_declaration", "constructor_declaration")
-	cls := enclosing(sink, "class_declaration", "enum_declaration", "interface_declaration")
-	in := &Interp{ctx: ctx, prog: prog, sinkFile: f.Path, sinkStart: sink.StartByte(), sinkEnd: sink.EndByte(),
-		Files: map[string]bool{f.Path: true}, statics: map[string]*Obj{}, classes: map[string]classRef{}}
-	in.sinkName = callName(f, sink)
+	in := newInterp(ctx, prog, f, sink)
 	a.Sink = Step{File: f.Path, Line: lang.Line(sink), What: "sink: " + oneLine(text(f, sink))}
 	if how != "exact" {
 		in.unknown(fmt.Sprintf("the finding's column did not name a call; the %s sink %s() on its %s was taken", t.Category, callName(f, sink), how))
 	}
-	if m == nil || cls == nil {
+	if !in.runEnclosing(f, sink) {
 		a.Verdict = NeedsReview
 		a.Reason = "the sink is not inside a method"
 		a.Files = []string{f.Path}
 		return a, nil
+	}
+	a.Steps = in.steps
+	judge(a, in, f, sink, t.Category)
+	if a.Verdict == NeedsReview && len(a.assumed) > 0 {
+		// retrieval: the verdict relies on who calls the method
+		in.callers(a, f, sink, t.Category)
+	}
+	for p := range in.Files {
+		a.Files = append(a.Files, p)
+	}
+	sortStrings(a.Files)
+	a.Searches = in.Searches
+	return a, nil
+}
+
+func newInterp(ctx context.Context, prog *Program, f *File, sink *sitter.Node) *Interp {
+	return &Interp{ctx: ctx, prog: prog, sinkFile: f.Path, sinkStart: sink.StartByte(), sinkEnd: sink.EndByte(), sinkName: callName(f, sink),
+		Files: map[string]bool{f.Path: true}, statics: map[string]*Obj{}, classes: map[string]classRef{}}
+}
+
+// runEnclosing interprets the method holding node, its parameters bound to
+// request sources (servlet request types) or to assumed taint (callers not
+// analysed). False when node is not inside a method.
+func (in *Interp) runEnclosing(f *File, node *sitter.Node) bool {
+	m := enclosing(node, "method_declaration", "constructor_declaration")
+	cls := enclosing(node, "class_declaration", "enum_declaration", "interface_declaration")
+	if m == nil || cls == nil {
+		return false
 	}
 	cname := text(f, cls.ChildByFieldName("name"))
 	this := objv(&Obj{Class: cname, Fields: map[string]*Val{}})
 	fr := &frame{file: f, class: cls, cname: cname, this: this}
 	e := newEnv()
 	mname := text(f, m.ChildByFieldName("name"))
+	k := 0
 	if p := m.ChildByFieldName("parameters"); p != nil {
 		for i := 0; i < int(p.NamedChildCount()); i++ {
 			c := p.NamedChild(i)
@@ -207,21 +234,16 @@ func Analyze(ctx context.Context, prog *Program, t Target) (*Analysis, error) {
 			case strings.Contains(typ, "ServletResponse"):
 				e.vars[name] = objv(&Obj{Class: "HttpServletResponse"})
 			default:
-				e.vars[name] = &Val{K: kindOfType(typ), T: &Taint{Assumed: true, Trail: []Step{step(f, c, "parameter "+name+" of "+mname+"(): its callers were not analysed")}}}
+				e.vars[name] = &Val{K: kindOfType(typ), T: &Taint{Assumed: true, Param: k + 1,
+					Trail: []Step{step(f, c, "enters as parameter "+name+" of "+mname+"()")}}}
 			}
+			k++
 		}
 	}
 	if body := m.ChildByFieldName("body"); body != nil {
 		in.exec(fr, e, body)
 	}
-	a.Steps = in.steps
-	judge(a, in, f, sink, t.Category)
-	for p := range in.Files {
-		a.Files = append(a.Files, p)
-	}
-	sortStrings(a.Files)
-	a.Searches = in.Searches
-	return a, nil
+	return true
 }
 
 func oneLine(s string) string {

@@ -104,6 +104,7 @@ func judgeTaint(a *Analysis, in *Interp, cat string) {
 		a.claim("path", "it flows to the sink's arguments on a feasible path", "supported", append(append([]Step(nil), tr...), a.Sink)...)
 		a.claim("sanitiser", "no sanitiser for "+cat+" is applied on the way", "supported", a.Sink)
 	case len(assumed) > 0:
+		a.assumed = assumed
 		a.Verdict = NeedsReview
 		tr := assumed[0].T.Trail
 		a.Reason = "a method parameter reaches the sink; whether callers pass attacker input is unknown"

@@ -42,6 +42,7 @@ type Step struct {
 type Taint struct {
 	Trail   []Step
 	Assumed bool // from an entry parameter whose callers were not analysed
+	Param   int  // that parameter's position + 1
 }
 
 const maxTrail = 14
@@ -50,7 +51,7 @@ func (t *Taint) with(s Step) *Taint {
 	if t == nil {
 		return nil
 	}
-	n := &Taint{Assumed: t.Assumed}
+	n := &Taint{Assumed: t.Assumed, Param: t.Param}
 	tr := append([]Step(nil), t.Trail...)
 	if len(tr) > 0 && tr[len(tr)-1] == s {
 		n.Trail = tr

@@ -29,6 +29,9 @@ public class NoteServlet extends HttpServlet {
             ps.setString(1, owner);
             ResultSet byOwner = ps.executeQuery();
 
+            store.byTag(st, request.getParameter("tag"));
+            store.audit(st, "search");
+
             response.setContentType("text/html;charset=UTF-8");
             response.getWriter().println("<h1>" + Html.escape(title) + "</h1>");
             response.getWriter().println("<p>owner: " + owner + "</p>");
