@@ -19,7 +19,7 @@ func triageCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("triage", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	sarifPath := fs.String("sarif", "", "SARIF 2.1.0 file of findings (required)")
-	repoDir := fs.String("repo", "", "repository checkout the SARIF paths are relative to (required)")
+	repoDir := fs.String("repo", "", "repository checkout the SARIF paths are relative to, or a git URL (cloned shallow with go-git into a temporary folder) (required)")
 	allowed := fs.String("allowed-root", "", "if set, -repo must lie inside this folder")
 	format := fs.String("format", "md", "output: md, json or sarif")
 	parallel := fs.Int("parallel", defaultParallel(), "findings investigated at once")
@@ -61,7 +61,19 @@ func triageCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *sarifPath, err)
 	}
-	r, err := repo.Open(*repoDir, *allowed)
+	dir := *repoDir
+	if repo.IsURL(dir) {
+		tmp, err := os.MkdirTemp("", "rcamesh-triage-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if err := repo.Clone(ctx, dir, tmp); err != nil {
+			return err
+		}
+		dir, *allowed = tmp, ""
+	}
+	r, err := repo.Open(dir, *allowed)
 	if err != nil {
 		return err
 	}

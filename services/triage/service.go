@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -47,6 +48,9 @@ type Config struct {
 	MaxFindings int
 	// MaxToolCalls is the per-finding tool-call breaker.
 	MaxToolCalls int
+	// AllowClone lets repo be a git URL, cloned shallow with go-git into a
+	// temporary folder under the code root for the request.
+	AllowClone bool
 }
 
 // DefaultConfig is the documented defaults.
@@ -60,6 +64,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Parallel, "triage.parallel", c.Parallel, "findings investigated at once")
 	fs.IntVar(&c.MaxFindings, "triage.max-findings", c.MaxFindings, "findings per request at most")
 	fs.IntVar(&c.MaxToolCalls, "triage.max-tool-calls", c.MaxToolCalls, "per-finding tool-call circuit breaker")
+	fs.BoolVar(&c.AllowClone, "triage.allow-clone", c.AllowClone, "accept a git URL as repo (shallow go-git clone under the code root, removed after the request)")
 }
 
 // Validate reports invalid fields.
@@ -137,7 +142,23 @@ func (s *Service) TriageFindings(ctx context.Context, req *triagev1.TriageFindin
 		return nil, status.Errorf(codes.InvalidArgument, "triage: %d findings > %d (-triage.max-findings)", len(findings), s.cfg.MaxFindings)
 	}
 	dir := req.GetRepo()
-	if !filepath.IsAbs(dir) {
+	if repo.IsURL(dir) {
+		if !s.cfg.AllowClone {
+			return nil, status.Error(codes.PermissionDenied, "triage: repo is a URL and cloning is off (-triage.allow-clone)")
+		}
+		if strings.HasPrefix(dir, "file://") {
+			return nil, status.Error(codes.PermissionDenied, "triage: file:// URLs would read outside the code root")
+		}
+		tmp, err := os.MkdirTemp(s.cfg.CodeRoot, ".clone-")
+		if err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+		defer os.RemoveAll(tmp)
+		if err := repo.Clone(ctx, dir, tmp); err != nil {
+			return nil, status.Error(codes.FailedPrecondition, err.Error())
+		}
+		dir = tmp
+	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(s.cfg.CodeRoot, dir)
 	}
 	r, err := repo.Open(dir, s.cfg.CodeRoot)

@@ -74,6 +74,8 @@ func TestTriageFindings(t *testing.T) {
 		{"repo outside the root", nil, &triagev1.TriageFindingsRequest{Repo: "../..", Sarif: exampleSARIF(t)}, codes.PermissionDenied},
 		{"no sarif", nil, &triagev1.TriageFindingsRequest{Repo: "sast-demo"}, codes.InvalidArgument},
 		{"not sarif", nil, &triagev1.TriageFindingsRequest{Repo: "sast-demo", Sarif: &structpb.Struct{Fields: map[string]*structpb.Value{"version": structpb.NewStringValue("9")}}}, codes.InvalidArgument},
+		{"a URL without -triage.allow-clone", nil, &triagev1.TriageFindingsRequest{Repo: "https://example.com/x.git", Sarif: exampleSARIF(t)}, codes.PermissionDenied},
+		{"a file URL even with cloning on", func(c *triage.Config) { c.AllowClone = true }, &triagev1.TriageFindingsRequest{Repo: "file:///etc", Sarif: exampleSARIF(t)}, codes.PermissionDenied},
 		{"too many findings", func(c *triage.Config) { c.MaxFindings = 3 }, &triagev1.TriageFindingsRequest{Repo: "sast-demo", Sarif: exampleSARIF(t)}, codes.InvalidArgument},
 	}
 	for _, tc := range cases {
