@@ -4,14 +4,17 @@
 
 FROM golang:1.26 AS build
 WORKDIR /src
-ENV CGO_ENABLED=0 GOTOOLCHAIN=local
+# cgo for the tree-sitter grammars of SAST triage; linked statically (netgo,
+# osusergo: no glibc NSS) so the distroless static image still runs it.
+ENV CGO_ENABLED=1 GOTOOLCHAIN=local
 COPY go.mod go.sum go.work go.work.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 ARG VERSION=dev
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/rcamesh ./cmd/rcamesh \
+    go build -trimpath -tags netgo,osusergo \
+      -ldflags "-s -w -X main.version=${VERSION} -linkmode external -extldflags -static" -o /out/rcamesh ./cmd/rcamesh \
  && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot

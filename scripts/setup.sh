@@ -5,10 +5,11 @@
 # test, postgresql for the history store's tests (each test runs its own
 # throwaway cluster), the pinned Go tools (tools/go.mod), and
 # kube-apiserver + kwok built from Go modules (scripts/kube-apiserver.sh, cached under ~/.cache/rcamesh).
+# gcc: cgo builds the tree-sitter grammars of SAST triage (internal/sast).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
-for pair in prometheus:prometheus promtool:prometheus prometheus-alertmanager:prometheus-alertmanager etcd:etcd-server chromium:chromium; do
+for pair in prometheus:prometheus promtool:prometheus prometheus-alertmanager:prometheus-alertmanager etcd:etcd-server chromium:chromium gcc:gcc; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 # Debian keeps initdb and pg_ctl off PATH, under /usr/lib/postgresql/<version>/bin.

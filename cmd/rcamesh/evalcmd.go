@@ -61,7 +61,8 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.SetOutput(stdout)
 	benchmarks := fs.String("benchmarks", "../shared/benchmarks", "folder holding opensre-synthetic/ and petshop/")
 	corpus := fs.String("corpus", "scenarios/corpus", "our own scenario corpus")
-	suites := fs.String("suites", "opensre,corpus,petshop", "comma list of suites: opensre, corpus, petshop")
+	suites := fs.String("suites", "opensre,corpus,petshop", "comma list of suites: opensre, corpus, petshop, owasp")
+	half := fs.String("half", "", "owasp: score only half a or b of the public test cases (a fixed split by name hash); empty: all")
 	out := fs.String("out", "eval-results", "folder for per-scenario JSON and summaries (empty: write nothing)")
 	parallel := fs.Int("parallel", defaultParallel(), "scenarios investigated at once")
 	mutateSeed := fs.Uint64("mutate", 0, "rewrite every scenario first (names, times, magnitudes) with this seed; 0: off")
@@ -85,11 +86,11 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	for _, s := range strings.Split(*suites, ",") {
 		s = strings.TrimSpace(s)
 		switch s {
-		case suiteOpensre, suiteCorpus, suitePetshop:
+		case suiteOpensre, suiteCorpus, suitePetshop, suiteOwasp:
 			want[s] = true
 		case "":
 		default:
-			return fmt.Errorf("%w: unknown suite %q (want opensre, corpus, petshop)", errUsage, s)
+			return fmt.Errorf("%w: unknown suite %q (want opensre, corpus, petshop, owasp)", errUsage, s)
 		}
 	}
 	v, err := mutate.ParseVocab(*vocab)
@@ -155,6 +156,11 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			if err := os.WriteFile(filepath.Join(*out, suitePetshop, "summary.md"), []byte(sum.Markdown()), 0o644); err != nil {
 				return err
 			}
+		}
+	}
+	if want[suiteOwasp] {
+		if err := runOwaspSuite(ctx, filepath.Join(*benchmarks, "owasp-benchmark"), *out, *half, *parallel, logger, stdout); err != nil {
+			return err
 		}
 	}
 	if len(failed) > 0 {

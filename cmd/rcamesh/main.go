@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"investigate": investigateCmd,
 	"eval":        evalCmd,
 	"scenarios":   scenariosCmd,
+	"triage":      triageCmd,
 }
 
 // summaries are the one-line descriptions `rcamesh help` prints.
@@ -38,6 +39,7 @@ var summaries = map[string]string{
 	"investigate": "investigate a scenario or alert and print the report",
 	"eval":        "run the evaluation suites and print their tables",
 	"scenarios":   "list the bundled scenarios",
+	"triage":      "triage a SARIF file's findings against a repository (TRUE_POSITIVE, FALSE_POSITIVE, NEEDS_REVIEW)",
 }
 
 // errUsage marks command-line mistakes (exit code 2).

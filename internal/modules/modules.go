@@ -24,6 +24,7 @@ import (
 	"github.com/rcamesh/rcamesh/services/delivery"
 	"github.com/rcamesh/rcamesh/services/router"
 	"github.com/rcamesh/rcamesh/services/tools"
+	"github.com/rcamesh/rcamesh/services/triage"
 )
 
 // ErrUsage marks a configuration mistake a user made.
@@ -95,8 +96,13 @@ func (b *backendFlags) build(ctx context.Context, logger *slog.Logger) (*backend
 	return &backend.Set{Name: "none", Sources: map[string]string{}}, nil
 }
 
-// Register registers router, tools, critic, brain and delivery on r, with
-// their flags, and the gateway (the REST routes of services run elsewhere).
+// Triage is the SAST triage module (seed 004); it is not one of the five
+// services of mesh.All and runs with -target=all or -target=triage.
+const Triage = "triage"
+
+// Register registers router, tools, critic, brain, delivery and triage on
+// r, with their flags, and the gateway (the REST routes of services run
+// elsewhere).
 func Register(r *app.Registry, opt Options) error {
 	model := &sharedModel{cfg: llm.DefaultConfig()}
 	modelFlags := func(fs *flag.FlagSet) {
@@ -154,6 +160,17 @@ func Register(r *app.Registry, opt Options) error {
 		}
 		return delivery.New(deliveryCfg, delivery.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients})
 	}, app.WithFlags(deliveryCfg.RegisterFlags)); err != nil {
+		return err
+	}
+
+	triageCfg := triage.DefaultConfig()
+	if err := r.Register(Triage, func(ctx context.Context, env app.Env) (app.Module, error) {
+		p, err := model.get(env.Logger)
+		if err != nil {
+			return nil, err
+		}
+		return triage.New(triageCfg, triage.Deps{Logger: env.Logger, Bus: env.Bus, LLM: p})
+	}, app.WithFlags(triageCfg.RegisterFlags), app.WithFlags(modelFlags)); err != nil {
 		return err
 	}
 

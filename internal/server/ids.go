@@ -26,6 +26,7 @@ const (
 // request with a session_id field needs one.
 var optionalSession = map[protoreflect.FullName]bool{
 	"rcamesh.brain.v1.SubmitAlertRequest":         true, // derived from the alert fingerprint
+	"rcamesh.triage.v1.TriageFindingsRequest":     true, // derived from the repository and the SARIF
 	"rcamesh.tools.v1.ListToolDefinitionsRequest": true, // the registry without session state
 	"rcamesh.evidence.v1.RouterContext":           true, // nested: the request's own session_id rules
 }

@@ -41,6 +41,10 @@ type Config struct {
 	PromMinStep   time.Duration
 	// PromMaxSeries caps the series a PromQL result keeps (most anomalous first).
 	PromMaxSeries int
+	// CodeRoot is the folder holding the source checkouts the code tools
+	// (list_files, search_codebase, fetch_code) may read; empty: the code
+	// tools are unavailable.
+	CodeRoot string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -81,6 +85,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.PromMaxPoints, "tools.prom-max-points", c.PromMaxPoints, "maximum points per PromQL range query")
 	fs.DurationVar(&c.PromMinStep, "tools.prom-min-step", c.PromMinStep, "minimum PromQL range query step")
 	fs.IntVar(&c.PromMaxSeries, "tools.prom-max-series", c.PromMaxSeries, "maximum series kept from one PromQL result")
+	fs.StringVar(&c.CodeRoot, "tools.code-root", c.CodeRoot, "folder of the source checkouts the code tools may read (empty: code tools off)")
 }
 
 // Validate reports the first invalid field by name.
@@ -146,5 +151,6 @@ func (c Config) Limits() map[string]string {
 		"tools.prom-max-points":      fmt.Sprint(c.PromMaxPoints),
 		"tools.prom-min-step":        c.PromMinStep.String(),
 		"tools.prom-max-series":      fmt.Sprint(c.PromMaxSeries),
+		"tools.code-root":            c.CodeRoot,
 	}
 }

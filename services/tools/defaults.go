@@ -24,7 +24,7 @@ func nsParam(required bool) *evidencev1.ToolParam {
 // section 11 and the further cluster, change, database and monitor tools.
 func DefaultRegistry() (*Registry, error) {
 	reg := NewRegistry()
-	for _, t := range defaultTools() {
+	for _, t := range append(defaultTools(), codeTools()...) {
 		if err := reg.Add(t); err != nil {
 			return nil, err
 		}

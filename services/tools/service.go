@@ -219,6 +219,8 @@ func (s *Service) configured(integration string) bool {
 		return !isNil(be.Monitors)
 	case IntegrationBrain:
 		return s.brain != nil
+	case IntegrationCode:
+		return s.cfg.CodeRoot != ""
 	}
 	return false
 }
