@@ -25,6 +25,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/server"
@@ -49,6 +50,8 @@ type Config struct {
 	Server    server.Config
 	Bus       bus.Config
 	Telemetry telemetry.Config
+	// Auth is identity and transport security (internal/auth).
+	Auth auth.Config
 
 	// GRPCListener and HTTPListener, when set, are used instead of listening
 	// on Server.GRPCAddr and Server.HTTPAddr (tests, socket activation).
@@ -68,6 +71,7 @@ func DefaultConfig() Config {
 		Server:       server.DefaultConfig(),
 		Bus:          bus.DefaultConfig(),
 		Telemetry:    telemetry.DefaultConfig(),
+		Auth:         auth.DefaultConfig(),
 	}
 }
 
@@ -90,6 +94,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Server.RegisterFlags(fs)
 	c.Bus.RegisterFlags(fs)
 	c.Telemetry.RegisterFlags(fs)
+	c.Auth.RegisterFlags(fs)
 }
 
 // Validate names the first bad field; it does not know the registry (Run
@@ -118,7 +123,10 @@ func (c Config) Validate() error {
 	if err := c.Bus.Validate(); err != nil {
 		return err
 	}
-	return c.Telemetry.Validate()
+	if err := c.Telemetry.Validate(); err != nil {
+		return err
+	}
+	return c.Auth.Validate()
 }
 
 // App is one rcamesh process.
@@ -219,6 +227,12 @@ func (a *App) Run(ctx context.Context) (err error) {
 		}
 	}()
 
+	sec, err := a.setupSecurity(ctx, log)
+	if err != nil {
+		a.closeListeners()
+		return err
+	}
+
 	nc, ns, err := a.connectNATS(ctx, targets)
 	if err != nil {
 		a.closeListeners()
@@ -236,7 +250,8 @@ func (a *App) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	self, err := server.NewClientConn(dialAddr(gl.Addr()))
+	hl = sec.httpListener(hl)
+	self, err := server.NewClientConn(dialAddr(gl.Addr()), sec.selfDial()...)
 	if err != nil {
 		_ = gl.Close()
 		_ = hl.Close()
@@ -255,7 +270,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 		case slices.Contains(targets, svc):
 			conns[svc] = self
 		case addr != "":
-			cc, err := server.NewClientConn(addr)
+			cc, err := server.NewClientConn(addr, sec.remoteDial(addr)...)
 			if err != nil {
 				_ = gl.Close()
 				_ = hl.Close()
@@ -275,8 +290,10 @@ func (a *App) Run(ctx context.Context) (err error) {
 	}
 
 	hs := health.NewServer()
-	gs := server.NewGRPCServer(a.logger, server.WithHealth(hs))
-	gw := server.NewGateway(a.logger, server.GatewayConfig{MaxBodyBytes: a.cfg.Server.MaxBodyBytes, DrainTimeout: a.cfg.Server.DrainTimeout})
+	gs := server.NewGRPCServer(a.logger, server.WithHealth(hs), server.WithServerOptions(sec.grpcOptions()...))
+	gwc := server.GatewayConfig{MaxBodyBytes: a.cfg.Server.MaxBodyBytes, DrainTimeout: a.cfg.Server.DrainTimeout}
+	sec.gateway(&gwc)
+	gw := server.NewGateway(a.logger, gwc)
 	if a.cfg.UI != nil {
 		gw.Handle("/", a.cfg.UI)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/app"
+	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
 	"github.com/rcamesh/rcamesh/internal/mesh"
@@ -121,6 +123,16 @@ func listen(t *testing.T) net.Listener {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// meshKeyFile writes a mesh key shared by the processes of one test.
+func meshKeyFile(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mesh.key")
+	if _, _, err := auth.EnsureMeshKey(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // startApp runs an App with flags args and waits until /readyz says ready.
@@ -260,8 +272,9 @@ func TestSplitModeSharesNATSAndCallsOverTheNetwork(t *testing.T) {
 	srv, nc := bustest.Server(t)
 	url := srv.ClientURL()
 	fxA, fxB := &fixture{}, &fixture{}
-	a := startApp(t, fxA.registry(t), "-target=tools", "-nats.url="+url)
-	b := startApp(t, fxB.registry(t), "-target=router", "-nats.url="+url, "-tools.addr="+a.grpcAddr)
+	key := meshKeyFile(t)
+	a := startApp(t, fxA.registry(t), "-target=tools", "-nats.url="+url, "-mesh.key-file="+key)
+	b := startApp(t, fxB.registry(t), "-target=router", "-nats.url="+url, "-tools.addr="+a.grpcAddr, "-mesh.key-file="+key)
 
 	if body := getTools(t, b); !strings.Contains(body, `"intent":"fetch_pod_logs"`) {
 		t.Errorf("router in B did not reach tools in A: %s", body)

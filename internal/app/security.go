@@ -1,0 +1,134 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/rcamesh/rcamesh/internal/auth"
+	"github.com/rcamesh/rcamesh/internal/server"
+)
+
+// MeshKeyName is the mesh key's file in -data.dir when -mesh.key-file is not set.
+const MeshKeyName = "mesh.key"
+
+// MeshKey loads -mesh.key-file, or <data.dir>/mesh.key (created on first
+// start) for a process with embedded NATS. A process against an external
+// NATS shares the mesh with others and needs the file.
+func (c Config) MeshKey() ([]byte, error) {
+	if c.Auth.MeshKeyFile != "" {
+		return auth.LoadMeshKey(c.Auth.MeshKeyFile)
+	}
+	if c.NATSURL != "" {
+		return nil, errors.New("app: -mesh.key-file is required with -nats.url: every process of a split mesh signs pins and authenticates to the others with the same key (create one with `openssl rand -hex 32`)")
+	}
+	k, _, err := auth.EnsureMeshKey(filepath.Join(c.DataDir, MeshKeyName))
+	return k, err
+}
+
+// security is the identity and transport security of one process.
+type security struct {
+	cfg     auth.Config
+	meshKey []byte
+	authn   *auth.Authenticator
+	tls     *auth.Reloader // nil without -tls.cert-file
+}
+
+func (a *App) setupSecurity(ctx context.Context, log *slog.Logger) (*security, error) {
+	c := a.cfg.Auth
+	grpcAddr, httpAddr := a.cfg.Server.GRPCAddr, a.cfg.Server.HTTPAddr
+	if a.cfg.GRPCListener != nil {
+		grpcAddr = a.cfg.GRPCListener.Addr().String()
+	}
+	if a.cfg.HTTPListener != nil {
+		httpAddr = a.cfg.HTTPListener.Addr().String()
+	}
+	if err := c.CheckExposure(map[string]string{"grpc.addr": grpcAddr, "http.addr": httpAddr}); err != nil {
+		return nil, err
+	}
+	key, err := a.cfg.MeshKey()
+	if err != nil {
+		return nil, err
+	}
+	authn, err := auth.New(ctx, c, key, a.logger)
+	if err != nil {
+		return nil, err
+	}
+	s := &security{cfg: c, meshKey: key, authn: authn}
+	if c.TLS.Enabled() {
+		if s.tls, err = auth.NewReloader(c.TLS); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case c.Enabled():
+		log.Info("authentication on", "tokens", c.TokensFile != "", "jwt", c.JWT.Enabled(), "webhook_secrets", c.WebhooksFile != "", "tls", s.tls != nil, "mtls", c.TLS.RequireClientCert)
+	case c.InsecureOpen:
+		log.Warn("OPEN MODE (-auth.insecure-open): no authentication; anyone who reaches the listeners can drive the mesh", "grpc", grpcAddr, "http", httpAddr)
+	default:
+		log.Info("no authentication configured: listening on loopback only (see README, Security)", "grpc", grpcAddr, "http", httpAddr)
+	}
+	return s, nil
+}
+
+// grpcOptions are the server's credentials and the auth interceptors.
+func (s *security) grpcOptions() []grpc.ServerOption {
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(s.authn.UnaryInterceptor()),
+		grpc.ChainStreamInterceptor(s.authn.StreamInterceptor()),
+	}
+	if s.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tls.ServerConfig())))
+	}
+	return opts
+}
+
+// selfDial are the dial options toward this process's own gRPC server: the
+// service identity, over TLS pinned to the process's own certificate.
+func (s *security) selfDial() []grpc.DialOption {
+	if s.tls == nil {
+		return []grpc.DialOption{grpc.WithPerRPCCredentials(s.authn.ServiceCredentials(false))}
+	}
+	return []grpc.DialOption{
+		grpc.WithTransportCredentials(credentials.NewTLS(s.tls.SelfConfig())),
+		grpc.WithPerRPCCredentials(s.authn.ServiceCredentials(true)),
+	}
+}
+
+// remoteDial are the dial options toward another process of the mesh.
+func (s *security) remoteDial(addr string) []grpc.DialOption {
+	if s.tls == nil {
+		return []grpc.DialOption{grpc.WithPerRPCCredentials(s.authn.ServiceCredentials(false))}
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	return []grpc.DialOption{
+		grpc.WithTransportCredentials(credentials.NewTLS(s.tls.ClientConfig(host))),
+		grpc.WithPerRPCCredentials(s.authn.ServiceCredentials(true)),
+	}
+}
+
+// gateway adds the API middleware and the delegation of the HTTP caller.
+func (s *security) gateway(gc *server.GatewayConfig) {
+	max := gc.MaxBodyBytes
+	gc.APIMiddleware = func(next http.Handler) http.Handler { return s.authn.Middleware(max, next) }
+	gc.ServeMuxOptions = append(gc.ServeMuxOptions, runtime.WithMetadata(auth.DelegationMetadata))
+}
+
+// httpListener serves HTTPS when TLS is configured.
+func (s *security) httpListener(l net.Listener) net.Listener {
+	if s.tls == nil {
+		return l
+	}
+	return tls.NewListener(l, s.tls.ServerConfig())
+}
