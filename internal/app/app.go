@@ -233,14 +233,16 @@ func (a *App) Run(ctx context.Context) (err error) {
 		return err
 	}
 
-	nc, ns, err := a.connectNATS(ctx, targets)
+	nc, ns, err := a.connectNATS(ctx, targets, sec)
 	if err != nil {
 		a.closeListeners()
 		return err
 	}
 	defer a.closeNATS(nc, ns, log)
 
-	b, err := bus.ConnectConfig(ctx, nc, a.logger, a.cfg.Bus)
+	bcfg := a.cfg.Bus
+	bcfg.SigningKey = auth.PinKey(sec.meshKey)
+	b, err := bus.ConnectConfig(ctx, nc, a.logger, bcfg)
 	if err != nil {
 		a.closeListeners()
 		return err
@@ -312,7 +314,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 	for _, name := range targets {
 		env := Env{
 			Logger:  a.logger.With("component", name),
-			Bus:     b,
+			Bus:     b.As(name), // signs what the module publishes
 			Clients: clients,
 			Flags:   a.flags,
 			DataDir: a.cfg.DataDir,
@@ -493,15 +495,22 @@ func natsMode(c Config) string {
 	return "embedded"
 }
 
-func (a *App) connectNATS(ctx context.Context, targets []string) (*nats.Conn, *natsserver.Server, error) {
+func (a *App) connectNATS(ctx context.Context, targets []string, sec *security) (*nats.Conn, *natsserver.Server, error) {
 	if a.cfg.NATSURL != "" {
-		nc, err := bus.Dial(ctx, bus.Options{URL: a.cfg.NATSURL, Name: "rcamesh-" + strings.Join(targets, "+"), Logger: a.logger})
+		user, pw, tlsc, err := sec.natsClient(a.cfg.NATSURL, targets)
+		if err != nil {
+			return nil, nil, err
+		}
+		nc, err := bus.Dial(ctx, bus.Options{URL: a.cfg.NATSURL, Name: "rcamesh-" + strings.Join(targets, "+"), Logger: a.logger, User: user, Password: pw, TLS: tlsc})
 		return nc, nil, err
 	}
-	ns, nc, err := bus.StartEmbeddedConfig(ctx, bus.EmbeddedConfig{
-		StoreDir: filepath.Join(a.cfg.DataDir, "nats"),
-		Listen:   a.cfg.NATSListen,
-	}, a.logger)
+	ecfg, err := sec.natsEmbedded(a.cfg.NATSListen)
+	if err != nil {
+		return nil, nil, err
+	}
+	ecfg.StoreDir = filepath.Join(a.cfg.DataDir, "nats")
+	ecfg.Listen = a.cfg.NATSListen
+	ns, nc, err := bus.StartEmbeddedConfig(ctx, ecfg, a.logger)
 	return nc, ns, err
 }
 

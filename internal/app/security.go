@@ -4,16 +4,20 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
 	"github.com/rcamesh/rcamesh/internal/auth"
+	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/server"
 )
 
@@ -131,4 +135,64 @@ func (s *security) httpListener(l net.Listener) net.Listener {
 		return l
 	}
 	return tls.NewListener(l, s.tls.ServerConfig())
+}
+
+// natsEmbedded is the embedded server's security: the mesh's users (no
+// anonymous client), the in-process connection as UserAll, TLS on its TCP
+// listener when -tls.* is set.
+func (s *security) natsEmbedded(listen string) (bus.EmbeddedConfig, error) {
+	var reader string
+	if f := s.cfg.NATS.ReaderPasswordFile; f != "" {
+		pw, err := readPassword(f)
+		if err != nil {
+			return bus.EmbeddedConfig{}, fmt.Errorf("app: -nats.reader-password-file: %w", err)
+		}
+		reader = pw
+	}
+	ec := bus.EmbeddedConfig{
+		Users:          bus.Users(func(u string) string { return auth.NATSPassword(s.meshKey, u) }, reader),
+		ClientUser:     bus.UserAll,
+		ClientPassword: auth.NATSPassword(s.meshKey, bus.UserAll),
+	}
+	if s.tls != nil && listen != "" {
+		ec.TLS, ec.TLSVerify = s.tls.ServerConfig(), s.cfg.TLS.RequireClientCert
+	}
+	return ec, nil
+}
+
+// natsClient is the identity of this process toward an external NATS:
+// -nats.user and -nats.password-file, or rcamesh-<target> with the password
+// derived from the mesh key; TLS for a tls:// URL.
+func (s *security) natsClient(url string, targets []string) (user, password string, tlsc *tls.Config, err error) {
+	user = bus.UserFor(targets)
+	password = auth.NATSPassword(s.meshKey, user)
+	if s.cfg.NATS.User != "" {
+		user = s.cfg.NATS.User
+		if password, err = readPassword(s.cfg.NATS.PasswordFile); err != nil {
+			return "", "", nil, fmt.Errorf("app: -nats.password-file: %w", err)
+		}
+	}
+	if s.tls != nil && strings.HasPrefix(url, "tls://") {
+		host := strings.TrimPrefix(url, "tls://")
+		if i := strings.IndexAny(host, ",/"); i >= 0 {
+			host = host[:i]
+		}
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		tlsc = s.tls.ClientConfig(host)
+	}
+	return user, password, tlsc, nil
+}
+
+func readPassword(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	pw := strings.TrimSpace(string(b))
+	if len(pw) < 16 {
+		return "", fmt.Errorf("the password in %s is shorter than 16 characters", path)
+	}
+	return pw, nil
 }

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,10 @@ type Options struct {
 	// Name of the connection, shown by NATS monitoring.
 	Name   string
 	Logger *slog.Logger
+	// User and Password authenticate the connection (never logged).
+	User, Password string
+	// TLS, when set, is used toward the server.
+	TLS *tls.Config
 }
 
 // Config holds the stream and consumer settings. The zero value is not
@@ -54,6 +59,11 @@ type Config struct {
 	Replicas int
 	// TracerProvider for producer and consumer spans; nil uses the global one.
 	TracerProvider trace.TracerProvider
+	// SigningKey, when set, signs every session event this process
+	// publishes and refuses, on every read, events whose signature is
+	// missing, wrong, or by a service that may not publish them (sign.go).
+	// Not a flag: the app derives it from the mesh key.
+	SigningKey []byte
 }
 
 // DefaultConfig returns the production defaults.
@@ -108,7 +118,13 @@ type Bus struct {
 	js     jetstream.JetStream
 	logger *slog.Logger
 	cfg    Config
+	kv     *kvCache
+	// signer is the service whose name signs what this Bus publishes (As).
+	signer string
+}
 
+// kvCache is shared by a Bus and its As copies.
+type kvCache struct {
 	mu  sync.Mutex
 	kvs map[string]jetstream.KeyValue
 }
@@ -135,7 +151,7 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 	if err != nil {
 		return nil, fmt.Errorf("bus: jetstream: %w", err)
 	}
-	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kvs: map[string]jetstream.KeyValue{}}
+	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}}
 	for _, sc := range b.streamConfigs() {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return nil, fmt.Errorf("bus: create or update stream %s: %w", sc.Name, err)
@@ -275,6 +291,7 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 	msg.Header.Set(HeaderSchema, string(payload.ProtoReflect().Descriptor().FullName()))
 	msg.Header.Set(HeaderContentType, ContentType)
 	InjectTrace(ctx, msg.Header)
+	b.sign(msg)
 	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
 	if err != nil {
 		return 0, fmt.Errorf("bus: publish %s: %w", subject, err)
@@ -311,10 +328,15 @@ func Decode(subject string, seq uint64, header nats.Header, data []byte) (*evide
 	return out, nil
 }
 
-func decodeMsg(msg jetstream.Msg) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
+// decodeMsg decodes a stored message after checking its signature (when
+// the Bus has a signing key).
+func (b *Bus) decodeMsg(ctx context.Context, msg jetstream.Msg) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
 	md, err := msg.Metadata()
 	if err != nil {
 		return nil, nil, fmt.Errorf("bus: message metadata: %w", err)
+	}
+	if err := b.verify(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data()); err != nil {
+		return nil, md, err
 	}
 	ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 	return ev, md, err
@@ -400,7 +422,7 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 		n := 0
 		for msg := range batch.Messages() {
 			n++
-			ev, md, err := decodeMsg(msg)
+			ev, md, err := b.decodeMsg(ctx, msg)
 			if err != nil {
 				b.logger.WarnContext(ctx, "replay skips undecodable message", "subject", msg.Subject(), "err", err)
 				if md != nil && md.NumPending == 0 {
@@ -475,7 +497,7 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 			}
 			return fmt.Errorf("bus: follow %s: %w", filter, err)
 		}
-		ev, md, err := decodeMsg(msg)
+		ev, md, err := b.decodeMsg(ctx, msg)
 		if err != nil {
 			b.logger.WarnContext(ctx, "follow skips undecodable message", "subject", msg.Subject(), "err", err)
 			continue
@@ -529,6 +551,9 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		return fmt.Errorf("bus: durable consumer %s on %s: %w", durable, filter, err)
 	}
 	return b.consume(ctx, cons, durable, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+		if err := b.verify(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data()); err != nil {
+			return errPoison{err}
+		}
 		ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 		if err != nil {
 			return errPoison{err}
@@ -696,9 +721,9 @@ func (b *Bus) withProgress(ctx context.Context, msg jetstream.Msg, fn func() err
 
 // KV returns the key-value bucket, creating it on first use (file storage).
 func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if kv, ok := b.kvs[bucket]; ok {
+	b.kv.mu.Lock()
+	defer b.kv.mu.Unlock()
+	if kv, ok := b.kv.kvs[bucket]; ok {
 		return kv, nil
 	}
 	kv, err := b.js.KeyValue(ctx, bucket)
@@ -714,6 +739,6 @@ func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error)
 	if err != nil {
 		return nil, fmt.Errorf("bus: KV bucket %q: %w", bucket, err)
 	}
-	b.kvs[bucket] = kv
+	b.kv.kvs[bucket] = kv
 	return kv, nil
 }
