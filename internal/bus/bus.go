@@ -160,6 +160,13 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 	return b, nil
 }
 
+// ConnectReader returns a Bus on nc for a client that may only read (the
+// reader user): it neither creates nor updates streams.
+func ConnectReader(nc *nats.Conn, cfg Config) *Bus {
+	js, _ := jetstream.New(nc) // fails only for a nil connection
+	return &Bus{nc: nc, js: js, logger: slog.New(slog.DiscardHandler), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}}
+}
+
 func (b *Bus) streamConfigs() []jetstream.StreamConfig {
 	return []jetstream.StreamConfig{
 		{
