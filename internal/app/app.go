@@ -292,7 +292,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 	}
 
 	hs := health.NewServer()
-	gs := server.NewGRPCServer(a.logger, server.WithHealth(hs), server.WithServerOptions(sec.grpcOptions()...))
+	gs := server.NewGRPCServer(a.logger, append(sec.grpcOptions(), server.WithHealth(hs))...)
 	gwc := server.GatewayConfig{MaxBodyBytes: a.cfg.Server.MaxBodyBytes, DrainTimeout: a.cfg.Server.DrainTimeout}
 	sec.gateway(&gwc)
 	gw := server.NewGateway(a.logger, gwc)

@@ -83,14 +83,11 @@ func (a *App) setupSecurity(ctx context.Context, log *slog.Logger) (*security, e
 	return s, nil
 }
 
-// grpcOptions are the server's credentials and the auth interceptors.
-func (s *security) grpcOptions() []grpc.ServerOption {
-	opts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.authn.UnaryInterceptor()),
-		grpc.ChainStreamInterceptor(s.authn.StreamInterceptor()),
-	}
+// grpcOptions are the auth interceptors and the server's credentials.
+func (s *security) grpcOptions() []server.Option {
+	opts := []server.Option{server.WithAuth(s.authn.UnaryInterceptor(), s.authn.StreamInterceptor())}
 	if s.tls != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tls.ServerConfig())))
+		opts = append(opts, server.WithServerOptions(grpc.Creds(credentials.NewTLS(s.tls.ServerConfig()))))
 	}
 	return opts
 }
