@@ -28,6 +28,8 @@ var commands = map[string]command{
 	"investigate": investigateCmd,
 	"eval":        evalCmd,
 	"scenarios":   scenariosCmd,
+	"token":       tokenCmd,
+	"nats-config": natsConfigCmd,
 }
 
 // summaries are the one-line descriptions `rcamesh help` prints.
@@ -38,6 +40,8 @@ var summaries = map[string]string{
 	"investigate": "investigate a scenario or alert and print the report",
 	"eval":        "run the evaluation suites and print their tables",
 	"scenarios":   "list the bundled scenarios",
+	"token":       "create an API token and its -auth.tokens-file line",
+	"nats-config": "print the nats-server config (users, permissions) of a split mesh's external NATS",
 }
 
 // errUsage marks command-line mistakes (exit code 2).

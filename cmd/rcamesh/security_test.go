@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -421,5 +422,39 @@ func TestMTLSMesh(t *testing.T) {
 	defer cc.Close()
 	if _, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
 		t.Errorf("gRPC with a client certificate: %v", err)
+	}
+}
+
+func TestTokenCmdLineAuthenticatesItsToken(t *testing.T) {
+	var out bytes.Buffer
+	if err := tokenCmd(context.Background(), []string{"-name", "ci", "-roles", "ingest"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var tok, line string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, "token: "); ok {
+			tok = v
+		}
+		if v, ok := strings.CutPrefix(l, "tokens-file line: "); ok {
+			line = v
+		}
+	}
+	if tok == "" || line == "" || strings.Contains(line, tok) {
+		t.Fatalf("output %q", out.String())
+	}
+	f := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(f, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := auth.New(context.Background(), auth.Config{TokensFile: f}, []byte("k-0123456789abcdef0123456789abcdef"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.Authenticate(context.Background(), tok)
+	if err != nil || p.Name != "token:ci" || !p.Has(auth.RoleIngest) || p.Has(auth.RoleRead) {
+		t.Fatalf("principal %+v, %v", p, err)
+	}
+	if err := tokenCmd(context.Background(), []string{"-name", "x", "-roles", "root"}, io.Discard); !errors.Is(err, errUsage) {
+		t.Errorf("unknown role: %v", err)
 	}
 }

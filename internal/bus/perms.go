@@ -1,11 +1,14 @@
 package bus
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // NATS users and their permissions. Every client authenticates: the
@@ -143,4 +146,58 @@ func checkUsers(users []*server.User) error {
 		}
 	}
 	return nil
+}
+
+// ServerConfig is a nats-server configuration (JSON, which the server's
+// config format accepts) for an external NATS serving the mesh: JetStream
+// on storeDir, clients on listen, the users of Users with bcrypt-hashed
+// passwords, nobody anonymous.
+func ServerConfig(users []*server.User, storeDir, listen string) ([]byte, error) {
+	type subj struct {
+		Allow []string `json:"allow,omitempty"`
+		Deny  []string `json:"deny,omitempty"`
+	}
+	type user struct {
+		User        string `json:"user"`
+		Password    string `json:"password"`
+		Permissions struct {
+			Publish   subj `json:"publish"`
+			Subscribe subj `json:"subscribe"`
+		} `json:"permissions"`
+	}
+	if err := checkUsers(users); err != nil {
+		return nil, err
+	}
+	var out []user
+	for _, u := range users {
+		h, err := bcrypt.GenerateFromPassword([]byte(u.Password), 11)
+		if err != nil {
+			return nil, fmt.Errorf("bus: hash the password of %s: %w", u.Username, err)
+		}
+		cu := user{User: u.Username, Password: string(h)}
+		if p := u.Permissions; p != nil {
+			if p.Publish != nil {
+				cu.Permissions.Publish = subj{Allow: p.Publish.Allow, Deny: p.Publish.Deny}
+			}
+			if p.Subscribe != nil {
+				cu.Permissions.Subscribe = subj{Allow: p.Subscribe.Allow, Deny: p.Subscribe.Deny}
+			}
+		}
+		out = append(out, cu)
+	}
+	cfg := map[string]any{
+		"listen":        listen,
+		"http":          "127.0.0.1:8222",
+		"max_payload":   8 << 20,
+		"jetstream":     map[string]any{"store_dir": storeDir},
+		"authorization": map[string]any{"users": out},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // nats-server's parser knows no \u escapes; subjects hold '>'
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(cfg); err != nil {
+		return nil, fmt.Errorf("bus: encode the NATS config: %w", err)
+	}
+	return buf.Bytes(), nil
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -338,5 +341,65 @@ func TestForgedEventsAreRefusedOnRead(t *testing.T) {
 		if id != "genuine" && id != "moved" {
 			t.Errorf("the durable consumer handled forged pin %q", id)
 		}
+	}
+}
+
+// TestServerConfigRunsAnExternalNATS: the generated nats-server config
+// (what `rcamesh nats-config` prints for compose) loads in nats-server and
+// enforces the same users and permissions.
+func TestServerConfigRunsAnExternalNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	conf, err := bus.ServerConfig(bus.Users(password, ""), t.TempDir(), "127.0.0.1:4222")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(conf), password(bus.UserPrefix+"tools")) {
+		t.Fatal("the config holds a clear-text password")
+	}
+	path := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(path, conf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("nats-server rejects the config: %v", err)
+	}
+	opts.Port, opts.HTTPPort, opts.NoSigs, opts.NoLog = -1, -1, true, true
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("not ready")
+	}
+	if _, err := dialAs(t, srv.ClientURL(), "", ""); err == nil {
+		t.Error("anonymous client accepted")
+	}
+	nc, err := dialAs(t, srv.ClientURL(), bus.UserPrefix+"brain", password(bus.UserPrefix+"brain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	b, err := bus.ConnectConfig(ctx, nc, nil, bus.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PublishLifecycle(ctx, &evidencev1.LifecycleEvent{SessionId: "s", Kind: stage}); err != nil {
+		t.Errorf("brain publishes lifecycle: %v", err)
+	}
+	tnc, err := dialAs(t, srv.ClientURL(), bus.UserPrefix+"tools", password(bus.UserPrefix+"tools"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := bus.ConnectConfig(ctx, tnc, nil, bus.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.PublishLifecycle(deny(t), &evidencev1.LifecycleEvent{SessionId: "s", Kind: stage}); err == nil {
+		t.Error("tools published a lifecycle event")
 	}
 }
