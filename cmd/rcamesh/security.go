@@ -50,6 +50,7 @@ func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
 	readerFile := fs.String("nats.reader-password-file", "", "password of the read-only user 'reader' (optional)")
 	storeDir := fs.String("store-dir", "/data", "JetStream store directory of the NATS server")
 	listen := fs.String("listen", "0.0.0.0:4222", "client listen address of the NATS server")
+	out := fs.String("out", "", "write the config to this file (mode 0644: it holds only bcrypt hashes) instead of stdout")
 	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
 		return err
 	}
@@ -73,6 +74,9 @@ func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
 	conf, err := bus.ServerConfig(bus.Users(func(u string) string { return auth.NATSPassword(key, u) }, reader), *storeDir, *listen)
 	if err != nil {
 		return err
+	}
+	if *out != "" {
+		return os.WriteFile(*out, conf, 0o644)
 	}
 	_, err = stdout.Write(conf)
 	return err

@@ -93,6 +93,9 @@ func TestTokensFile(t *testing.T) {
 }
 
 func TestTokensFileErrors(t *testing.T) {
+	if _, err := auth.New(context.Background(), auth.Config{TokensFile: "/nonexistent"}, meshKey, nil); err == nil || !strings.Contains(err.Error(), "-auth.tokens-file") {
+		t.Errorf("a missing tokens file: %v", err)
+	}
 	for name, content := range map[string]string{
 		"two fields":   "alice read\n",
 		"bad role":     "alice root " + auth.HashToken(readToken) + "\n",
@@ -214,7 +217,6 @@ func TestConfigValidate(t *testing.T) {
 	for name, mut := range map[string]func(*auth.Config){
 		"jwks without issuer": func(c *auth.Config) { c.JWT.JWKSFile = f; c.JWT.Audience = "a" },
 		"both jwks":           func(c *auth.Config) { c.JWT.JWKSFile = f; c.JWT.JWKSURL = "https://x/jwks"; c.JWT.Issuer = "i"; c.JWT.Audience = "a" },
-		"missing tokens file": func(c *auth.Config) { c.TokensFile = "/nonexistent" },
 		"cors wildcard":       func(c *auth.Config) { c.CORSOrigins = []string{"*"} },
 		"cors with path":      func(c *auth.Config) { c.CORSOrigins = []string{"https://x.example.com/app"} },
 		"cert without key":    func(c *auth.Config) { c.TLS.CertFile = f },

@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 )
 
@@ -100,19 +99,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 // Enabled reports whether callers must authenticate.
 func (c Config) Enabled() bool { return c.TokensFile != "" || c.JWT.Enabled() }
 
-// Validate names the first bad field.
+// Validate names the first bad field. Files are read at start (auth.New,
+// NewReloader, LoadMeshKey), where a missing or malformed one is an error
+// naming its flag.
 func (c Config) Validate() error {
-	for flagName, path := range map[string]string{
-		"-auth.tokens-file": c.TokensFile, "-auth.webhooks-file": c.WebhooksFile, "-auth.jwt.jwks-file": c.JWT.JWKSFile,
-		"-mesh.key-file": c.MeshKeyFile, "-nats.password-file": c.NATS.PasswordFile, "-nats.reader-password-file": c.NATS.ReaderPasswordFile,
-	} {
-		if path == "" {
-			continue
-		}
-		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("auth: %s: %w", flagName, err)
-		}
-	}
 	if c.JWT.JWKSFile != "" && c.JWT.JWKSURL != "" {
 		return errors.New("auth: set -auth.jwt.jwks-file or -auth.jwt.jwks-url, not both")
 	}

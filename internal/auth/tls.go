@@ -40,7 +40,7 @@ func (c *TLSConfig) RegisterFlags(fs *flag.FlagSet) {
 // Enabled reports whether TLS is configured.
 func (c TLSConfig) Enabled() bool { return c.CertFile != "" }
 
-// Validate names the first bad field and checks the files load.
+// Validate names the first bad field (NewReloader loads the files).
 func (c TLSConfig) Validate() error {
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		return errors.New("auth: -tls.cert-file and -tls.key-file go together")
@@ -53,17 +53,6 @@ func (c TLSConfig) Validate() error {
 	}
 	if c.RequireClientCert && c.ClientCAFile == "" {
 		return errors.New("auth: -tls.require-client-cert needs -tls.client-ca-file")
-	}
-	if _, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile); err != nil {
-		return fmt.Errorf("auth: -tls.cert-file/-tls.key-file: %w", err)
-	}
-	for name, f := range map[string]string{"-tls.client-ca-file": c.ClientCAFile, "-tls.ca-file": c.CAFile} {
-		if f == "" {
-			continue
-		}
-		if _, err := loadPool(f); err != nil {
-			return fmt.Errorf("auth: %s: %w", name, err)
-		}
 	}
 	return nil
 }
