@@ -81,7 +81,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Target, "target", c.Target, "modules to run: all, or a comma list of router,tools,critic,brain,delivery")
 	fs.StringVar(&c.DataDir, "data.dir", c.DataDir, "data directory (embedded NATS store)")
 	fs.StringVar(&c.NATSURL, "nats.url", c.NATSURL, "external NATS URL, e.g. nats://nats:4222; empty starts an embedded NATS server with JetStream")
-	fs.StringVar(&c.NATSListen, "nats.listen", c.NATSListen, "host:port where the embedded NATS server accepts other clients (no authentication: keep it on a private network); empty: in-process only")
+	fs.StringVar(&c.NATSListen, "nats.listen", c.NATSListen, "host:port where the embedded NATS server accepts other clients (users of the mesh only, see -nats.reader-password-file; no host means 127.0.0.1); empty: in-process only")
 	if c.ServiceAddrs == nil {
 		c.ServiceAddrs = map[string]string{}
 	}
