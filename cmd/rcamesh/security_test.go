@@ -458,3 +458,18 @@ func TestTokenCmdLineAuthenticatesItsToken(t *testing.T) {
 		t.Errorf("unknown role: %v", err)
 	}
 }
+
+// meshSecrets writes a mesh key and a reader password for processes of
+// one test.
+func meshSecrets(t *testing.T) (keyFile, readerFile, readerPassword string) {
+	t.Helper()
+	dir := t.TempDir()
+	keyFile, readerFile, readerPassword = filepath.Join(dir, "mesh.key"), filepath.Join(dir, "reader"), "reader-password-0123456789"
+	if _, _, err := auth.EnsureMeshKey(keyFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(readerFile, []byte(readerPassword), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return keyFile, readerFile, readerPassword
+}
