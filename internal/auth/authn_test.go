@@ -20,7 +20,7 @@ import (
 
 var meshKey = []byte("test-mesh-key-0123456789abcdef0123456789")
 
-func write(t *testing.T, name, content string) string {
+func write(t testing.TB, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
@@ -35,7 +35,7 @@ const (
 	adminToken = "admin-token-0123456789abcdef"
 )
 
-func tokensFile(t *testing.T) string {
+func tokensFile(t testing.TB) string {
 	t.Helper()
 	secret := write(t, "steer", steerToken+"\n")
 	return write(t, "tokens", "# name roles credential\n"+
@@ -119,7 +119,7 @@ type jwtIssuer struct {
 	jwks string
 }
 
-func newIssuer(t *testing.T) *jwtIssuer {
+func newIssuer(t testing.TB) *jwtIssuer {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -130,7 +130,7 @@ func newIssuer(t *testing.T) *jwtIssuer {
 	return &jwtIssuer{key: k, jwks: write(t, "jwks.json", string(b))}
 }
 
-func (j *jwtIssuer) sign(t *testing.T, claims map[string]any) string {
+func (j *jwtIssuer) sign(t testing.TB, claims map[string]any) string {
 	t.Helper()
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: j.key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k1"))
 	if err != nil {
