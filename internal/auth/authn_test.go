@@ -216,12 +216,17 @@ func TestConfigValidate(t *testing.T) {
 	f := write(t, "x", "x")
 	for name, mut := range map[string]func(*auth.Config){
 		"jwks without issuer": func(c *auth.Config) { c.JWT.JWKSFile = f; c.JWT.Audience = "a" },
-		"both jwks":           func(c *auth.Config) { c.JWT.JWKSFile = f; c.JWT.JWKSURL = "https://x/jwks"; c.JWT.Issuer = "i"; c.JWT.Audience = "a" },
-		"cors wildcard":       func(c *auth.Config) { c.CORSOrigins = []string{"*"} },
-		"cors with path":      func(c *auth.Config) { c.CORSOrigins = []string{"https://x.example.com/app"} },
-		"cert without key":    func(c *auth.Config) { c.TLS.CertFile = f },
-		"mtls without ca":     func(c *auth.Config) { c.TLS.CertFile, c.TLS.KeyFile, c.TLS.RequireClientCert = f, f, true },
-		"nats user alone":     func(c *auth.Config) { c.NATS.User = "x" },
+		"both jwks": func(c *auth.Config) {
+			c.JWT.JWKSFile = f
+			c.JWT.JWKSURL = "https://x/jwks"
+			c.JWT.Issuer = "i"
+			c.JWT.Audience = "a"
+		},
+		"cors wildcard":    func(c *auth.Config) { c.CORSOrigins = []string{"*"} },
+		"cors with path":   func(c *auth.Config) { c.CORSOrigins = []string{"https://x.example.com/app"} },
+		"cert without key": func(c *auth.Config) { c.TLS.CertFile = f },
+		"mtls without ca":  func(c *auth.Config) { c.TLS.CertFile, c.TLS.KeyFile, c.TLS.RequireClientCert = f, f, true },
+		"nats user alone":  func(c *auth.Config) { c.NATS.User = "x" },
 	} {
 		c := auth.DefaultConfig()
 		mut(&c)
