@@ -138,6 +138,12 @@ func meshKeyFile(t testing.TB) string {
 // startApp runs an App with flags args and waits until /readyz says ready.
 func startApp(t *testing.T, reg *app.Registry, args ...string) *running {
 	t.Helper()
+	return startAppWith(t, reg, http.DefaultClient, "http", args...)
+}
+
+// startAppWith is startApp probing /readyz with client over scheme.
+func startAppWith(t *testing.T, reg *app.Registry, client *http.Client, scheme string, args ...string) *running {
+	t.Helper()
 	cfg := app.DefaultConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
@@ -146,7 +152,7 @@ func startApp(t *testing.T, reg *app.Registry, args ...string) *running {
 		t.Fatal(err)
 	}
 	cfg.GRPCListener, cfg.HTTPListener = listen(t), listen(t)
-	r := &running{grpcAddr: cfg.GRPCListener.Addr().String(), httpURL: "http://" + cfg.HTTPListener.Addr().String(), done: make(chan error, 1)}
+	r := &running{grpcAddr: cfg.GRPCListener.Addr().String(), httpURL: scheme + "://" + cfg.HTTPListener.Addr().String(), done: make(chan error, 1)}
 	a, err := app.New(cfg, reg, fs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +175,7 @@ func startApp(t *testing.T, reg *app.Registry, args ...string) *running {
 			t.Fatalf("app stopped while starting: %v", err)
 		default:
 		}
-		resp, err := http.Get(r.httpURL + "/readyz")
+		resp, err := client.Get(r.httpURL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -177,7 +183,7 @@ func startApp(t *testing.T, reg *app.Registry, args ...string) *running {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("app never became ready")
+			t.Fatalf("app never became ready: %v", err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
