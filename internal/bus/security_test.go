@@ -2,6 +2,8 @@ package bus_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"log/slog"
 	"os"
@@ -16,6 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/auth"
+	"github.com/rcamesh/rcamesh/internal/auth/authtest"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
 	"github.com/rcamesh/rcamesh/internal/mesh"
@@ -402,4 +406,48 @@ func TestServerConfigRunsAnExternalNATS(t *testing.T) {
 	if _, err := tb.PublishLifecycle(deny(t), &evidencev1.LifecycleEvent{SessionId: "s", Kind: stage}); err == nil {
 		t.Error("tools published a lifecycle event")
 	}
+}
+
+// TestEmbeddedNATSOverTLS: with a TLS config the embedded server's TCP
+// listener requires TLS (here with client certificates); the in-process
+// connection keeps working without it.
+func TestEmbeddedNATSOverTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	dir := t.TempDir()
+	ca := authtest.NewCA(t)
+	certFile, keyFile := ca.Issue(t, dir, 3)
+	rl, err := auth.NewReloader(auth.TLSConfig{CertFile: certFile, KeyFile: keyFile, ClientCAFile: ca.File(t, dir), RequireClientCert: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	srv, nc, err := bus.StartEmbeddedConfig(ctx, bus.EmbeddedConfig{
+		StoreDir: t.TempDir(), Listen: "127.0.0.1:0",
+		Users: bus.Users(password, ""), ClientUser: bus.UserAll, ClientPassword: password(bus.UserAll),
+		TLS: rl.ServerConfig(), TLSVerify: true,
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close(); srv.Shutdown(); srv.WaitForShutdown() })
+	if _, err := bus.ConnectConfig(ctx, nc, nil, bus.DefaultConfig()); err != nil {
+		t.Fatalf("in-process connection: %v", err)
+	}
+	addr := srv.ClientURL()[strings.Index(srv.ClientURL(), "://")+3:]
+	user, pw := bus.UserPrefix+"tools", password(bus.UserPrefix+"tools")
+	if _, err := bus.Dial(ctx, bus.Options{URL: "nats://" + addr, User: user, Password: pw}); err == nil {
+		t.Error("a plaintext client connected")
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	if _, err := bus.Dial(ctx, bus.Options{URL: "tls://" + addr, User: user, Password: pw, TLS: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}}); err == nil {
+		t.Error("a TLS client without a certificate connected")
+	}
+	c, err := bus.Dial(ctx, bus.Options{URL: "tls://" + addr, User: user, Password: pw, TLS: rl.ClientConfig("127.0.0.1")})
+	if err != nil {
+		t.Fatalf("mTLS client: %v", err)
+	}
+	c.Close()
 }
