@@ -72,6 +72,9 @@ func (a *App) setupSecurity(ctx context.Context, log *slog.Logger) (*security, e
 			return nil, err
 		}
 	}
+	if s.tls == nil && (a.cfg.NATSURL != "" || len(a.cfg.ServiceAddrs) > 0) && (c.Enabled() || !auth.Loopback(grpcAddr)) {
+		log.Warn("split mode without -tls.cert-file: the service token and all RPCs cross the network in clear; turn on TLS (README, Security)")
+	}
 	switch {
 	case c.Enabled():
 		log.Info("authentication on", "tokens", c.TokensFile != "", "jwt", c.JWT.Enabled(), "webhook_secrets", c.WebhooksFile != "", "tls", s.tls != nil, "mtls", c.TLS.RequireClientCert)
