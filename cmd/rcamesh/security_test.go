@@ -473,3 +473,74 @@ func meshSecrets(t *testing.T) (keyFile, readerFile, readerPassword string) {
 	}
 	return keyFile, readerFile, readerPassword
 }
+
+// TestSplitFiveProcessesWithPerServiceNATSUsers runs each service in its
+// own process; four connect to the brain's embedded NATS as their own
+// service user (rcamesh-<service>, password from the shared mesh key), so
+// every permission a service needs is exercised: an alert is investigated,
+// the critic's verdicts and the delivered report come back.
+func TestSplitFiveProcessesWithPerServiceNATSUsers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts five processes")
+	}
+	key, _, _ := meshSecrets(t)
+	natsAddr := freeAddr(t)
+	type proc5 struct{ http, grpc string }
+	ps := map[string]proc5{}
+	for _, svc := range []string{"brain", "tools", "critic", "router", "delivery"} {
+		ps[svc] = proc5{freeAddr(t), freeAddr(t)}
+	}
+	args := func(svc string) []string {
+		a := []string{"-target=" + svc, "-data.dir=" + t.TempDir(), "-mesh.key-file=" + key,
+			"-http.addr=" + ps[svc].http, "-grpc.addr=" + ps[svc].grpc, "-tools.scenario=" + demoScenario}
+		if svc == "brain" {
+			a = append(a, "-nats.listen="+natsAddr)
+		} else {
+			a = append(a, "-nats.url=nats://"+natsAddr)
+		}
+		for other, p := range ps {
+			if other != svc {
+				a = append(a, "-"+other+".addr="+p.grpc)
+			}
+		}
+		return a
+	}
+	var logs []proc
+	for _, svc := range []string{"brain", "tools", "critic", "router", "delivery"} {
+		logs = append(logs, startBinary(t, ps[svc].http, args(svc)...))
+	}
+	dump := func() string {
+		var b strings.Builder
+		for _, p := range logs {
+			b.WriteString(p.log())
+		}
+		return b.String()
+	}
+	alert, err := os.ReadFile(filepath.Join(demoScenario, "alert.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, resp := postJSON(t, "http://"+ps["brain"].http+"/api/v4/alerts", string(alert))
+	sid, _ := resp["session_id"].(string)
+	if code != 200 || sid == "" {
+		t.Fatalf("post alert: %d %v", code, resp)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		code, _, body := request(t, "GET", "http://"+ps["delivery"].http+"/api/v4/session/"+sid+"/report", "")
+		if code == 200 && strings.Contains(body, "Root cause") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no report in split mode with per-service NATS users (%d %s):\n%s", code, body, dump())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	_, _, pins := request(t, "GET", "http://"+ps["brain"].http+"/api/v4/session/"+sid+"/pins", "")
+	if !strings.Contains(pins, "VALIDATION_STATUS_VALIDATED") {
+		t.Errorf("no critic verdict reached the brain:\n%s", pins)
+	}
+	if strings.Contains(strings.ToLower(dump()), "permissions violation") {
+		t.Errorf("a service hit a NATS permissions violation:\n%s", dump())
+	}
+}

@@ -169,6 +169,10 @@ func Dial(ctx context.Context, opts Options) (*nats.Conn, error) {
 		nats.ReconnectHandler(func(c *nats.Conn) {
 			logger.Info("NATS reconnected", "component", "bus", "url", c.ConnectedUrlRedacted())
 		}),
+		// Asynchronous errors, e.g. a permissions violation of this user.
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			logger.Warn("NATS error", "component", "bus", "err", err)
+		}),
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("bus: connect to NATS %s as %q: %w", redactURL(opts.URL), opts.User, err)
