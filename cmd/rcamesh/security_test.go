@@ -383,12 +383,16 @@ func TestMTLSMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	get := func(cfg *tls.Config) (int, error) {
-		c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 5 * time.Second}
+		// HTTP/2 as browsers speak it (ALPN h2).
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}, Timeout: 5 * time.Second}
 		resp, err := c.Get("https://" + m.local.HTTPAddr + "/healthz")
 		if err != nil {
 			return 0, err
 		}
 		resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			return 0, fmt.Errorf("served over %s, want HTTP/2", resp.Proto)
+		}
 		return resp.StatusCode, nil
 	}
 	if code, err := get(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{kp}}); err != nil || code != 200 {
