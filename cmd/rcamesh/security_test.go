@@ -548,3 +548,40 @@ func TestSplitFiveProcessesWithPerServiceNATSUsers(t *testing.T) {
 		t.Errorf("a service hit a NATS permissions violation:\n%s", dump())
 	}
 }
+
+// TestServeRefusesOpenListenersWithoutAuth: beyond loopback without
+// authentication the process does not start, unless -auth.insecure-open.
+func TestServeRefusesOpenListenersWithoutAuth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the mesh")
+	}
+	env := func(string) (string, bool) { return "", false }
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := serve(ctx, []string{"-data.dir=" + t.TempDir(), "-http.addr=0.0.0.0:0", "-grpc.addr=127.0.0.1:0"}, io.Discard, &logs, env)
+	if err == nil || !strings.Contains(err.Error(), "-auth.insecure-open") || !strings.Contains(err.Error(), "-http.addr 0.0.0.0:0") {
+		t.Fatalf("serve on 0.0.0.0 without auth: %v", err)
+	}
+	// Open mode starts, and says so.
+	octx, ocancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	var olog syncBuffer
+	go func() {
+		done <- serve(octx, []string{"-data.dir=" + t.TempDir(), "-http.addr=0.0.0.0:0", "-grpc.addr=127.0.0.1:0", "-auth.insecure-open"}, io.Discard, &olog, env)
+	}()
+	for !strings.Contains(olog.String(), "msg=serving") {
+		select {
+		case err := <-done:
+			t.Fatalf("open mode stopped: %v\n%s", err, olog.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	ocancel()
+	if err := <-done; err != nil {
+		t.Fatalf("open mode: %v", err)
+	}
+	if !strings.Contains(olog.String(), "OPEN MODE") {
+		t.Errorf("open mode is not announced:\n%s", olog.String())
+	}
+}
