@@ -7,9 +7,12 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,5 +280,46 @@ func TestMeshKey(t *testing.T) {
 	}
 	if string(auth.PinKey(k1)) == string(auth.Derive(k1, "service-token/v1")) || auth.NATSPassword(k1, "a") == auth.NATSPassword(k1, "b") {
 		t.Error("derived secrets collide")
+	}
+}
+
+// TestJWTFromJWKSURL verifies JWTs against a JWKS served over HTTP (as an
+// OIDC provider's jwks_uri), fetched by go-oidc's remote key set.
+func TestJWTFromJWKSURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an HTTP server")
+	}
+	iss := newIssuer(t)
+	jwks, err := os.ReadFile(iss.jwks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetched atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jwks)
+	}))
+	defer srv.Close()
+	cfg := auth.DefaultConfig()
+	cfg.JWT.Issuer, cfg.JWT.Audience, cfg.JWT.JWKSURL = "https://idp.example.com", "rcamesh", srv.URL+"/jwks"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, err := auth.New(ctx, cfg, meshKey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := map[string]any{"iss": "https://idp.example.com", "aud": "rcamesh", "sub": "dave", "exp": time.Now().Add(time.Hour).Unix(), "roles": "read steer"}
+	p, err := a.Authenticate(ctx, iss.sign(t, claims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Has(auth.RoleSteer) || fetched.Load() == 0 {
+		t.Errorf("principal %+v, JWKS fetched %d times", p, fetched.Load())
+	}
+	if _, err := a.Authenticate(ctx, newIssuer(t).sign(t, claims)); !errors.Is(err, auth.ErrUnauthenticated) {
+		t.Errorf("a JWT signed by an unknown key: %v", err)
 	}
 }
