@@ -211,6 +211,20 @@ func TestEveryRPCAndRouteRefusesUnauthenticatedAndWrongRole(t *testing.T) {
 	if code, _ := do("GET", "/healthz", ""); code != http.StatusOK {
 		t.Errorf("/healthz without a token: %d", code)
 	}
+	// A caller cannot assert the gateway's delegation metadata itself.
+	esc, _ := http.NewRequest("POST", base+"/api/v4/session/s1/investigate", strings.NewReader(`{"command":"/pods namespace=retail"}`))
+	esc.Header.Set("Content-Type", "application/json")
+	esc.Header.Set("Authorization", "Bearer "+secReadToken)
+	esc.Header.Set("Grpc-Metadata-X-Rcamesh-Delegate-Roles", "admin")
+	esc.Header.Set("Grpc-Metadata-X-Rcamesh-Delegate-Name", "root")
+	if resp, err := http.DefaultClient.Do(esc); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("read token with forged delegation headers: %d, want 403", resp.StatusCode)
+		}
+	}
 	// A cross-origin text/plain POST (what any web page can send) is refused.
 	req, _ := http.NewRequest("POST", base+"/api/v4/alerts", strings.NewReader(alert))
 	req.Header.Set("Content-Type", "text/plain")

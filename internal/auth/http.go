@@ -96,6 +96,13 @@ func (a *Authenticator) Middleware(maxBody int64, next http.Handler) http.Handle
 			p = &Principal{Name: "anonymous", Via: "anonymous"}
 		}
 		r.Header.Del("Authorization")
+		// grpc-gateway turns Grpc-Metadata-* headers into metadata: no
+		// HTTP caller may set the delegation keys itself.
+		for k := range r.Header {
+			if strings.HasPrefix(strings.ToLower(k), "grpc-metadata-x-rcamesh-") {
+				r.Header.Del(k)
+			}
+		}
 		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
 }

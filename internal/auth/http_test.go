@@ -35,8 +35,8 @@ func webhooksFile(t *testing.T) string {
 // echo answers 200 with the principal the middleware passed on.
 var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	p := auth.PrincipalFrom(r.Context())
-	if r.Header.Get("Authorization") != "" {
-		http.Error(w, "authorization header leaked to the gateway", 500)
+	if r.Header.Get("Authorization") != "" || r.Header.Get("Grpc-Metadata-X-Rcamesh-Delegate-Roles") != "" {
+		http.Error(w, "a credential header leaked to the gateway", 500)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -103,6 +103,8 @@ func TestMiddleware(t *testing.T) {
 			header: map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + adminToken}}, 200, "token:root"},
 		{"token as basic-auth password", a, req{method: "POST", path: "/api/v4/alerts", body: `{}`,
 			header: map[string]string{"Content-Type": "application/json"}, basic: [2]string{"x", adminToken}}, 200, "token:root"},
+		{"delegation header from the caller", a, req{method: "GET", path: "/api/v4/sessions",
+			header: map[string]string{"Authorization": "Bearer " + readToken, "Grpc-Metadata-X-Rcamesh-Delegate-Roles": "admin"}}, 200, "token:alice"},
 		{"auth off, no token", off, req{method: "GET", path: "/api/v4/sessions"}, 200, "anonymous"},
 	}
 	for _, tt := range tests {
