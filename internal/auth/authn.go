@@ -11,6 +11,9 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 )
@@ -40,7 +43,11 @@ var ErrUnauthenticated = errors.New("unauthenticated")
 // Authenticator identifies callers by their bearer credential.
 type Authenticator struct {
 	enabled  bool
-	tokens   map[[32]byte]Principal
+	tokens   atomic.Pointer[map[[32]byte]Principal]
+	tokFile  string
+	tokMu    sync.Mutex // serializes reloads
+	tokStamp string
+	tokCheck time.Time
 	service  [32]byte
 	svcToken string
 	jwt      *oidc.IDTokenVerifier
@@ -60,13 +67,14 @@ func New(ctx context.Context, cfg Config, meshKey []byte, logger *slog.Logger) (
 	}
 	a := &Authenticator{
 		enabled:  cfg.Enabled(),
-		tokens:   map[[32]byte]Principal{},
+		tokFile:  cfg.TokensFile,
 		svcToken: ServiceToken(meshKey),
 		claim:    cfg.JWT.RolesClaim,
 		cors:     cfg.CORSOrigins,
 		log:      logger.With("component", "auth"),
 	}
 	a.service = sha256.Sum256([]byte(a.svcToken))
+	a.tokens.Store(&map[[32]byte]Principal{})
 	if cfg.TokensFile != "" {
 		if err := a.loadTokens(cfg.TokensFile); err != nil {
 			return nil, err
@@ -95,9 +103,42 @@ func (a *Authenticator) Enabled() bool { return a.enabled }
 // ServiceToken is the bearer token the mesh's own clients present.
 func (a *Authenticator) ServiceToken() string { return a.svcToken }
 
+func fileStamp(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
+}
+
+// reloadTokens re-reads the tokens file when it changed (checked at most
+// once a second), so a token is added or revoked without a restart. A file
+// that no longer parses keeps the previous tokens and is logged.
+func (a *Authenticator) reloadTokens(ctx context.Context) {
+	if a.tokFile == "" {
+		return
+	}
+	a.tokMu.Lock()
+	defer a.tokMu.Unlock()
+	if time.Since(a.tokCheck) < time.Second {
+		return
+	}
+	a.tokCheck = time.Now()
+	if fileStamp(a.tokFile) == a.tokStamp {
+		return
+	}
+	if err := a.loadTokens(a.tokFile); err != nil {
+		a.log.ErrorContext(ctx, "tokens file not reloaded; the previous tokens stay in force", "err", err)
+		return
+	}
+	a.log.InfoContext(ctx, "tokens file reloaded", "tokens", len(*a.tokens.Load()))
+}
+
 // loadTokens reads "name roles sha256:HEX" (or "name roles file:PATH",
 // the raw token in PATH) lines; # starts a comment.
 func (a *Authenticator) loadTokens(path string) error {
+	stamp := fileStamp(path)
+	tokens := map[[32]byte]Principal{}
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("auth: -auth.tokens-file: %w", err)
@@ -144,17 +185,19 @@ func (a *Authenticator) loadTokens(path string) error {
 		default:
 			return fmt.Errorf("auth: %s line %d: the credential must be sha256:HEX or file:PATH", path, n)
 		}
-		if _, dup := a.tokens[sum]; dup {
+		if _, dup := tokens[sum]; dup {
 			return fmt.Errorf("auth: %s line %d: the same token is listed twice", path, n)
 		}
-		a.tokens[sum] = Principal{Name: "token:" + name, Roles: roles, Via: "token"}
+		tokens[sum] = Principal{Name: "token:" + name, Roles: roles, Via: "token"}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("auth: -auth.tokens-file: %w", err)
 	}
-	if len(a.tokens) == 0 {
+	if len(tokens) == 0 {
 		return fmt.Errorf("auth: -auth.tokens-file %s lists no token", path)
 	}
+	a.tokens.Store(&tokens)
+	a.tokStamp = stamp
 	return nil
 }
 
@@ -174,7 +217,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (*Princ
 	if subtle.ConstantTimeCompare(sum[:], a.service[:]) == 1 {
 		return &Principal{Name: "service", Roles: []Role{RoleService}, Via: "service"}, nil
 	}
-	if p, ok := a.tokens[sum]; ok {
+	a.reloadTokens(ctx)
+	if p, ok := (*a.tokens.Load())[sum]; ok {
 		return &p, nil
 	}
 	if a.jwt != nil && strings.Count(bearer, ".") == 2 {

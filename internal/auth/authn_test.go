@@ -323,3 +323,45 @@ func TestJWTFromJWKSURL(t *testing.T) {
 		t.Errorf("a JWT signed by an unknown key: %v", err)
 	}
 }
+
+// TestTokensFileReload: editing the tokens file adds and revokes tokens
+// without a restart; a file that no longer parses keeps the last good set.
+func TestTokensFileReload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the once-a-second reload check")
+	}
+	ctx := context.Background()
+	path := write(t, "tokens", "alice read "+auth.HashToken(readToken)+"\n")
+	a, err := auth.New(ctx, auth.Config{TokensFile: path}, meshKey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(ctx, readToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("root admin "+auth.HashToken(adminToken)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, errOld := a.Authenticate(ctx, readToken)
+		_, errNew := a.Authenticate(ctx, adminToken)
+		if errOld != nil && errNew == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the edit: revoked token %v, new token %v", errOld, errNew)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := os.WriteFile(path, []byte("broken line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // past the next check
+	for i := 0; i < 3; i++ {
+		if _, err := a.Authenticate(ctx, adminToken); err != nil {
+			t.Fatalf("a broken tokens file revoked the last good tokens: %v", err)
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+}
