@@ -22,10 +22,15 @@ COPY --from=build /out/rcamesh /usr/local/bin/rcamesh
 # Data (embedded NATS store), writable by the nonroot user (uid 65532).
 COPY --from=build --chown=65532:65532 /out/data /data
 VOLUME ["/data"]
-EXPOSE 8080 9090 4222
+# NATS stays inside the process (no -nats.listen): nothing but the API is exposed.
+EXPOSE 8080 9090
 USER nonroot:nonroot
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=5 \
   CMD ["/usr/local/bin/rcamesh", "healthcheck", "-url", "http://127.0.0.1:8080/readyz"]
 ENTRYPOINT ["/usr/local/bin/rcamesh"]
-# All services in one process with embedded NATS, reachable from outside the container.
-CMD ["serve", "-target=all", "-grpc.addr=0.0.0.0:9090", "-http.addr=0.0.0.0:8080", "-data.dir=/data", "-nats.listen=0.0.0.0:4222"]
+# All services in one process with embedded NATS, reachable from outside the
+# container, with API tokens required (a process listening beyond loopback
+# without authentication refuses to start):
+#   docker run -p 8080:8080 -v $PWD/deploy/secrets/api-tokens:/run/secrets/api_tokens:ro rcamesh:dev
+# Open mode for a laptop (no authentication): add -auth.insecure-open to the command.
+CMD ["serve", "-target=all", "-grpc.addr=0.0.0.0:9090", "-http.addr=0.0.0.0:8080", "-data.dir=/data", "-auth.tokens-file=/run/secrets/api_tokens"]

@@ -40,6 +40,19 @@ func TestDockerCompose(t *testing.T) {
 	if nats.HealthCheck == nil || len(nats.HealthCheck.Test) == 0 {
 		t.Error("nats has no health check")
 	}
+	// Secure defaults: NATS is not published, and it runs the generated
+	// config (users and permissions, no anonymous client).
+	if len(nats.Ports) > 0 {
+		t.Errorf("nats publishes ports %v", nats.Ports)
+	}
+	if !slices.Contains(nats.Command, "/config/nats.conf") {
+		t.Errorf("nats runs %v, want -c /config/nats.conf (rcamesh nats-config)", nats.Command)
+	}
+	if job, ok := project.Services["nats-config"]; !ok || len(job.Command) == 0 || job.Command[0] != "nats-config" {
+		t.Error("no nats-config job writing the NATS users")
+	} else if _, ok := nats.DependsOn["nats-config"]; !ok {
+		t.Error("nats does not wait for nats-config")
+	}
 
 	for _, svc := range mesh.All {
 		s, ok := project.Services[svc]
@@ -62,6 +75,9 @@ func TestDockerCompose(t *testing.T) {
 		}
 		if sf.cfg.Target != svc {
 			t.Errorf("%s runs -target=%s", svc, sf.cfg.Target)
+		}
+		if !sf.cfg.Auth.Enabled() || sf.cfg.Auth.InsecureOpen || sf.cfg.Auth.MeshKeyFile == "" {
+			t.Errorf("%s: authentication is not on by default (tokens file, mesh key, no open mode)", svc)
 		}
 		if u := sf.cfg.NATSURL; !strings.HasPrefix(u, "nats://") || hostOf(t, strings.TrimPrefix(u, "nats://")) != "nats" {
 			t.Errorf("%s: -nats.url=%q, want nats://nats:4222", svc, u)

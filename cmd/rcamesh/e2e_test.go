@@ -228,13 +228,16 @@ func TestEndToEndSplit(t *testing.T) {
 	natsAddr := freeAddr(t)
 	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
 	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
+	key, readerFile, readerPW := meshSecrets(t)
 	startBinary(t, aHTTP, "-target=router,brain,delivery", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr,
+		"-mesh.key-file="+key, "-nats.reader-password-file="+readerFile,
 		"-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-tools.addr="+bGRPC, "-critic.addr="+bGRPC)
-	startBinary(t, bHTTP, "-target=tools,critic", "-nats.url=nats://"+natsAddr,
+	startBinary(t, bHTTP, "-target=tools,critic", "-nats.url=nats://"+natsAddr, "-mesh.key-file="+key,
 		"-http.addr="+bHTTP, "-grpc.addr="+bGRPC, "-brain.addr="+aGRPC, "-router.addr="+aGRPC, "-delivery.addr="+aGRPC,
 		"-tools.scenario="+demoScenario)
 
-	nc, err := nats.Connect("nats://" + natsAddr)
+	// Another platform reads the stream as the read-only user.
+	nc, err := nats.Connect("nats://"+natsAddr, nats.UserInfo(bus.UserReader, readerPW))
 	if err != nil {
 		t.Fatal(err)
 	}

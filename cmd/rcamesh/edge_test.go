@@ -241,9 +241,10 @@ func TestRestartOnADataDirPoisonedByAnOverlongSession(t *testing.T) {
 	}()
 
 	httpAddr, grpcAddr, natsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	_, readerFile, readerPW := meshSecrets(t)
 	p := startBinary(t, httpAddr, "-target=all", "-data.dir="+dataDir, "-http.addr="+httpAddr, "-grpc.addr="+grpcAddr,
-		"-nats.listen="+natsAddr, "-bus.max-deliver=2", "-tools.scenario="+demoScenario)
-	nc, err := nats.Connect("nats://" + natsAddr)
+		"-nats.listen="+natsAddr, "-nats.reader-password-file="+readerFile, "-bus.max-deliver=2", "-tools.scenario="+demoScenario)
+	nc, err := nats.Connect("nats://"+natsAddr, nats.UserInfo(bus.UserReader, readerPW))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,8 @@ var commands = map[string]command{
 	"eval":        evalCmd,
 	"scenarios":   scenariosCmd,
 	"triage":      triageCmd,
+	"token":       tokenCmd,
+	"nats-config": natsConfigCmd,
 }
 
 // summaries are the one-line descriptions `rcamesh help` prints.
@@ -40,6 +42,8 @@ var summaries = map[string]string{
 	"eval":        "run the evaluation suites and print their tables",
 	"scenarios":   "list the bundled scenarios",
 	"triage":      "triage a SARIF file's findings against a repository (TRUE_POSITIVE, FALSE_POSITIVE, NEEDS_REVIEW)",
+	"token":       "create an API token and its -auth.tokens-file line",
+	"nats-config": "print the nats-server config (users, permissions) of a split mesh's external NATS",
 }
 
 // errUsage marks command-line mistakes (exit code 2).

@@ -26,6 +26,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/server"
@@ -50,6 +51,8 @@ type Config struct {
 	Server    server.Config
 	Bus       bus.Config
 	Telemetry telemetry.Config
+	// Auth is identity and transport security (internal/auth).
+	Auth auth.Config
 
 	// GRPCListener and HTTPListener, when set, are used instead of listening
 	// on Server.GRPCAddr and Server.HTTPAddr (tests, socket activation).
@@ -69,6 +72,7 @@ func DefaultConfig() Config {
 		Server:       server.DefaultConfig(),
 		Bus:          bus.DefaultConfig(),
 		Telemetry:    telemetry.DefaultConfig(),
+		Auth:         auth.DefaultConfig(),
 	}
 }
 
@@ -78,7 +82,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Target, "target", c.Target, "modules to run: all, or a comma list of router,tools,critic,brain,delivery,gateway (gateway: one REST front door for the services run elsewhere)")
 	fs.StringVar(&c.DataDir, "data.dir", c.DataDir, "data directory (embedded NATS store)")
 	fs.StringVar(&c.NATSURL, "nats.url", c.NATSURL, "external NATS URL, e.g. nats://nats:4222; empty starts an embedded NATS server with JetStream")
-	fs.StringVar(&c.NATSListen, "nats.listen", c.NATSListen, "host:port where the embedded NATS server accepts other clients (no authentication: keep it on a private network); empty: in-process only")
+	fs.StringVar(&c.NATSListen, "nats.listen", c.NATSListen, "host:port where the embedded NATS server accepts other clients (users of the mesh only, see -nats.reader-password-file; no host means 127.0.0.1); empty: in-process only")
 	if c.ServiceAddrs == nil {
 		c.ServiceAddrs = map[string]string{}
 	}
@@ -91,6 +95,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Server.RegisterFlags(fs)
 	c.Bus.RegisterFlags(fs)
 	c.Telemetry.RegisterFlags(fs)
+	c.Auth.RegisterFlags(fs)
 }
 
 // Validate names the first bad field; it does not know the registry (Run
@@ -121,7 +126,10 @@ func (c Config) Validate() error {
 	if err := c.Bus.Validate(); err != nil {
 		return err
 	}
-	return c.Telemetry.Validate()
+	if err := c.Telemetry.Validate(); err != nil {
+		return err
+	}
+	return c.Auth.Validate()
 }
 
 // App is one rcamesh process.
@@ -222,14 +230,22 @@ func (a *App) Run(ctx context.Context) (err error) {
 		}
 	}()
 
-	nc, ns, err := a.connectNATS(ctx, targets)
+	sec, err := a.setupSecurity(ctx, log)
+	if err != nil {
+		a.closeListeners()
+		return err
+	}
+
+	nc, ns, err := a.connectNATS(ctx, targets, sec)
 	if err != nil {
 		a.closeListeners()
 		return err
 	}
 	defer a.closeNATS(nc, ns, log)
 
-	b, err := bus.ConnectConfig(ctx, nc, a.logger, a.cfg.Bus)
+	bcfg := a.cfg.Bus
+	bcfg.SigningKey = auth.PinKey(sec.meshKey)
+	b, err := bus.ConnectConfig(ctx, nc, a.logger, bcfg)
 	if err != nil {
 		a.closeListeners()
 		return err
@@ -239,7 +255,8 @@ func (a *App) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	self, err := server.NewClientConn(dialAddr(gl.Addr()))
+	hl = sec.httpListener(hl)
+	self, err := server.NewClientConn(dialAddr(gl.Addr()), sec.selfDial()...)
 	if err != nil {
 		_ = gl.Close()
 		_ = hl.Close()
@@ -258,7 +275,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 		case slices.Contains(targets, svc):
 			conns[svc] = self
 		case addr != "":
-			cc, err := server.NewClientConn(addr)
+			cc, err := server.NewClientConn(addr, sec.remoteDial(addr)...)
 			if err != nil {
 				_ = gl.Close()
 				_ = hl.Close()
@@ -278,8 +295,10 @@ func (a *App) Run(ctx context.Context) (err error) {
 	}
 
 	hs := health.NewServer()
-	gs := server.NewGRPCServer(a.logger, server.WithHealth(hs))
-	gw := server.NewGateway(a.logger, server.GatewayConfig{MaxBodyBytes: a.cfg.Server.MaxBodyBytes, DrainTimeout: a.cfg.Server.DrainTimeout})
+	gs := server.NewGRPCServer(a.logger, append(sec.grpcOptions(), server.WithHealth(hs))...)
+	gwc := server.GatewayConfig{MaxBodyBytes: a.cfg.Server.MaxBodyBytes, DrainTimeout: a.cfg.Server.DrainTimeout}
+	sec.gateway(&gwc)
+	gw := server.NewGateway(a.logger, gwc)
 	if a.cfg.UI != nil {
 		gw.Handle("/", a.cfg.UI)
 	}
@@ -298,7 +317,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 	for _, name := range targets {
 		env := Env{
 			Logger:  a.logger.With("component", name),
-			Bus:     b,
+			Bus:     b.As(name), // signs what the module publishes
 			Clients: clients,
 			Flags:   a.flags,
 			DataDir: a.cfg.DataDir,
@@ -484,15 +503,22 @@ func natsMode(c Config) string {
 	return "embedded"
 }
 
-func (a *App) connectNATS(ctx context.Context, targets []string) (*nats.Conn, *natsserver.Server, error) {
+func (a *App) connectNATS(ctx context.Context, targets []string, sec *security) (*nats.Conn, *natsserver.Server, error) {
 	if a.cfg.NATSURL != "" {
-		nc, err := bus.Dial(ctx, bus.Options{URL: a.cfg.NATSURL, Name: connName(targets), Logger: a.logger})
+		user, pw, tlsc, err := sec.natsClient(a.cfg.NATSURL, targets)
+		if err != nil {
+			return nil, nil, err
+		}
+		nc, err := bus.Dial(ctx, bus.Options{URL: a.cfg.NATSURL, Name: connName(targets), Logger: a.logger, User: user, Password: pw, TLS: tlsc})
 		return nc, nil, err
 	}
-	ns, nc, err := bus.StartEmbeddedConfig(ctx, bus.EmbeddedConfig{
-		StoreDir: filepath.Join(a.cfg.DataDir, "nats"),
-		Listen:   a.cfg.NATSListen,
-	}, a.logger)
+	ecfg, err := sec.natsEmbedded(a.cfg.NATSListen)
+	if err != nil {
+		return nil, nil, err
+	}
+	ecfg.StoreDir = filepath.Join(a.cfg.DataDir, "nats")
+	ecfg.Listen = a.cfg.NATSListen
+	ns, nc, err := bus.StartEmbeddedConfig(ctx, ecfg, a.logger)
 	return nc, ns, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/app"
+	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
 	"github.com/rcamesh/rcamesh/internal/mesh"
@@ -123,8 +125,24 @@ func listen(t *testing.T) net.Listener {
 	return l
 }
 
+// meshKeyFile writes a mesh key shared by the processes of one test.
+func meshKeyFile(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mesh.key")
+	if _, _, err := auth.EnsureMeshKey(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // startApp runs an App with flags args and waits until /readyz says ready.
 func startApp(t *testing.T, reg *app.Registry, args ...string) *running {
+	t.Helper()
+	return startAppWith(t, reg, http.DefaultClient, "http", args...)
+}
+
+// startAppWith is startApp probing /readyz with client over scheme.
+func startAppWith(t *testing.T, reg *app.Registry, client *http.Client, scheme string, args ...string) *running {
 	t.Helper()
 	cfg := app.DefaultConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -134,7 +152,7 @@ func startApp(t *testing.T, reg *app.Registry, args ...string) *running {
 		t.Fatal(err)
 	}
 	cfg.GRPCListener, cfg.HTTPListener = listen(t), listen(t)
-	r := &running{grpcAddr: cfg.GRPCListener.Addr().String(), httpURL: "http://" + cfg.HTTPListener.Addr().String(), done: make(chan error, 1)}
+	r := &running{grpcAddr: cfg.GRPCListener.Addr().String(), httpURL: scheme + "://" + cfg.HTTPListener.Addr().String(), done: make(chan error, 1)}
 	a, err := app.New(cfg, reg, fs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +175,7 @@ func startApp(t *testing.T, reg *app.Registry, args ...string) *running {
 			t.Fatalf("app stopped while starting: %v", err)
 		default:
 		}
-		resp, err := http.Get(r.httpURL + "/readyz")
+		resp, err := client.Get(r.httpURL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -165,7 +183,7 @@ func startApp(t *testing.T, reg *app.Registry, args ...string) *running {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("app never became ready")
+			t.Fatalf("app never became ready: %v", err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -260,8 +278,9 @@ func TestSplitModeSharesNATSAndCallsOverTheNetwork(t *testing.T) {
 	srv, nc := bustest.Server(t)
 	url := srv.ClientURL()
 	fxA, fxB := &fixture{}, &fixture{}
-	a := startApp(t, fxA.registry(t), "-target=tools", "-nats.url="+url)
-	b := startApp(t, fxB.registry(t), "-target=router", "-nats.url="+url, "-tools.addr="+a.grpcAddr)
+	key := meshKeyFile(t)
+	a := startApp(t, fxA.registry(t), "-target=tools", "-nats.url="+url, "-mesh.key-file="+key)
+	b := startApp(t, fxB.registry(t), "-target=router", "-nats.url="+url, "-tools.addr="+a.grpcAddr, "-mesh.key-file="+key)
 
 	if body := getTools(t, b); !strings.Contains(body, `"intent":"fetch_pod_logs"`) {
 		t.Errorf("router in B did not reach tools in A: %s", body)

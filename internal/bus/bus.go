@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +31,10 @@ type Options struct {
 	// Name of the connection, shown by NATS monitoring.
 	Name   string
 	Logger *slog.Logger
+	// User and Password authenticate the connection (never logged).
+	User, Password string
+	// TLS, when set, is used toward the server.
+	TLS *tls.Config
 }
 
 // Config holds the stream and consumer settings. The zero value is not
@@ -55,6 +60,11 @@ type Config struct {
 	Replicas int
 	// TracerProvider for producer and consumer spans; nil uses the global one.
 	TracerProvider trace.TracerProvider
+	// SigningKey, when set, signs every session event this process
+	// publishes and refuses, on every read, events whose signature is
+	// missing, wrong, or by a service that may not publish them (sign.go).
+	// Not a flag: the app derives it from the mesh key.
+	SigningKey []byte
 }
 
 // DefaultConfig returns the production defaults.
@@ -109,7 +119,13 @@ type Bus struct {
 	js     jetstream.JetStream
 	logger *slog.Logger
 	cfg    Config
+	kv     *kvCache
+	// signer is the service whose name signs what this Bus publishes (As).
+	signer string
+}
 
+// kvCache is shared by a Bus and its As copies.
+type kvCache struct {
 	mu  sync.Mutex
 	kvs map[string]jetstream.KeyValue
 }
@@ -136,13 +152,20 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 	if err != nil {
 		return nil, fmt.Errorf("bus: jetstream: %w", err)
 	}
-	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kvs: map[string]jetstream.KeyValue{}}
+	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}}
 	for _, sc := range b.streamConfigs() {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return nil, fmt.Errorf("bus: create or update stream %s: %w", sc.Name, err)
 		}
 	}
 	return b, nil
+}
+
+// ConnectReader returns a Bus on nc for a client that may only read (the
+// reader user): it neither creates nor updates streams.
+func ConnectReader(nc *nats.Conn, cfg Config) *Bus {
+	js, _ := jetstream.New(nc) // fails only for a nil connection
+	return &Bus{nc: nc, js: js, logger: slog.New(slog.DiscardHandler), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}}
 }
 
 func (b *Bus) streamConfigs() []jetstream.StreamConfig {
@@ -330,6 +353,7 @@ func (b *Bus) message(ctx context.Context, subject, kind string, payload proto.M
 		msg.Header.Set(HeaderPublisher, name)
 	}
 	InjectTrace(ctx, msg.Header)
+	b.sign(msg)
 	return msg, nil
 }
 
@@ -390,10 +414,15 @@ func Decode(subject string, seq uint64, header nats.Header, data []byte) (*evide
 	return out, nil
 }
 
-func decodeMsg(msg jetstream.Msg) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
+// decodeMsg decodes a stored message after checking its signature (when
+// the Bus has a signing key).
+func (b *Bus) decodeMsg(ctx context.Context, msg jetstream.Msg) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
 	md, err := msg.Metadata()
 	if err != nil {
 		return nil, nil, fmt.Errorf("bus: message metadata: %w", err)
+	}
+	if err := b.verify(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data()); err != nil {
+		return nil, md, err
 	}
 	ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 	return ev, md, err
@@ -479,7 +508,7 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 		n := 0
 		for msg := range batch.Messages() {
 			n++
-			ev, md, err := decodeMsg(msg)
+			ev, md, err := b.decodeMsg(ctx, msg)
 			if err != nil {
 				b.logger.WarnContext(ctx, "replay skips undecodable message", "subject", msg.Subject(), "err", err)
 				if md != nil && md.NumPending == 0 {
@@ -554,7 +583,7 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 			}
 			return fmt.Errorf("bus: follow %s: %w", filter, err)
 		}
-		ev, md, err := decodeMsg(msg)
+		ev, md, err := b.decodeMsg(ctx, msg)
 		if err != nil {
 			b.logger.WarnContext(ctx, "follow skips undecodable message", "subject", msg.Subject(), "err", err)
 			continue
@@ -603,6 +632,9 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		Replicas:      b.cfg.Replicas,
 	}
 	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+		if err := b.verify(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data()); err != nil {
+			return errPoison{err}
+		}
 		ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 		if err != nil {
 			return errPoison{err}
@@ -822,9 +854,9 @@ func (b *Bus) withProgress(ctx context.Context, msg jetstream.Msg, fn func() err
 
 // KV returns the key-value bucket, creating it on first use (file storage).
 func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if kv, ok := b.kvs[bucket]; ok {
+	b.kv.mu.Lock()
+	defer b.kv.mu.Unlock()
+	if kv, ok := b.kv.kvs[bucket]; ok {
 		return kv, nil
 	}
 	kv, err := b.js.KeyValue(ctx, bucket)
@@ -840,7 +872,7 @@ func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error)
 	if err != nil {
 		return nil, fmt.Errorf("bus: KV bucket %q: %w", bucket, err)
 	}
-	b.kvs[bucket] = kv
+	b.kv.kvs[bucket] = kv
 	return kv, nil
 }
 

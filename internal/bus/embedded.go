@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,15 @@ type EmbeddedConfig struct {
 	ServerName string
 	// ReadyTimeout bounds the wait for the server to accept connections (10s when zero).
 	ReadyTimeout time.Duration
+	// Users, when set, are the only clients the server accepts (anonymous
+	// clients are refused); ClientUser and ClientPassword are the
+	// in-process connection's (one of Users).
+	Users                      []*server.User
+	ClientUser, ClientPassword string
+	// TLS, when set, is required of TCP clients (the in-process connection
+	// does not use TCP); TLSVerify requires and verifies client certificates.
+	TLS       *tls.Config
+	TLSVerify bool
 }
 
 // StartEmbedded starts a NATS server with JetStream on file storage in
@@ -67,7 +77,20 @@ func StartEmbeddedConfig(ctx context.Context, cfg EmbeddedConfig, logger *slog.L
 		if p == 0 {
 			p = server.RANDOM_PORT
 		}
+		if host == "" {
+			host = "127.0.0.1" // loopback unless a host is given
+		}
 		opts.Host, opts.Port = host, p
+	}
+	if len(cfg.Users) > 0 {
+		if err := checkUsers(cfg.Users); err != nil {
+			return nil, nil, err
+		}
+		opts.Users = cfg.Users
+	}
+	if cfg.TLS != nil {
+		opts.TLSConfig, opts.TLS, opts.TLSVerify = cfg.TLS, true, cfg.TLSVerify
+		opts.TLSTimeout = 5 // the in-process connection skips TLS (nats-server)
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -88,8 +111,11 @@ func StartEmbeddedConfig(ctx context.Context, cfg EmbeddedConfig, logger *slog.L
 		srv.WaitForShutdown()
 		return nil, nil, fmt.Errorf("bus: embedded NATS server not ready after %s", timeout)
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name(opts.ServerName+"-inprocess"),
-		nats.MaxReconnects(-1))
+	copts := []nats.Option{nats.InProcessServer(srv), nats.Name(opts.ServerName + "-inprocess"), nats.MaxReconnects(-1)}
+	if cfg.ClientUser != "" {
+		copts = append(copts, nats.UserInfo(cfg.ClientUser, cfg.ClientPassword))
+	}
+	nc, err := nats.Connect("", copts...)
 	if err != nil {
 		srv.Shutdown()
 		srv.WaitForShutdown()
@@ -125,7 +151,14 @@ func Dial(ctx context.Context, opts Options) (*nats.Conn, error) {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = time.Until(dl)
 	}
-	nc, err := nats.Connect(opts.URL,
+	extra := []nats.Option{}
+	if opts.User != "" {
+		extra = append(extra, nats.UserInfo(opts.User, opts.Password))
+	}
+	if opts.TLS != nil {
+		extra = append(extra, nats.Secure(opts.TLS))
+	}
+	nc, err := nats.Connect(opts.URL, append(extra,
 		nats.Name(name),
 		nats.Timeout(timeout),
 		nats.MaxReconnects(-1),
@@ -136,9 +169,13 @@ func Dial(ctx context.Context, opts Options) (*nats.Conn, error) {
 		nats.ReconnectHandler(func(c *nats.Conn) {
 			logger.Info("NATS reconnected", "component", "bus", "url", c.ConnectedUrlRedacted())
 		}),
-	)
+		// Asynchronous errors, e.g. a permissions violation of this user.
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			logger.Warn("NATS error", "component", "bus", "err", err)
+		}),
+	)...)
 	if err != nil {
-		return nil, fmt.Errorf("bus: connect to NATS %s: %w", redactURL(opts.URL), err)
+		return nil, fmt.Errorf("bus: connect to NATS %s as %q: %w", redactURL(opts.URL), opts.User, err)
 	}
 	return nc, nil
 }

@@ -42,10 +42,26 @@ receivers:
 `, AMGroupWait, AMGroupInterval, AMRepeatInterval, strconv.Quote(webhookURL))
 }
 
+// AlertmanagerConfigBearer is AlertmanagerConfig with the webhook
+// authenticated as Alertmanager does it: http_config.authorization, the
+// bearer token read from credentialsFile.
+func AlertmanagerConfigBearer(webhookURL, credentialsFile string) string {
+	return AlertmanagerConfig(webhookURL) + fmt.Sprintf(`    http_config:
+      authorization:
+        type: Bearer
+        credentials_file: %s
+`, strconv.Quote(credentialsFile))
+}
+
 // StartAlertmanager starts a real Alertmanager on a free 127.0.0.1 port,
 // state under dir, notifying webhookURL (see AlertmanagerConfig). Clustering
 // is off.
 func StartAlertmanager(ctx context.Context, dir, webhookURL string) (*Process, error) {
+	return StartAlertmanagerConfig(ctx, dir, AlertmanagerConfig(webhookURL))
+}
+
+// StartAlertmanagerConfig is StartAlertmanager with a whole configuration.
+func StartAlertmanagerConfig(ctx context.Context, dir, config string) (*Process, error) {
 	bin := ""
 	for _, b := range alertmanagerBins {
 		if p, err := exec.LookPath(b); err == nil {
@@ -57,7 +73,7 @@ func StartAlertmanager(ctx context.Context, dir, webhookURL string) (*Process, e
 		return nil, fmt.Errorf("%w: prometheus-alertmanager (apt-get install prometheus-alertmanager)", ErrMissing)
 	}
 	cfg := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(cfg, []byte(AlertmanagerConfig(webhookURL)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
 	port, err := FreePort()

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/rcamesh/rcamesh/internal/app"
+	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/server"
 )
 
@@ -21,8 +23,11 @@ import (
 // NATS) on loopback ports, driven through its gRPC API like any client. The
 // CLI's one-shot investigations, the evaluation and the lab tests use it.
 type Local struct {
-	// Conn is a client connection to the process's gRPC server.
-	Conn               *grpc.ClientConn
+	// Conn is a client connection to the process's gRPC server, with the
+	// mesh's service identity (role service).
+	Conn *grpc.ClientConn
+	// ServiceToken is the bearer token of the service identity.
+	ServiceToken       string
 	GRPCAddr, HTTPAddr string
 
 	cancel context.CancelFunc
@@ -50,6 +55,18 @@ func StartLocal(ctx context.Context, opt Options, dataDir string, logger *slog.L
 	if mutate != nil {
 		mutate(&cfg)
 	}
+	meshKey, err := cfg.MeshKey()
+	if err != nil {
+		return nil, err
+	}
+	dial := []grpc.DialOption{grpc.WithPerRPCCredentials(auth.TokenCredentials(auth.ServiceToken(meshKey), cfg.Auth.TLS.Enabled()))}
+	if cfg.Auth.TLS.Enabled() {
+		rl, err := auth.NewReloader(cfg.Auth.TLS)
+		if err != nil {
+			return nil, err
+		}
+		dial = append(dial, grpc.WithTransportCredentials(credentials.NewTLS(rl.SelfConfig())))
+	}
 	gl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -67,9 +84,9 @@ func StartLocal(ctx context.Context, opt Options, dataDir string, logger *slog.L
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	l := &Local{GRPCAddr: gl.Addr().String(), HTTPAddr: hl.Addr().String(), cancel: cancel, done: make(chan error, 1)}
+	l := &Local{GRPCAddr: gl.Addr().String(), HTTPAddr: hl.Addr().String(), ServiceToken: auth.ServiceToken(meshKey), cancel: cancel, done: make(chan error, 1)}
 	go func() { l.done <- a.Run(runCtx) }()
-	if l.Conn, err = server.NewClientConn(l.GRPCAddr); err != nil {
+	if l.Conn, err = server.NewClientConn(l.GRPCAddr, dial...); err != nil {
 		l.Stop()
 		return nil, err
 	}

@@ -45,6 +45,9 @@ type GatewayConfig struct {
 	DrainTimeout time.Duration
 	// ServeMuxOptions are extra grpc-gateway options.
 	ServeMuxOptions []runtime.ServeMuxOption
+	// APIMiddleware, when set, wraps the /api/ handler (authentication,
+	// browser rules: internal/auth).
+	APIMiddleware func(http.Handler) http.Handler
 }
 
 // Gateway is the HTTP side of a process: REST through grpc-gateway under
@@ -91,7 +94,11 @@ func NewGateway(logger *slog.Logger, cfg GatewayConfig) *Gateway {
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, Marshaler()),
 		runtime.WithRoutingErrorHandler(routingError),
 	}, cfg.ServeMuxOptions...)...)
-	g.http.Handle(APIPrefix, g.checkRequest(g.limitBody(g.mux)))
+	api := g.checkRequest(g.limitBody(g.mux))
+	if cfg.APIMiddleware != nil {
+		api = cfg.APIMiddleware(api)
+	}
+	g.http.Handle(APIPrefix, api)
 	g.http.HandleFunc("GET /healthz", g.healthz)
 	g.http.HandleFunc("GET /readyz", g.readyz)
 	g.http.HandleFunc("GET /openapi.json", serveOpenAPI)

@@ -76,6 +76,8 @@ func (c Config) Validate() error {
 type Option func(*grpcOptions)
 
 type grpcOptions struct {
+	authUnary  grpc.UnaryServerInterceptor
+	authStream grpc.StreamServerInterceptor
 	health     *health.Server
 	serverOpts []grpc.ServerOption
 	otelOpts   []otelgrpc.Option
@@ -84,6 +86,12 @@ type grpcOptions struct {
 // WithHealth registers h as the health service (so the caller can set
 // per-service status); without it a fresh one is registered.
 func WithHealth(h *health.Server) Option { return func(o *grpcOptions) { o.health = h } }
+
+// WithAuth runs the authentication interceptors right after logging,
+// before any request field is checked or any handler runs (internal/auth).
+func WithAuth(unary grpc.UnaryServerInterceptor, stream grpc.StreamServerInterceptor) Option {
+	return func(o *grpcOptions) { o.authUnary, o.authStream = unary, stream }
+}
 
 // WithServerOptions appends raw gRPC server options.
 func WithServerOptions(opts ...grpc.ServerOption) Option {
@@ -109,12 +117,21 @@ func NewGRPCServer(logger *slog.Logger, opts ...Option) *grpc.Server {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	unary := []grpc.UnaryServerInterceptor{unaryLogging(logger)}
+	stream := []grpc.StreamServerInterceptor{streamLogging(logger)}
+	if o.authUnary != nil {
+		unary = append(unary, o.authUnary)
+	}
+	if o.authStream != nil {
+		stream = append(stream, o.authStream)
+	}
 	sopts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler(o.otelOpts...)),
 		// Recovery is innermost so the logging interceptor sees the Internal
-		// status; ids are checked before any handler runs (CheckIDs).
-		grpc.ChainUnaryInterceptor(unaryLogging(logger), unaryIDs(), unaryRecovery(logger)),
-		grpc.ChainStreamInterceptor(streamLogging(logger), streamIDs(), streamRecovery(logger)),
+		// status; callers are authenticated (WithAuth), then ids are checked,
+		// before any handler runs (CheckIDs).
+		grpc.ChainUnaryInterceptor(append(unary, unaryIDs(), unaryRecovery(logger))...),
+		grpc.ChainStreamInterceptor(append(stream, streamIDs(), streamRecovery(logger))...),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	}
 	gs := grpc.NewServer(append(sopts, o.serverOpts...)...)

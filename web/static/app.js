@@ -11,8 +11,24 @@ const MIN_PENDING_MS = 900, REPLAY_MS = 500, FRESH_MS = 10000;
 const pinTime = (p) => Date.parse(String(p.timestamp || "").replace(/(\.\d{3})\d+/, "$1")) || 0;
 const strip = (v, prefix) => (v || "").replace(prefix, "").toLowerCase();
 
+// API token (when the server has -auth.tokens-file or JWTs on): kept in
+// sessionStorage for this tab, given once as ?token=... in the page URL
+// (removed from the address bar at once) or typed into the sign-in form.
+const TOKEN_KEY = "rcamesh.token";
+{
+  const q = new URLSearchParams(location.search);
+  if (q.get("token")) {
+    sessionStorage.setItem(TOKEN_KEY, q.get("token"));
+    q.delete("token");
+    history.replaceState(null, "", location.pathname + (q.toString() ? "?" + q : "") + location.hash);
+  }
+}
+const authHeaders = () => { const t = sessionStorage.getItem(TOKEN_KEY); return t ? { Authorization: `Bearer ${t}` } : {}; };
+const needToken = () => dispatchEvent(new Event("rcamesh-unauthorized"));
+
 async function api(path, opts = {}) {
-  const res = await fetch(path, { headers: { "Content-Type": "application/json" }, ...opts });
+  const res = await fetch(path, { headers: { "Content-Type": "application/json", ...authHeaders() }, ...opts });
+  if (res.status === 401) needToken();
   const text = await res.text();
   let body = {};
   try { body = text ? JSON.parse(text) : {}; } catch { body = { message: text }; }
@@ -38,8 +54,24 @@ function useRoute() {
   return m ? { page: "session", id: decodeURIComponent(m[1]) } : { page: "list" };
 }
 
+function SignIn({ onSignedIn }) {
+  const [token, setToken] = useState("");
+  const submit = (e) => { e.preventDefault(); sessionStorage.setItem(TOKEN_KEY, token.trim()); onSignedIn(); };
+  return html`<${Header} title="sign in" /><main><form class="params" data-testid="signin" onSubmit=${submit}>
+    <p>This server requires an API token (role read; steer to run commands).</p>
+    <label for="token"><span>API token</span><input id="token" type="password" autocomplete="current-password" value=${token} onInput=${e => setToken(e.target.value)} /></label>
+    <button type="submit">Sign in</button></form></main>`;
+}
+
 function App() {
   const route = useRoute();
+  const [unauthorized, setUnauthorized] = useState(false);
+  useEffect(() => {
+    const on = () => setUnauthorized(true);
+    addEventListener("rcamesh-unauthorized", on);
+    return () => removeEventListener("rcamesh-unauthorized", on);
+  }, []);
+  if (unauthorized) return html`<${SignIn} onSignedIn=${() => setUnauthorized(false)} />`;
   if (route.page === "history") return html`<${HistoryList} Header=${Header} api=${api} />`;
   if (route.page === "past") return html`<${HistoryPage} id=${route.id} Header=${Header} api=${api} />`;
   return route.page === "session" ? html`<${SessionPage} id=${route.id} />` : html`<${SessionList} />`;
@@ -127,7 +159,8 @@ function usePinStream(sessionId, onLifecycle) {
           // only with the first event, so replaying the last one seen (skipped
           // by its sequence) tells at once that the stream is back.
           const from = Math.max(0, lastSeq.current - 1);
-          const res = await fetch(`/api/v4/session/${encodeURIComponent(sessionId)}/events?from_sequence=${from}`, { signal: ctrl.signal });
+          const res = await fetch(`/api/v4/session/${encodeURIComponent(sessionId)}/events?from_sequence=${from}`, { signal: ctrl.signal, headers: authHeaders() });
+          if (res.status === 401) needToken();
           if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
           setConn("live");
           openedAt = Date.now();

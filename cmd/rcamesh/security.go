@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/auth"
+	"github.com/rcamesh/rcamesh/internal/bus"
+)
+
+// tokenCmd creates an API token: the token goes to stdout once, with the
+// line to add to the -auth.tokens-file (which holds only its hash).
+func tokenCmd(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	name := fs.String("name", "", "name of the token's holder (shown in logs instead of the token)")
+	roles := fs.String("roles", "read", "comma list of roles: read, steer, ingest, admin, service")
+	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
+		return err
+	}
+	if *name == "" || strings.ContainsAny(*name, " \t\n") {
+		return fmt.Errorf("%w: -name is required (one word)", errUsage)
+	}
+	if _, err := auth.ParseRoles(*roles); err != nil {
+		return fmt.Errorf("%w: -roles: %v", errUsage, err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return err
+	}
+	tok := "rcm_" + hex.EncodeToString(raw)
+	_, err := fmt.Fprintf(stdout, "token: %s\ntokens-file line: %s %s %s\n", tok, *name, *roles, auth.HashToken(tok))
+	return err
+}
+
+// natsConfigCmd prints the nats-server configuration of an external NATS
+// for a split mesh: the services' users with passwords derived from the
+// mesh key (bcrypt-hashed), their permissions, an optional read-only user.
+func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("nats-config", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	keyFile := fs.String("mesh.key-file", "", "the mesh key file the services use (required)")
+	readerFile := fs.String("nats.reader-password-file", "", "password of the read-only user 'reader' (optional)")
+	storeDir := fs.String("store-dir", "/data", "JetStream store directory of the NATS server")
+	listen := fs.String("listen", "0.0.0.0:4222", "client listen address of the NATS server")
+	out := fs.String("out", "", "write the config to this file (mode 0644: it holds only bcrypt hashes) instead of stdout")
+	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
+		return err
+	}
+	if *keyFile == "" {
+		return fmt.Errorf("%w: -mesh.key-file is required", errUsage)
+	}
+	key, err := auth.LoadMeshKey(*keyFile)
+	if err != nil {
+		return err
+	}
+	reader := ""
+	if *readerFile != "" {
+		b, err := os.ReadFile(*readerFile)
+		if err != nil {
+			return err
+		}
+		if reader = strings.TrimSpace(string(b)); len(reader) < 16 {
+			return errors.New("the reader password is shorter than 16 characters")
+		}
+	}
+	conf, err := bus.ServerConfig(bus.Users(func(u string) string { return auth.NATSPassword(key, u) }, reader), *storeDir, *listen)
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		return os.WriteFile(*out, conf, 0o644)
+	}
+	_, err = stdout.Write(conf)
+	return err
+}
