@@ -34,7 +34,7 @@ var writers = map[string][]string{
 var workPublishers = []string{"brain"}
 
 // Services are the services the permission tables know.
-var Services = []string{"router", "tools", "critic", "brain", "delivery"}
+var Services = []string{"router", "tools", "critic", "brain", "delivery", "triage"}
 
 func eventSubject(key string) string {
 	switch key {

@@ -31,10 +31,10 @@ const (
 // of investigations. A verified event from any other service is refused.
 // The NATS permissions (Permissions) are built from the same table.
 var Publishers = map[string][]string{
-	"pin.added":    {"tools", "router", "brain"},
+	"pin.added":    {"tools", "router", "brain", "triage"},
 	"pin.updated":  {"critic"},
 	"pin.rejected": {"critic"},
-	"lifecycle":    {"brain"},
+	"lifecycle":    {"brain", "triage"},
 }
 
 // ErrForged marks an event refused by its signature.
