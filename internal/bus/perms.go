@@ -28,13 +28,16 @@ var writers = map[string][]string{
 	BucketRecords:      {"brain"},
 	BucketReports:      {"delivery"},
 	BucketFingerprints: {"brain", "delivery"}, // delivery's own dedup keys (delivery_*) share the bucket
+	BucketCritic:       {"critic"},            // the critic replicas' per-session lease and verdict stamp
+	BucketHistory:      {"history"},           // past investigations (the history module's KV store)
 }
 
 // workPublishers enqueue alerts.
 var workPublishers = []string{"brain"}
 
-// Services are the services the permission tables know.
-var Services = []string{"router", "tools", "critic", "brain", "delivery", "triage"}
+// Services are the services (and the modules that publish or write: SAST
+// triage, the history recorder) the permission tables know.
+var Services = []string{"router", "tools", "critic", "brain", "delivery", "triage", "history"}
 
 func eventSubject(key string) string {
 	switch key {

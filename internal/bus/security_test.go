@@ -83,9 +83,10 @@ func expectViolation(t *testing.T, nc *nats.Conn, do func() error) {
 }
 
 func TestServicePublishersMatchTheMesh(t *testing.T) {
-	// The five services, and the SAST triage module (it publishes the pins
-	// and lifecycle of its own sessions; its module name signs them).
-	known := append(append([]string(nil), mesh.All...), "triage")
+	// The five services, the SAST triage module (it publishes the pins and
+	// lifecycle of its own sessions; its module name signs them) and the
+	// history recorder (it writes its own bucket).
+	known := append(append([]string(nil), mesh.All...), "triage", "history")
 	for key, pubs := range bus.Publishers {
 		for _, p := range pubs {
 			if !contains(known, p) {
