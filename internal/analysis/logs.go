@@ -327,6 +327,14 @@ func detectLogSignatures(ev *Evidence) []Finding {
 		case "data":
 			f.Category = catData
 		}
+		if sig.mode == ModeCertExpiry {
+			if host := peerCertExpired(lines, svc); host != "" {
+				// Our side verified the peer's certificate and found it
+				// expired: the dependency's certificate, not our setting.
+				f.Category = catDependency
+				f.inferred(fmt.Sprintf("The expired certificate is the one %s presents: the error comes from verifying the peer on a call to it", host))
+			}
+		}
 		if len(lines) >= 3 {
 			f.Score = 0.75
 		}
@@ -430,4 +438,53 @@ func (ev *Evidence) dnsServerView(f *Finding, host string) bool {
 		}
 	}
 	return false
+}
+
+// rePeerVerify: a client verifying the certificate its peer presented
+// ("x509: certificate has expired", "certificate verify failed"), as
+// opposed to the peer rejecting ours ("remote error: tls: expired
+// certificate", "bad certificate").
+var (
+	rePeerVerify   = regexp.MustCompile(`(?i)x509: certificate has expired|certificate verify failed|ssl certificate problem`)
+	reOwnCertError = regexp.MustCompile(`(?i)remote error: tls|bad certificate|client certificate`)
+)
+
+// peerCertExpired returns the remote host whose certificate the lines say
+// expired, when they verify an external peer named in them (a URL or
+// host:port outside the cluster); "" otherwise. A peer inside the cluster
+// presents a certificate the cluster's own operators issue and rotate: that
+// stays a configuration matter.
+func peerCertExpired(lines []LogLine, svc string) string {
+	for _, l := range lines {
+		if !rePeerVerify.MatchString(l.Message) || reOwnCertError.MatchString(l.Message) {
+			continue
+		}
+		var host string
+		if u := urlHostRe.FindStringSubmatch(l.Message); u != nil {
+			host = u[1]
+		} else if m := hostPortRe.FindStringSubmatch(l.Message); m != nil && !notAHostRe.MatchString(m[1]) {
+			host = m[1]
+		} else if h := downstreamHost(l.Message, svc); h != "" {
+			host = h
+		}
+		if host != "" && externalHost(host) && (svc == "" || !strings.HasPrefix(strings.ToLower(host), strings.ToLower(svc))) {
+			return host
+		}
+	}
+	return ""
+}
+
+// externalHost: a dotted name outside the cluster's own domains
+// (service.namespace.svc, *.cluster.local) and not an IP literal.
+func externalHost(h string) bool {
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	if !strings.Contains(h, ".") || tmplIP.MatchString(h) {
+		return false
+	}
+	for _, suf := range []string{".svc", ".svc.cluster.local", ".cluster.local", ".local", ".internal"} {
+		if strings.HasSuffix(h, suf) {
+			return false
+		}
+	}
+	return true
 }

@@ -76,3 +76,19 @@ func TestNamedObjects(t *testing.T) {
 		t.Error("a hand-built result names objects")
 	}
 }
+
+func TestPeerCertExpired(t *testing.T) {
+	line := func(msg string) []LogLine { return []LogLine{{LogLine: facts.LogLine{Level: "ERROR", Message: msg}}} }
+	for _, tc := range []struct {
+		msg, want string
+	}{
+		{`Get "https://api.vendor.example/v2/codes": tls: failed to verify certificate: x509: certificate has expired or is not yet valid`, "api.vendor.example"},
+		{`Post "https://token-issuer.identity.svc:8443/oauth2/token": x509: certificate has expired or is not yet valid`, ""}, // in-cluster: ours to rotate
+		{`handshake with https://partner.example.net: remote error: tls: expired certificate`, ""},                          // the peer rejects our certificate
+		{`x509: certificate has expired or is not yet valid`, ""},                                                            // no peer named
+	} {
+		if got := peerCertExpired(line(tc.msg), "checkout"); got != tc.want {
+			t.Errorf("peerCertExpired(%q) = %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}
