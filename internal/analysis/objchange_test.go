@@ -84,8 +84,8 @@ func TestPeerCertExpired(t *testing.T) {
 	}{
 		{`Get "https://api.vendor.example/v2/codes": tls: failed to verify certificate: x509: certificate has expired or is not yet valid`, "api.vendor.example"},
 		{`Post "https://token-issuer.identity.svc:8443/oauth2/token": x509: certificate has expired or is not yet valid`, ""}, // in-cluster: ours to rotate
-		{`handshake with https://partner.example.net: remote error: tls: expired certificate`, ""},                          // the peer rejects our certificate
-		{`x509: certificate has expired or is not yet valid`, ""},                                                            // no peer named
+		{`handshake with https://partner.example.net: remote error: tls: expired certificate`, ""},                            // the peer rejects our certificate
+		{`x509: certificate has expired or is not yet valid`, ""},                                                             // no peer named
 	} {
 		if got := peerCertExpired(line(tc.msg), "checkout"); got != tc.want {
 			t.Errorf("peerCertExpired(%q) = %q, want %q", tc.msg, got, tc.want)
