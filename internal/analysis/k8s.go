@@ -566,6 +566,13 @@ func detectCrashLoop(ev *Evidence) []Finding {
 			exit = ", exit code " + strings.Join(codeList, "/")
 		}
 		restarts := podRestarts(p.Pod)
+		if !ok && r.found && r.imageChanged() {
+			// No log names the cause, but the crashing ReplicaSet runs a new
+			// image: the release's code (or a migration it runs at start)
+			// fails, not a setting (the change ledger's code row).
+			f.Category = catCode
+			why += " after a release changed the image"
+		}
 		if r.stalled && r.found {
 			f.Mode = ModeRolloutStuck
 			f.Entity = deploymentEntity(p.Namespace, w)
@@ -1246,4 +1253,17 @@ func (ev *Evidence) nodeSeries(node string) []Series {
 		}
 	}
 	return out
+}
+
+// imageChanged: the failing ReplicaSet's images differ from the revision
+// before it (the rollout shipped new code, not only a setting).
+func (r rollout) imageChanged() bool {
+	h := r.deployment.RolloutHistory
+	for i := len(h) - 1; i > 0; i-- {
+		if h[i].Name != r.failingRS {
+			continue
+		}
+		return len(h[i].Images) > 0 && len(h[i-1].Images) > 0 && strings.Join(h[i].Images, ",") != strings.Join(h[i-1].Images, ",")
+	}
+	return false
 }

@@ -92,3 +92,20 @@ func TestPeerCertExpired(t *testing.T) {
 		}
 	}
 }
+
+func TestRolloutImageChanged(t *testing.T) {
+	hist := []facts.Revision{
+		{Revision: "4", Name: "api-aaa", Images: []string{"reg/api:1.4"}},
+		{Revision: "5", Name: "api-bbb", Images: []string{"reg/api:1.5"}},
+		{Revision: "6", Name: "api-ccc", Images: []string{"reg/api:1.5"}}, // a settings-only rollout
+	}
+	d := Deployment{Deployment: facts.Deployment{RolloutHistory: hist}}
+	for _, tc := range []struct {
+		rs   string
+		want bool
+	}{{"api-bbb", true}, {"api-ccc", false}, {"api-aaa", false}, {"api-zzz", false}} {
+		if got := (rollout{deployment: d, found: true, failingRS: tc.rs}).imageChanged(); got != tc.want {
+			t.Errorf("imageChanged(%s) = %v, want %v", tc.rs, got, tc.want)
+		}
+	}
+}
