@@ -43,6 +43,9 @@ const (
 	ConsumerGroup Kind = "consumer_group"
 	Host          Kind = "host"
 	Ingress       Kind = "ingress"
+	// AlertRule is the monitoring rule that fired (kept when a relay such
+	// as PagerDuty carries the labels only in its body text).
+	AlertRule Kind = "alert_rule"
 )
 
 // vocabulary maps folded label keys to the entity kind they name. One row
@@ -69,6 +72,7 @@ var vocabulary = []struct {
 	{ConsumerGroup, []string{"consumergroup", "consumer_group", "group", "messaging_kafka_consumer_group", "messaging_consumer_group_name"}},
 	{Host, []string{"host", "hostname", "host_name", "server_address", "net_peer_name", "peer_service", "upstream_host"}},
 	{Ingress, []string{"ingress", "ingress_name", "k8s_ingress_name"}},
+	{AlertRule, []string{"alertname", "alert_name", "rule_name", "alertrule", "monitor_name"}},
 }
 
 var keyKind = func() map[string]Kind {
@@ -113,6 +117,30 @@ type Entity struct {
 	// From is where it was read: "label:<key>", "annotation:<key>",
 	// "text:<field>", "url", "promql".
 	From string
+	// Rank is the position of the key it was read under in its kind's
+	// spellings (0: the canonical, most specific key; db_instance before
+	// db_cluster); values read without a key rank last.
+	Rank int
+}
+
+// unkeyedRank ranks values found without a key (URL hosts).
+const unkeyedRank = 1 << 10
+
+// KeyRank is the position of key among the spellings of its kind.
+func KeyRank(key string) int {
+	fk := Fold(key)
+	k := keyKind[fk]
+	for _, row := range vocabulary {
+		if row.kind != k {
+			continue
+		}
+		for i, spelling := range row.keys {
+			if Fold(spelling) == fk {
+				return i
+			}
+		}
+	}
+	return unkeyedRank
 }
 
 var (
@@ -146,7 +174,7 @@ type Fields map[string]string
 func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 	var out []Entity
 	seen := map[string]bool{}
-	add := func(k Kind, v, from string) {
+	addRanked := func(k Kind, v, from string, rank int) {
 		v = strings.TrimSpace(v)
 		if k == "" || v == "" || len(v) > 253 {
 			return
@@ -156,13 +184,14 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 			return
 		}
 		seen[id] = true
-		out = append(out, Entity{Kind: k, Value: v, From: from})
+		out = append(out, Entity{Kind: k, Value: v, From: from, Rank: rank})
 	}
+	add := func(k Kind, v, from string) { addRanked(k, v, from, unkeyedRank) }
 	for _, k := range sortedKeys(labels) {
-		add(KindOf(k), labels[k], "label:"+k)
+		addRanked(KindOf(k), labels[k], "label:"+k, KeyRank(k))
 	}
 	for _, k := range sortedKeys(annotations) {
-		add(KindOf(k), annotations[k], "annotation:"+k)
+		addRanked(KindOf(k), annotations[k], "annotation:"+k, KeyRank(k))
 	}
 	scan := func(field, text string) {
 		if len(text) > maxText {
@@ -185,7 +214,7 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 			if strings.Contains(v, "://") || strings.HasPrefix(v, "//") || isNumber(v) {
 				continue // "host: https://...", "pod: 3" are not names
 			}
-			add(k, v, "text:"+field)
+			addRanked(k, v, "text:"+field, KeyRank(m[1]))
 		}
 		if linkField(field) {
 			return // the host of a generator, runbook or dashboard link is the monitoring system, not the target
@@ -294,7 +323,14 @@ func Missing(labels map[string]string, es []Entity) map[Kind]Entity {
 			continue // a URL host yields to an explicit key=value
 		}
 		if prev, ok := out[e.Kind]; ok {
-			if prev.Value != e.Value && !strings.HasPrefix(prev.From, "annotation:") {
+			switch {
+			case prev.Value == e.Value || strings.HasPrefix(prev.From, "annotation:"):
+			case e.Rank < prev.Rank:
+				// A more specific spelling (db_instance over db_cluster)
+				// decides between two values.
+				out[e.Kind] = e
+				delete(ambiguous, e.Kind)
+			case e.Rank == prev.Rank:
 				ambiguous[e.Kind] = true
 			}
 			continue

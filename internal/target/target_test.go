@@ -152,3 +152,21 @@ func TestLinksToMonitoringAreNotTargets(t *testing.T) {
 		t.Fatalf("Missing = %+v; want the probed service, not grafana", m)
 	}
 }
+
+// Two values of one kind in a body: the more specific spelling decides
+// (db_instance over db_cluster); two values under equally specific keys
+// stay ambiguous and are not guessed.
+func TestMissingPrefersTheSpecificSpelling(t *testing.T) {
+	body := "Labels:\n - service = rds\n - db_cluster = payments-cluster\n - db_instance = payments-prod\n - alertname = ReplicaLagHigh\n"
+	miss := Missing(nil, Extract(nil, nil, Fields{"description": body}))
+	if got := miss[Database].Value; got != "payments-prod" {
+		t.Errorf("database = %q, want payments-prod (db_instance outranks db_cluster)", got)
+	}
+	if got := miss[AlertRule].Value; got != "ReplicaLagHigh" {
+		t.Errorf("alert rule = %q, want it read from the body", got)
+	}
+	tie := Missing(nil, Extract(nil, nil, Fields{"description": "db_instance = a-db and db_instance = b-db"}))
+	if e, ok := tie[Database]; ok {
+		t.Errorf("two db_instance values resolved to %q, want none (ambiguous)", e.Value)
+	}
+}
