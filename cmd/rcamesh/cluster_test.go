@@ -49,7 +49,10 @@ func (m *replicaMesh) logs() string {
 func startReplicaMesh(t testing.TB, replicas int) *replicaMesh {
 	t.Helper()
 	c := bustest.StartCluster(t, 3)
-	common := []string{"-nats.url=" + c.URL(), "-nats.replicas=3", "-bus.ack-wait=2s", "-log.level=warn"}
+	// Every process of a split mesh shares the mesh key (pin signatures,
+	// service identity); the test cluster itself runs without NATS users.
+	key, _, _ := meshSecrets(t)
+	common := []string{"-nats.url=" + c.URL(), "-nats.replicas=3", "-bus.ack-wait=2s", "-log.level=warn", "-mesh.key-file=" + key}
 	addrs := func(n int) (grpcs, https []string) {
 		for range n {
 			grpcs, https = append(grpcs, freeAddr(t)), append(https, freeAddr(t))

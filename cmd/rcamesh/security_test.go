@@ -479,7 +479,7 @@ func TestTokenCmdLineAuthenticatesItsToken(t *testing.T) {
 
 // meshSecrets writes a mesh key and a reader password for processes of
 // one test.
-func meshSecrets(t *testing.T) (keyFile, readerFile, readerPassword string) {
+func meshSecrets(t testing.TB) (keyFile, readerFile, readerPassword string) {
 	t.Helper()
 	dir := t.TempDir()
 	keyFile, readerFile, readerPassword = filepath.Join(dir, "mesh.key"), filepath.Join(dir, "reader"), "reader-password-0123456789"
