@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -272,7 +273,45 @@ func changeNote(ann map[string]string) string {
 			parts = append(parts, textutil.TruncateEllipsis(v, maxFieldValue))
 		}
 	}
+	// Short annotations an operator or a tool wrote (a ticket, a game-day
+	// or change id, an owner) identify the change; controllers'
+	// bookkeeping does not.
+	var tags []string
+	for _, k := range sortedAnnotationKeys(ann) {
+		v := strings.TrimSpace(ann[k])
+		if v == "" || len(v) > 80 || strings.ContainsAny(v, "{}\n") || bookkeepingAnnotation(k) || slices.Contains(keys, k) || len(tags) >= maxChangeTags {
+			continue
+		}
+		tags = append(tags, k+"="+v)
+	}
+	if len(tags) > 0 {
+		parts = append(parts, "annotations "+strings.Join(tags, ", "))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// maxChangeTags caps the annotations named per change.
+const maxChangeTags = 4
+
+func sortedAnnotationKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// bookkeepingAnnotation: written by Kubernetes controllers and deploy
+// tools to track their own state.
+func bookkeepingAnnotation(k string) bool {
+	for _, p := range []string{"kubectl.kubernetes.io/", "deployment.kubernetes.io/", "control-plane.alpha.kubernetes.io/", "autoscaling.alpha.kubernetes.io/",
+		"meta.helm.sh/", "argocd.argoproj.io/", "kubernetes.io/", "pv.kubernetes.io/", "volume.", "checksum/", "cni.projectcalico.org/", "node.alpha.kubernetes.io/"} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // managedLeaves flattens a FieldsV1 set into dotted leaf paths, leaving out

@@ -33,7 +33,8 @@ func TestGetRecentChanges(t *testing.T) {
 				managed("kube-controller-manager", "status", t0.Add(-time.Minute), `{"f:status":{"f:currentHealthy":{}}}`),
 			}}},
 		// A PriorityClass created in the window (cluster-scoped).
-		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "batch-high", CreationTimestamp: metav1.NewTime(t0.Add(-30 * time.Minute))}, Value: 1000000},
+		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "batch-high", CreationTimestamp: metav1.NewTime(t0.Add(-30 * time.Minute)),
+			Annotations: map[string]string{"team.example/ticket": "OPS-42", "argocd.argoproj.io/tracking-id": "ml:PriorityClass:batch-high"}}, Value: 1000000},
 		// A node label edit.
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", CreationTimestamp: old, ManagedFields: []metav1.ManagedFieldsEntry{
 			managed("kubectl-label", "", t0.Add(-10*time.Minute), `{"f:metadata":{"f:labels":{"f:topology.example/rack":{}}}}`),
@@ -66,8 +67,8 @@ func TestGetRecentChanges(t *testing.T) {
 	if pdb.Note != "tighten budget for the migration" {
 		t.Errorf("change-cause note = %q", pdb.Note)
 	}
-	if pc := byName["PriorityClass/batch-high"]; pc.Action != "created" || pc.Namespace != "" {
-		t.Errorf("priority class: %+v", pc)
+	if pc := byName["PriorityClass/batch-high"]; pc.Action != "created" || pc.Namespace != "" || pc.Note != "annotations team.example/ticket=OPS-42" {
+		t.Errorf("priority class (created, cluster-scoped, its ticket but not the deploy tool's bookkeeping): %+v", pc)
 	}
 	if n := byName["Node/worker-1"]; n.Action != "edited" || len(n.Fields) != 1 || n.Fields[0] != "metadata.labels.topology.example/rack" {
 		t.Errorf("node label edit: %+v", n)
