@@ -227,9 +227,17 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 	ledger = append(ledger, ev.objectChanges()...)
 	sort.SliceStable(ledger, func(i, j int) bool { return timeOfPtr(ledger[i].at).After(timeOfPtr(ledger[j].at)) })
 	n = 0
+	seenChange := map[string]bool{}
 	for _, c := range ledger {
 		if n >= keyChanges || c.at == nil || (at != nil && (c.at.After(at.Add(time.Minute)) || at.Sub(*c.at) > changeLookback)) {
 			continue
+		}
+		// A routine announcement repeated every few minutes ("schedule
+		// applied block=..") is one row, its latest.
+		if tk := logTemplate(c.text); seenChange[tk] {
+			continue
+		} else {
+			seenChange[tk] = true
 		}
 		if strings.Contains(known, strings.ToLower(clip(c.text, 60))) {
 			continue
