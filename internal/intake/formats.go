@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -282,7 +283,9 @@ func parsePagerDuty(obj map[string]any) ([]*investigationv1.Alert, error) {
 	if d, ok := data["custom_details"].(map[string]any); ok {
 		mergeMissing(labels, strMap(d))
 	}
-	if target.Lookup(labels, target.Service) == "" && pdService != "" {
+	if target.Lookup(labels, target.Service) == "" && pdService != "" && reWorkloadName.MatchString(pdService) {
+		// A PagerDuty service named like a workload stands for it; a display
+		// name ("Scores platform") is a routing entity only.
 		labels["service"] = pdService
 	}
 	a := &investigationv1.Alert{
@@ -554,3 +557,6 @@ func looksLikeChat(s string) bool {
 	}
 	return false
 }
+
+// reWorkloadName: a Kubernetes object name (DNS-1123 label).
+var reWorkloadName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)

@@ -374,3 +374,22 @@ func BenchmarkParseAlertmanager(b *testing.B) {
 		}
 	}
 }
+
+// A PagerDuty service's display name is a routing entity, not a workload;
+// one named like a workload stands for it when the details name none.
+func TestPagerDutyServiceNameIsAWorkloadOnlyWhenNamedLikeOne(t *testing.T) {
+	for _, tc := range []struct{ pd, want string }{{"Scores platform", ""}, {"score-ingest", "score-ingest"}} {
+		raw := `{"event":{"event_type":"incident.triggered","data":{"title":"[FIRING:1] IngestLag","status":"triggered",` +
+			`"service":{"summary":"` + tc.pd + `"},"body":{"details":{"alertname":"IngestLag","namespace":"scores"}}}}}`
+		as, err := Parse([]byte(raw), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := as[0].GetLabels()["service"]; got != tc.want {
+			t.Errorf("PagerDuty service %q: workload service = %q, want %q", tc.pd, got, tc.want)
+		}
+		if got := as[0].GetAnnotations()["pagerduty_service"]; got != tc.pd {
+			t.Errorf("pagerduty_service annotation = %q, want %q", got, tc.pd)
+		}
+	}
+}
