@@ -36,6 +36,11 @@ const (
 	BucketRecords      = "rcamesh_records"
 	BucketReports      = "rcamesh_reports"
 	BucketFingerprints = "rcamesh_fingerprints"
+	// BucketOpen indexes the investigations not yet final (the brain's
+	// orphan sweeper reads it instead of every record).
+	BucketOpen = "rcamesh_open"
+	// BucketOutbox holds the pages delivery has not had accepted yet.
+	BucketOutbox = "rcamesh_outbox"
 
 	// Header names.
 	HeaderEventKind    = "Rcamesh-Event-Kind"
@@ -212,6 +217,12 @@ func PinFilter(session string, kind evidencev1.PinEventKind) string {
 		return SubjectPrefix + ".session.*.pin." + PinKindToken(kind)
 	}
 	return PinSubject(session, kind)
+}
+
+// WorkSubject is the work-queue subject of one work item:
+// "rcamesh.v1.work.alert.<key>" with the key escaped by Token.
+func WorkSubject(key string) string {
+	return SubjectWorkAlert + "." + Token(key)
 }
 
 // LifecycleFilter matches every lifecycle event of one session.

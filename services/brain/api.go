@@ -29,7 +29,16 @@ const (
 	statusAttached  = "attached"
 	statusNoise     = "noise"
 	statusResolved  = "resolved"
+	statusFailed    = "failed"
 )
+
+// finalStatus is the submit status of a final investigation.
+func finalStatus(rec *investigationv1.InvestigationRecord) string {
+	if rec.GetState() == stateFailed {
+		return statusFailed
+	}
+	return statusCompleted
+}
 
 // SubmitAlert parses, de-duplicates and queues an alert.
 func (s *Service) SubmitAlert(ctx context.Context, req *brainv1.SubmitAlertRequest) (*brainv1.SubmitAlertResponse, error) {
@@ -101,9 +110,9 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 	if sid == "" {
 		sid = s.deriveSessionID(fp, now)
 	}
-	invID := investigationID(sid, fp, fmt.Sprint(s.windowIndex(now)))
-	claim, err := store.claimFingerprint(ctx, fp, now, s.cfg.DedupWindow,
-		fpEntry{SessionID: sid, InvestigationID: invID, FirstSeen: now, LastSeen: now, Count: 1})
+	claim, err := store.claimFingerprint(ctx, fp, now, s.cfg.DedupWindow, s.cfg.FailedDedupWindow, func(prev *fpEntry) fpEntry {
+		return s.freshEntry(sid, fp, now, prev)
+	})
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "fingerprint dedup: %v", err)
 	}
@@ -127,12 +136,22 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 		return resp, nil
 	}
 
+	invID := claim.entry.InvestigationID
 	st := s.newState(a, sid, invID, "", nil)
 	rollback := func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = store.fingerprints.Delete(dctx, fp)
 		_ = store.records.Delete(dctx, invID)
+		_ = store.open.Delete(dctx, invID)
+	}
+	// Intake is atomic through the open index: indexed first, then saved,
+	// then queued; a failure rolls every step back, and a crash in between
+	// leaves an index entry the sweeper resolves (re-queues the saved
+	// investigation, or releases the fingerprint of one never saved).
+	if err := s.markOpen(ctx, store, invID, sid, fp); err != nil {
+		rollback()
+		return nil, status.Errorf(codes.Unavailable, "index investigation: %v", err)
 	}
 	if _, err := store.updateSession(ctx, sid, func() *sessionEntry { return newSessionEntry(sid, a, st.rc, now) },
 		func(se *sessionEntry) { addInvestigation(se, invID) }); err != nil {
@@ -150,11 +169,10 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 		if err := s.runPipeline(ctx, st); err != nil {
 			return nil, waitErr(err)
 		}
-		resp.Status, resp.Diagnosis = statusCompleted, st.rec.GetDiagnosis()
+		resp.Status, resp.Diagnosis = finalStatus(st.rec), st.rec.GetDiagnosis()
 		return resp, nil
 	}
-	msgID := fp + "-" + fmt.Sprint(s.windowIndex(now))
-	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, msgID); err != nil {
+	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, 0); err != nil {
 		rollback()
 		return nil, status.Errorf(codes.Unavailable, "queue investigation: %v", err)
 	}
@@ -163,7 +181,7 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 		if err != nil {
 			return nil, waitErr(err)
 		}
-		resp.Status, resp.Diagnosis = statusCompleted, fin.rec.GetDiagnosis()
+		resp.Status, resp.Diagnosis = finalStatus(fin.rec), fin.rec.GetDiagnosis()
 	}
 	return resp, nil
 }
@@ -351,6 +369,11 @@ func (s *Service) StartInvestigation(ctx context.Context, req *brainv1.StartInve
 		func(se *sessionEntry) { addInvestigation(se, invID) }); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "session: %v", err)
 	}
+	if !req.GetWait() {
+		if err := s.markOpen(ctx, store, invID, sid, ""); err != nil {
+			return nil, status.Errorf(codes.Unavailable, "index investigation: %v", err)
+		}
+	}
 	if err := s.checkpoint(ctx, st); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "create investigation: %v", err)
 	}
@@ -364,8 +387,9 @@ func (s *Service) StartInvestigation(ctx context.Context, req *brainv1.StartInve
 		resp.Status, resp.Diagnosis = st.rec.GetState(), st.rec.GetDiagnosis()
 		return resp, nil
 	}
-	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, "sub-"+invID); err != nil {
+	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, 0); err != nil {
 		_ = store.records.Delete(context.WithoutCancel(ctx), invID)
+		_ = store.open.Delete(context.WithoutCancel(ctx), invID)
 		return nil, status.Errorf(codes.Unavailable, "queue investigation: %v", err)
 	}
 	return resp, nil
