@@ -102,8 +102,15 @@ func renderMarkdown(rec *investigationv1.InvestigationRecord, pins []*evidencev1
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	w("# RCA: %s\n\n", oneLine(reportTitle(rec)))
+	if rec.GetState() == stateFailed {
+		w("> **Investigation FAILED**: %s\n>\n> What was gathered before the failure is below; nothing here is a conclusion.\n\n", oneLine(rec.GetFailureReason()))
+	}
 	w("| | |\n|---|---|\n")
-	w("| **Status** | %s |\n", statusText(d.GetStatus()))
+	status := statusText(d.GetStatus())
+	if rec.GetState() == stateFailed {
+		status = "FAILED"
+	}
+	w("| **Status** | %s |\n", status)
 	w("| **Confidence** | %.0f%% |\n", normConfidence(d.GetConfidence())*100)
 	w("| **Category** | %s |\n", categoryText(d.GetCategory()))
 	w("| **Culprit** | %s |\n", cell(d.GetRootCauseEntity(), 200))

@@ -83,6 +83,9 @@ func slackPayload(rep *investigationv1.Report, rec *investigationv1.Investigatio
 	if rc == "" {
 		rc = "No root cause was determined."
 	}
+	if rec.GetState() == stateFailed {
+		rc = "Investigation FAILED: " + rec.GetFailureReason()
+	}
 	mk := func(label, v string) slackText {
 		if v == "" {
 			v = "-"
@@ -136,6 +139,8 @@ type webhookReport struct {
 	Fingerprint     string          `json:"fingerprint,omitempty"`
 	Title           string          `json:"title"`
 	Status          string          `json:"status"`
+	State           string          `json:"state,omitempty"`
+	FailureReason   string          `json:"failure_reason,omitempty"`
 	Category        string          `json:"category"`
 	RootCause       string          `json:"root_cause"`
 	Entity          string          `json:"root_cause_entity,omitempty"`
@@ -153,7 +158,7 @@ func webhookPayload(rep *investigationv1.Report, rec *investigationv1.Investigat
 		Fingerprint: rep.GetFingerprint(), Title: oneLine(reportTitle(rec)), Status: d.GetStatus().String(),
 		Category: d.GetCategory().String(), RootCause: d.GetRootCause(), Entity: d.GetRootCauseEntity(),
 		Confidence: rep.GetConfidence(), CreatedAt: rep.GetCreatedAt().AsTime().UTC().Format(time.RFC3339Nano),
-		Link: link, Markdown: rep.GetMarkdown(),
+		Link: link, Markdown: rep.GetMarkdown(), State: rec.GetState(), FailureReason: rec.GetFailureReason(),
 	}
 	if d != nil {
 		raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(d)
