@@ -86,7 +86,22 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
 	startBinary(t, aHTTP, "-target=brain,delivery", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr,
 		"-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-tools.addr="+bGRPC, "-router.addr="+bGRPC, "-critic.addr="+bGRPC,
-		"-brain.retry-backoff=250ms", "-brain.retry-max-backoff=2s", "-brain.dependency-attempts=10")
+		"-brain.retry-backoff=250ms", "-brain.retry-max-backoff=2s", "-brain.dependency-attempts=10", "-brain.max-alerts-per-request=5")
+	// Over the alerts-per-request bound: 413, nothing stored or queued.
+	var many []string
+	for i := range 6 {
+		many = append(many, fmt.Sprintf(`{"status":"firing","labels":{"alertname":"Storm%d","namespace":"retail","severity":"critical"}}`, i))
+	}
+	code, body := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", `{"version":"4","status":"firing","alerts":[`+strings.Join(many, ",")+`]}`)
+	if msg, _ := body["message"].(string); code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "limit is 5") {
+		t.Fatalf("6 alerts over a bound of 5: %d %v", code, body)
+	}
+	var list struct {
+		Sessions []any `json:"sessions"`
+	}
+	if fetchJSON(t, "http://"+aHTTP+"/api/v4/sessions", &list) != 200 || len(list.Sessions) != 0 {
+		t.Fatalf("a refused request left sessions: %v", list.Sessions)
+	}
 	bArgs := []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr,
 		"-http.addr=" + bHTTP, "-grpc.addr=" + bGRPC, "-brain.addr=" + aGRPC, "-delivery.addr=" + aGRPC,
 		"-tools.scenario=" + demoScenario}

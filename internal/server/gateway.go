@@ -20,7 +20,9 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/rcamesh/rcamesh/api/openapi"
@@ -89,6 +91,7 @@ func NewGateway(logger *slog.Logger, cfg GatewayConfig) *Gateway {
 	g.mux = runtime.NewServeMux(append([]runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, Marshaler()),
 		runtime.WithRoutingErrorHandler(routingError),
+		runtime.WithErrorHandler(apiError),
 	}, cfg.ServeMuxOptions...)...)
 	g.http.Handle(APIPrefix, g.checkRequest(g.limitBody(g.mux)))
 	g.http.HandleFunc("GET /healthz", g.healthz)
@@ -378,4 +381,32 @@ func (g *Gateway) limitBody(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ReasonTooLarge is the ErrorInfo reason of a request the service refuses
+// for its size; the gateway answers it with 413 instead of 429.
+const ReasonTooLarge = "REQUEST_TOO_LARGE"
+
+// TooLarge is the gRPC error of a request refused for its size
+// (ResourceExhausted with ErrorInfo{reason: ReasonTooLarge}): 413 over REST.
+func TooLarge(msg string) error {
+	st := status.New(codes.ResourceExhausted, msg)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: ReasonTooLarge, Domain: "rcamesh"}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// apiError is grpc-gateway's error handler, except that a TooLarge error
+// is answered 413.
+func apiError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+		for _, d := range st.Details() {
+			if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetReason() == ReasonTooLarge {
+				writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Code: int32(codes.ResourceExhausted), Message: st.Message(), Details: []string{}})
+				return
+			}
+		}
+	}
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }

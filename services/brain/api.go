@@ -19,6 +19,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/intake"
+	"github.com/rcamesh/rcamesh/internal/server"
 )
 
 // Submit statuses (SubmitAlertResponse.status).
@@ -52,6 +53,11 @@ func (s *Service) SubmitAlert(ctx context.Context, req *brainv1.SubmitAlertReque
 	alerts, err := intake.Parse(raw, req.GetSource())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if len(alerts) > s.cfg.MaxAlertsPerRequest {
+		// Refused whole, before anything is stored or queued.
+		return nil, server.TooLarge(fmt.Sprintf("the request carries %d alerts; the limit is %d per request (-brain.max-alerts-per-request): split it, or group alerts at the source (Alertmanager group_by)",
+			len(alerts), s.cfg.MaxAlertsPerRequest))
 	}
 	if _, err := s.store(ctx); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)

@@ -82,7 +82,10 @@ type Config struct {
 	// MaxRequeues: an orphan re-queued this often is failed instead.
 	MaxRequeues int
 	// MaxAlertsPerRequest bounds the alerts of one webhook request; a
-	// request with more is refused (413) before anything is queued.
+	// request with more is refused (413) before anything is stored or
+	// queued. (The firing alerts of one request are one incident, one
+	// investigation; the bound caps the parsing and the per-alert noise
+	// records.)
 	MaxAlertsPerRequest int
 }
 
@@ -109,7 +112,7 @@ func DefaultConfig() Config {
 		OrphanAge:             5 * time.Minute,
 		SweepInterval:         time.Minute,
 		MaxRequeues:           3,
-		MaxAlertsPerRequest:   200,
+		MaxAlertsPerRequest:   1000,
 	}
 }
 
