@@ -19,6 +19,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/intake"
+	"github.com/rcamesh/rcamesh/internal/paging"
 	"github.com/rcamesh/rcamesh/internal/server"
 )
 
@@ -468,14 +469,14 @@ func (s *Service) session(ctx context.Context, sid string) (*sessionEntry, error
 
 // ListSessions lists sessions, newest first.
 func (s *Service) ListSessions(ctx context.Context, req *brainv1.ListSessionsRequest) (*brainv1.ListSessionsResponse, error) {
-	limit := int(req.GetLimit())
-	if limit < 0 {
-		return nil, status.Errorf(codes.InvalidArgument, "limit must be >= 0, got %d", limit)
+	size, err := paging.Size(req.GetPageSize(), req.GetLimit(), 50, 1000)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	if limit == 0 {
-		limit = 50
+	offset, err := paging.Offset("sessions", req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	limit = min(limit, 1000)
 	store, err := s.store(ctx)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
@@ -484,21 +485,37 @@ func (s *Service) ListSessions(ctx context.Context, req *brainv1.ListSessionsReq
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list sessions: %v", err)
 	}
-	out := &brainv1.ListSessionsResponse{}
-	for i, e := range all {
-		if i >= limit {
-			break
-		}
+	from, to, next := paging.Page("sessions", len(all), offset, size)
+	out := &brainv1.ListSessionsResponse{NextPageToken: next}
+	for _, e := range all[from:to] {
 		out.Sessions = append(out.Sessions, e.GetSession())
 	}
 	return out, nil
 }
 
-// ListPins returns the session's pins in their latest state.
+// Pin page bounds: a page holds at most maxPinPage pins and, whatever the
+// page size, stops before maxPinPageBytes (a response always fits the
+// 4 MiB gRPC message limit; one pin is capped well below it by the tools).
+const (
+	defaultPinPage  = 100
+	maxPinPage      = 500
+	maxPinPageBytes = 2 << 20
+)
+
+// ListPins returns a page of the session's pins in their latest state, in
+// arrival order.
 func (s *Service) ListPins(ctx context.Context, req *brainv1.ListPinsRequest) (*brainv1.ListPinsResponse, error) {
 	sid := strings.TrimSpace(req.GetSessionId())
 	if sid == "" {
 		return nil, status.Error(codes.InvalidArgument, "session_id is required")
+	}
+	size, err := paging.Size(req.GetPageSize(), 0, defaultPinPage, maxPinPage)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	offset, err := paging.Offset("pins", req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	pins, seq, err := s.sessionPins(ctx, sid)
 	if err != nil {
@@ -509,7 +526,16 @@ func (s *Service) ListPins(ctx context.Context, req *brainv1.ListPinsRequest) (*
 			return nil, err
 		}
 	}
-	return &brainv1.ListPinsResponse{Pins: pins, Sequence: seq}, nil
+	from, to, next := paging.Page("pins", len(pins), offset, size)
+	bytes := 0
+	for i := from; i < to; i++ {
+		bytes += proto.Size(pins[i])
+		if bytes > maxPinPageBytes && i > from {
+			to, next = i, paging.Token("pins", i)
+			break
+		}
+	}
+	return &brainv1.ListPinsResponse{Pins: pins[from:to], Sequence: seq, NextPageToken: next, Total: int32(len(pins))}, nil
 }
 
 // Pins returns a session's pins in their latest state (library form of ListPins).

@@ -2,6 +2,7 @@ package brain
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,10 +11,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"google.golang.org/protobuf/proto"
+
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
 	"github.com/rcamesh/rcamesh/internal/intake"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
 // fastRetries is a config whose dependency retries take milliseconds.
@@ -293,5 +298,56 @@ func TestSweeperRequeuesOrphans(t *testing.T) {
 	}
 	if got.rec.GetState() != stateFailed || !strings.Contains(got.rec.GetFailureReason(), "re-queued 1 times") {
 		t.Errorf("state %q reason %q", got.rec.GetState(), got.rec.GetFailureReason())
+	}
+}
+
+// TestListPinsPages: 900 pins of 6 KB (5.4 MB, above the 4 MiB gRPC limit
+// that an unpaged answer hit) are read page by page over gRPC, each pin
+// once, in arrival order; a bad token is refused.
+func TestListPinsPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embedded NATS")
+	}
+	b := bustest.New(t)
+	h := newHarness(t, harnessOpts{bus: b})
+	ctx := testCtx(t)
+	const n = 900
+	raw := strings.Repeat("x", 6000)
+	for i := range n {
+		pin := &evidencev1.EvidencePin{Id: fmt.Sprintf("pin-%04d", i), SessionId: "big", Claim: "c", RawOutput: raw, Version: 1, Success: true}
+		if _, err := b.PublishPin(ctx, &evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, SessionId: "big", Pin: pin}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	token, pages := "", 0
+	for {
+		resp, err := h.client.ListPins(ctx, &brainv1.ListPinsRequest{SessionId: "big", PageToken: token, PageSize: 500})
+		if err != nil {
+			t.Fatalf("page %d: %v", pages, err)
+		}
+		pages++
+		if resp.GetTotal() != n {
+			t.Errorf("total %d", resp.GetTotal())
+		}
+		if sz := proto.Size(resp); sz > maxPinPageBytes+64<<10 {
+			t.Errorf("page %d is %d bytes", pages, sz)
+		}
+		for _, p := range resp.GetPins() {
+			got = append(got, p.GetId())
+		}
+		if token = resp.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if len(got) != n || got[0] != "pin-0000" || got[n-1] != fmt.Sprintf("pin-%04d", n-1) || pages < 3 {
+		t.Fatalf("%d pins in %d pages (first %v)", len(got), pages, got[:min(3, len(got))])
+	}
+	all, err := mesh.AllPins(ctx, h.client, "big")
+	if err != nil || len(all) != n {
+		t.Fatalf("AllPins: %d %v", len(all), err)
+	}
+	if _, err := h.client.ListPins(ctx, &brainv1.ListPinsRequest{SessionId: "big", PageToken: "bogus"}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("bogus token: %v", err)
 	}
 }

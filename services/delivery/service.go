@@ -32,6 +32,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/mesh"
+	"github.com/rcamesh/rcamesh/internal/paging"
 )
 
 // Deps are delivery's collaborators.
@@ -51,12 +52,12 @@ type Deps struct {
 type Service struct {
 	deliveryv1.UnimplementedDeliveryServiceServer
 
-	cfg   Config
-	log   *slog.Logger
-	bus   *bus.Bus
-	http  *http.Client
-	now   func() time.Time
-	dests []destination
+	cfg    Config
+	log    *slog.Logger
+	bus    *bus.Bus
+	http   *http.Client
+	now    func() time.Time
+	dests  []destination
 	store  *store
 	outbox *outbox
 }
@@ -353,20 +354,20 @@ const (
 	MaxListLimit     = 500
 )
 
-// ListReports lists stored reports, newest first.
+// ListReports lists a page of the stored reports, newest first.
 func (s *Service) ListReports(ctx context.Context, req *deliveryv1.ListReportsRequest) (*deliveryv1.ListReportsResponse, error) {
-	limit := int(req.GetLimit())
-	switch {
-	case limit < 0:
-		return nil, status.Errorf(codes.InvalidArgument, "limit must not be negative, got %d", limit)
-	case limit == 0:
-		limit = DefaultListLimit
-	case limit > MaxListLimit:
-		limit = MaxListLimit
+	size, err := paging.Size(req.GetPageSize(), req.GetLimit(), DefaultListLimit, MaxListLimit)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	reps, err := s.store.listReports(ctx, limit)
+	offset, err := paging.Offset("reports", req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	reps, err := s.store.listReports(ctx, 0)
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
-	return &deliveryv1.ListReportsResponse{Reports: reps}, nil
+	from, to, next := paging.Page("reports", len(reps), offset, size)
+	return &deliveryv1.ListReportsResponse{Reports: reps[from:to], NextPageToken: next}, nil
 }
