@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -37,7 +38,13 @@ type sessionPool struct {
 	entries map[string]*entry
 	next    int
 	used    int64
+	// bytes is the pool's estimated memory (pins encoded, twice for their
+	// profiles); read by pool() without sp.mu.
+	bytes atomic.Int64
 }
+
+// pinBytes is the memory a pin costs in a pool.
+func pinBytes(p *evidencev1.EvidencePin) int64 { return 2 * int64(proto.Size(p)) }
 
 func newSessionPool() *sessionPool {
 	return &sessionPool{entries: map[string]*entry{}}
@@ -64,9 +71,11 @@ func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
 	if e == nil {
 		sp.entries[p.GetId()] = &entry{pin: p, prof: newProfile(p), seq: sp.next}
 		sp.next++
+		sp.bytes.Add(pinBytes(p))
 		return
 	}
 	if pinVersion(p) > pinVersion(e.pin) || pinVersion(p) == pinVersion(e.pin) && judged(p) && !judged(e.pin) {
+		sp.bytes.Add(pinBytes(p) - pinBytes(e.pin))
 		e.pin = p
 	}
 }
@@ -93,7 +102,11 @@ func (s *Service) pool(session string) *sessionPool {
 		s.pools[session] = p
 	}
 	p.used = s.tick
-	for len(s.pools) > s.cfg.MaxSessions {
+	total := int64(0)
+	for _, v := range s.pools {
+		total += v.bytes.Load()
+	}
+	for len(s.pools) > s.cfg.MaxSessions || total > s.cfg.MaxPoolBytes {
 		var oldest string
 		var min int64 = math.MaxInt64
 		for k, v := range s.pools {
@@ -104,6 +117,7 @@ func (s *Service) pool(session string) *sessionPool {
 		if oldest == "" {
 			break
 		}
+		total -= s.pools[oldest].bytes.Load()
 		delete(s.pools, oldest)
 	}
 	return p

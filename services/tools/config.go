@@ -27,6 +27,9 @@ type Config struct {
 	DuplicateTTL time.Duration
 	// DuplicateCacheSize bounds the replay cache (entries, oldest evicted first).
 	DuplicateCacheSize int
+	// DuplicateCacheBytes bounds the replay cache in bytes (the encoded size
+	// of the cached responses), whatever their number.
+	DuplicateCacheBytes int64
 	// ReadOnly enforces get/list/watch-only access to Kubernetes.
 	ReadOnly bool
 	// Redact scrubs secrets from raw_output, snippets, summary and metadata.
@@ -46,21 +49,22 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		Timeout:            10 * time.Second,
-		MaxOutputBytes:     64 << 10,
-		MaxSnippets:        20,
-		MaxSnippetBytes:    1024,
-		MaxLogLines:        2000,
-		DefaultTailLines:   1000,
-		DuplicateTTL:       30 * time.Minute,
-		DuplicateCacheSize: 4096,
-		ReadOnly:           true,
-		Redact:             true,
-		DefaultWindow:      time.Hour,
-		ChangeLookback:     72 * time.Hour,
-		PromMaxPoints:      240,
-		PromMinStep:        15 * time.Second,
-		PromMaxSeries:      100,
+		Timeout:             10 * time.Second,
+		MaxOutputBytes:      64 << 10,
+		MaxSnippets:         20,
+		MaxSnippetBytes:     1024,
+		MaxLogLines:         2000,
+		DefaultTailLines:    1000,
+		DuplicateTTL:        30 * time.Minute,
+		DuplicateCacheSize:  4096,
+		DuplicateCacheBytes: 64 << 20,
+		ReadOnly:            true,
+		Redact:              true,
+		DefaultWindow:       time.Hour,
+		ChangeLookback:      72 * time.Hour,
+		PromMaxPoints:       240,
+		PromMinStep:         15 * time.Second,
+		PromMaxSeries:       100,
 	}
 }
 
@@ -74,6 +78,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.DefaultTailLines, "tools.default-tail-lines", c.DefaultTailLines, "fetch_pod_logs tail when the call sets none")
 	fs.DurationVar(&c.DuplicateTTL, "tools.duplicate-ttl", c.DuplicateTTL, "replay identical calls of one investigation for this long (0: off)")
 	fs.IntVar(&c.DuplicateCacheSize, "tools.duplicate-cache-size", c.DuplicateCacheSize, "entries of the duplicate-call cache")
+	fs.Int64Var(&c.DuplicateCacheBytes, "tools.duplicate-cache-bytes", c.DuplicateCacheBytes, "bytes of the duplicate-call cache (encoded responses)")
 	fs.BoolVar(&c.ReadOnly, "tools.read-only", c.ReadOnly, "refuse every Kubernetes verb but get, list and watch")
 	fs.BoolVar(&c.Redact, "tools.redact", c.Redact, "redact secrets from tool output")
 	fs.DurationVar(&c.DefaultWindow, "tools.default-window", c.DefaultWindow, "time window when neither the call nor the context sets one")
@@ -106,6 +111,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DuplicateTTL < 0 {
 		errs = append(errs, fmt.Errorf("tools.duplicate-ttl must be >= 0, got %s", c.DuplicateTTL))
+	}
+	if c.DuplicateCacheBytes < 1 {
+		errs = append(errs, fmt.Errorf("tools.duplicate-cache-bytes must be >= 1, got %d", c.DuplicateCacheBytes))
 	}
 	if c.DuplicateCacheSize < 1 {
 		errs = append(errs, fmt.Errorf("tools.duplicate-cache-size must be >= 1, got %d", c.DuplicateCacheSize))

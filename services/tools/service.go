@@ -129,7 +129,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		bus:   deps.Bus,
 		brain: deps.Clients.Brain,
 		be:    be,
-		cache: newCallCache(cfg.DuplicateTTL, cfg.DuplicateCacheSize),
+		cache: newCallCache(cfg.DuplicateTTL, cfg.DuplicateCacheSize, cfg.DuplicateCacheBytes),
 		now:   time.Now,
 	}
 	if isNil(s.bus) {
