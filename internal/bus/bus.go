@@ -749,3 +749,22 @@ func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error)
 	b.kvs[bucket] = kv
 	return kv, nil
 }
+
+// SessionPins is the number of pins added to a session (its pin.added
+// events, one per pin: republishing is deduplicated), from the stream's
+// per-subject counts.
+func (b *Bus) SessionPins(ctx context.Context, session string) (uint64, error) {
+	subject := PinSubject(session, evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED)
+	if err := checkSubject(subject); err != nil {
+		return 0, err
+	}
+	st, err := b.js.Stream(ctx, StreamEvents)
+	if err != nil {
+		return 0, fmt.Errorf("bus: stream %s: %w", StreamEvents, err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		return 0, fmt.Errorf("bus: pins of %s: %w", session, err)
+	}
+	return info.State.Subjects[subject], nil
+}

@@ -30,6 +30,9 @@ type Config struct {
 	// DuplicateCacheBytes bounds the replay cache in bytes (the encoded size
 	// of the cached responses), whatever their number.
 	DuplicateCacheBytes int64
+	// MaxPinsPerSession bounds the pins of one session; a call that would
+	// add one more is refused with a clear error.
+	MaxPinsPerSession int
 	// ReadOnly enforces get/list/watch-only access to Kubernetes.
 	ReadOnly bool
 	// Redact scrubs secrets from raw_output, snippets, summary and metadata.
@@ -58,6 +61,7 @@ func DefaultConfig() Config {
 		DuplicateTTL:        30 * time.Minute,
 		DuplicateCacheSize:  4096,
 		DuplicateCacheBytes: 64 << 20,
+		MaxPinsPerSession:   5000,
 		ReadOnly:            true,
 		Redact:              true,
 		DefaultWindow:       time.Hour,
@@ -78,6 +82,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.DefaultTailLines, "tools.default-tail-lines", c.DefaultTailLines, "fetch_pod_logs tail when the call sets none")
 	fs.DurationVar(&c.DuplicateTTL, "tools.duplicate-ttl", c.DuplicateTTL, "replay identical calls of one investigation for this long (0: off)")
 	fs.IntVar(&c.DuplicateCacheSize, "tools.duplicate-cache-size", c.DuplicateCacheSize, "entries of the duplicate-call cache")
+	fs.IntVar(&c.MaxPinsPerSession, "tools.max-pins-per-session", c.MaxPinsPerSession, "pins one session may hold; more calls are refused")
 	fs.Int64Var(&c.DuplicateCacheBytes, "tools.duplicate-cache-bytes", c.DuplicateCacheBytes, "bytes of the duplicate-call cache (encoded responses)")
 	fs.BoolVar(&c.ReadOnly, "tools.read-only", c.ReadOnly, "refuse every Kubernetes verb but get, list and watch")
 	fs.BoolVar(&c.Redact, "tools.redact", c.Redact, "redact secrets from tool output")
@@ -112,6 +117,9 @@ func (c *Config) Validate() error {
 	if c.DuplicateTTL < 0 {
 		errs = append(errs, fmt.Errorf("tools.duplicate-ttl must be >= 0, got %s", c.DuplicateTTL))
 	}
+	if c.MaxPinsPerSession < 1 {
+		errs = append(errs, fmt.Errorf("tools.max-pins-per-session must be >= 1, got %d", c.MaxPinsPerSession))
+	}
 	if c.DuplicateCacheBytes < 1 {
 		errs = append(errs, fmt.Errorf("tools.duplicate-cache-bytes must be >= 1, got %d", c.DuplicateCacheBytes))
 	}
@@ -139,20 +147,22 @@ func (c *Config) Validate() error {
 // Limits lists the guardrail constants by name, for investigation records.
 func (c Config) Limits() map[string]string {
 	return map[string]string{
-		"tools.timeout":              c.Timeout.String(),
-		"tools.max-output-bytes":     fmt.Sprint(c.MaxOutputBytes),
-		"tools.max-snippets":         fmt.Sprint(c.MaxSnippets),
-		"tools.max-snippet-bytes":    fmt.Sprint(c.MaxSnippetBytes),
-		"tools.max-log-lines":        fmt.Sprint(c.MaxLogLines),
-		"tools.default-tail-lines":   fmt.Sprint(c.DefaultTailLines),
-		"tools.duplicate-ttl":        c.DuplicateTTL.String(),
-		"tools.duplicate-cache-size": fmt.Sprint(c.DuplicateCacheSize),
-		"tools.read-only":            fmt.Sprint(c.ReadOnly),
-		"tools.redact":               fmt.Sprint(c.Redact),
-		"tools.default-window":       c.DefaultWindow.String(),
-		"tools.change-lookback":      c.ChangeLookback.String(),
-		"tools.prom-max-points":      fmt.Sprint(c.PromMaxPoints),
-		"tools.prom-min-step":        c.PromMinStep.String(),
-		"tools.prom-max-series":      fmt.Sprint(c.PromMaxSeries),
+		"tools.timeout":               c.Timeout.String(),
+		"tools.max-output-bytes":      fmt.Sprint(c.MaxOutputBytes),
+		"tools.max-snippets":          fmt.Sprint(c.MaxSnippets),
+		"tools.max-snippet-bytes":     fmt.Sprint(c.MaxSnippetBytes),
+		"tools.max-log-lines":         fmt.Sprint(c.MaxLogLines),
+		"tools.default-tail-lines":    fmt.Sprint(c.DefaultTailLines),
+		"tools.duplicate-ttl":         c.DuplicateTTL.String(),
+		"tools.duplicate-cache-size":  fmt.Sprint(c.DuplicateCacheSize),
+		"tools.duplicate-cache-bytes": fmt.Sprint(c.DuplicateCacheBytes),
+		"tools.max-pins-per-session":  fmt.Sprint(c.MaxPinsPerSession),
+		"tools.read-only":             fmt.Sprint(c.ReadOnly),
+		"tools.redact":                fmt.Sprint(c.Redact),
+		"tools.default-window":        c.DefaultWindow.String(),
+		"tools.change-lookback":       c.ChangeLookback.String(),
+		"tools.prom-max-points":       fmt.Sprint(c.PromMaxPoints),
+		"tools.prom-min-step":         c.PromMinStep.String(),
+		"tools.prom-max-series":       fmt.Sprint(c.PromMaxSeries),
 	}
 }
