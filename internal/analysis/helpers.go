@@ -91,7 +91,8 @@ func clip(s string, n int) string {
 	return cut + "..."
 }
 
-func quote(s string) string { return "'" + clip(s, 200) + "'" }
+// quote marks text from an inspected system as a quotation (untrusted.go).
+func quote(s string) string { return quoteUntrusted(s) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

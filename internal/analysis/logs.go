@@ -327,8 +327,11 @@ func detectLogSignatures(ev *Evidence) []Finding {
 		case "data":
 			f.Category = catData
 		}
-		if len(lines) >= 3 {
+		// Corroboration counts independent occurrences, not repetitions.
+		if n := independentOccurrences(lines); n >= 3 {
 			f.Score = 0.75
+		} else if n == 1 {
+			f.Repetition = true
 		}
 		reps := representative(lines, 3)
 		if len(origins) > 4 {
