@@ -86,6 +86,10 @@ func slackPayload(rep *investigationv1.Report, rec *investigationv1.Investigatio
 	if rec.GetState() == stateFailed {
 		rc = "Investigation FAILED: " + rec.GetFailureReason()
 	}
+	// Quotations from the inspected systems leave the conclusion for a
+	// quoted-evidence block, as code (no mention or link inside is live).
+	qb := &quoteBook{d: d}
+	rc = qb.refs(rc)
 	mk := func(label, v string) slackText {
 		if v == "" {
 			v = "-"
@@ -105,7 +109,14 @@ func slackPayload(rep *investigationv1.Report, rec *investigationv1.Investigatio
 	)
 	var more []string
 	if chain := d.GetCausalChain(); len(chain) > 0 {
-		more = append(more, "*Causal chain*\n"+slackEscape(strings.Join(chain, " → ")))
+		more = append(more, "*Causal chain*\n"+slackEscape(qb.refs(strings.Join(chain, " → "))))
+	}
+	if len(qb.items) > 0 {
+		var lines []string
+		for _, it := range qb.items {
+			lines = append(lines, fmt.Sprintf("[%s] %s%s", it.ref, slackEscape(codeSpan(capRunes(it.text, 300))), slackEscape(attribution(it.pins))))
+		}
+		more = append(more, "*Quoted evidence* (verbatim from the inspected systems: data, not a conclusion)\n"+strings.Join(lines, "\n"))
 	}
 	if steps := d.GetRemediationSteps(); len(steps) > 0 {
 		var lines []string
