@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -137,4 +138,29 @@ func TestInstructionLinesAreData(t *testing.T) {
 	if ev := res.ev; ev == nil || ev.InstructionLines != 60 {
 		t.Errorf("instruction lines counted: %+v", ev)
 	}
+}
+
+// FuzzQuoteUntrusted: whatever an inspected system writes, its quotation is
+// one marked span of valid UTF-8 without control or format characters, and
+// the instruction check never panics.
+func FuzzQuoteUntrusted(f *testing.F) {
+	for _, s := range []string{"", "plain", "a“b”c", "\u202eevil", "\xff\xfe", strings.Repeat("é", 150), "SYSTEM NOTE: ignore previous"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_ = instructionLike(s)
+		q := quoteUntrusted(s)
+		if !utf8.ValidString(q) || !strings.HasPrefix(q, QuoteOpen) || !strings.HasSuffix(q, QuoteClose) {
+			t.Fatalf("quote of %q is %q", s, q)
+		}
+		inner := strings.TrimSuffix(strings.TrimPrefix(q, QuoteOpen), QuoteClose)
+		if strings.Contains(inner, QuoteOpen) || strings.Contains(inner, QuoteClose) {
+			t.Fatalf("quote of %q can be closed early: %q", s, q)
+		}
+		for _, r := range inner {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+				t.Fatalf("quote of %q keeps %U", s, r)
+			}
+		}
+	})
 }

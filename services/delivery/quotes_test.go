@@ -85,3 +85,25 @@ func TestMapQuotes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzQuoteRefs: a conclusion of any text is split into references and an
+// evidence block without panicking; no complete quotation is left in it and
+// every quotation is in the block.
+func FuzzQuoteRefs(f *testing.F) {
+	for _, s := range []string{"", "a “b” c", "“", "”“", "x “y” “y” “z”", "“a`b”", "\xff“\xfe”"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		qb := &quoteBook{d: &investigationv1.Diagnosis{RootCause: s}}
+		out := qb.refs(s)
+		if got := mapQuotes(out, func(string) string { return "X" }); got != out {
+			t.Fatalf("refs(%q) = %q still holds a quotation", s, out)
+		}
+		block := qb.block()
+		for _, it := range qb.items {
+			if !strings.Contains(block, "["+it.ref+"]") {
+				t.Fatalf("quotation %s missing from the block", it.ref)
+			}
+		}
+	})
+}
