@@ -150,23 +150,11 @@ func (o *outbox) list(ctx context.Context) ([]storedEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		lister, err := kv.ListKeys(ctx)
+		entries, err := kvEntries(ctx, kv)
 		if err != nil {
 			return nil, fmt.Errorf("delivery: list outbox: %w", err)
 		}
-		var keys []string
-		for k := range lister.Keys() {
-			keys = append(keys, k)
-		}
-		_ = lister.Stop()
-		for _, k := range keys {
-			ent, err := kv.Get(ctx, k)
-			if errors.Is(err, jetstream.ErrKeyNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, fmt.Errorf("delivery: read outbox: %w", err)
-			}
+		for _, ent := range entries {
 			add(ent.Value(), ent.Revision())
 		}
 	}

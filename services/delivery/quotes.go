@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -108,7 +109,7 @@ func quotePins(d *investigationv1.Diagnosis, q string) []string {
 			return
 		}
 		for _, id := range ids {
-			if !containsString(out, id) {
+			if !slices.Contains(out, id) {
 				out = append(out, id)
 			}
 		}
@@ -123,13 +124,4 @@ func quotePins(d *investigationv1.Diagnosis, q string) []string {
 		add(h.GetStatement(), h.GetPinIds())
 	}
 	return out
-}
-
-func containsString(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
