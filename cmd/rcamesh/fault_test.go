@@ -255,3 +255,101 @@ func TestFaultDeliveryKilledDuringRetries(t *testing.T) {
 	}
 	t.Logf("FAULT delivery killed during retries: %d refused tries before the kill, %d page(s) accepted after the restart; investigation %s", refused.Load(), accepted.Load(), rv.Record.State)
 }
+
+// TestFaultOutageOutlastsRetries: tools, router and critic stay down longer
+// than the brain retries: every investigation fails visibly with its reason
+// (none completes empty, none stays open); once they are back, the same
+// alerts re-sent after the failed-dedup window start fresh investigations
+// that complete with evidence.
+func TestFaultOutageOutlastsRetries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary, starts and kills processes")
+	}
+	const n = 5
+	natsAddr := freeAddr(t)
+	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
+	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
+	startBinary(t, aHTTP, "-target=brain,delivery", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr,
+		"-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-tools.addr="+bGRPC, "-router.addr="+bGRPC, "-critic.addr="+bGRPC,
+		"-brain.retry-backoff=100ms", "-brain.retry-max-backoff=200ms", "-brain.dependency-attempts=3",
+		"-brain.failed-dedup-window=2s")
+	bArgs := []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr,
+		"-http.addr=" + bHTTP, "-grpc.addr=" + bGRPC, "-brain.addr=" + aGRPC, "-delivery.addr=" + aGRPC,
+		"-tools.scenario=" + demoScenario}
+	kill(t, startBinary(t, bHTTP, bArgs...))
+
+	submit := func() []string {
+		out := make([]string, n)
+		for i := range n {
+			code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", demoAlert(t, fmt.Sprintf("eu-prod-%d", i+1)))
+			if code != 200 {
+				t.Fatalf("alert %d: %d %v", i, code, resp)
+			}
+			out[i], _ = resp["investigation_id"].(string)
+		}
+		return out
+	}
+	final := func(sid string, inv string) recordView {
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			var rv recordView
+			code := fetchJSON(t, "http://"+aHTTP+"/api/v4/session/"+sid+"/record?investigation_id="+inv, &rv)
+			if code == 200 && (rv.Record.State == "completed" || rv.Record.State == "failed") {
+				return rv
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s/%s not final: %q", sid, inv, rv.Record.State)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	sessionOf := func(inv string) string {
+		var list struct {
+			Sessions []struct {
+				SessionID string `json:"session_id"`
+			} `json:"sessions"`
+		}
+		fetchJSON(t, "http://"+aHTTP+"/api/v4/sessions?page_size=100", &list)
+		for _, s := range list.Sessions {
+			var sess struct {
+				InvestigationIDs []string `json:"investigation_ids"`
+			}
+			fetchJSON(t, "http://"+aHTTP+"/api/v4/session/"+s.SessionID, &sess)
+			for _, id := range sess.InvestigationIDs {
+				if id == inv {
+					return s.SessionID
+				}
+			}
+		}
+		t.Fatalf("no session holds %s", inv)
+		return ""
+	}
+
+	first := submit()
+	failed := 0
+	for _, inv := range first {
+		rv := final(sessionOf(inv), inv)
+		if rv.Record.State != "failed" || !strings.Contains(rv.Record.FailureReason, "unavailable") {
+			t.Errorf("%s during the outage: state %q reason %q", inv, rv.Record.State, rv.Record.FailureReason)
+			continue
+		}
+		failed++
+	}
+	startBinary(t, bHTTP, bArgs...)
+	time.Sleep(2500 * time.Millisecond) // past the failed-dedup window
+	second := submit()
+	completed := 0
+	for i, inv := range second {
+		if inv == first[i] {
+			t.Errorf("the re-sent alert %d attached to the failed investigation %s", i, inv)
+			continue
+		}
+		rv := final(sessionOf(inv), inv)
+		if rv.Record.State == "completed" && rv.evidence() > 0 {
+			completed++
+		} else {
+			t.Errorf("%s after the outage: state %q, %d evidence pins, reason %q", inv, rv.Record.State, rv.evidence(), rv.Record.FailureReason)
+		}
+	}
+	t.Logf("FAULT outage outlasting retries: %d/%d investigations failed with a reason; re-sent after the window: %d/%d fresh investigations completed with evidence", failed, n, completed, n)
+}
