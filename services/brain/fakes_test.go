@@ -195,9 +195,16 @@ type fakeDelivery struct {
 	deliveryv1.UnimplementedDeliveryServiceServer
 	mu      sync.Mutex
 	records []*investigationv1.InvestigationRecord
+	// down, when set, answers with its error (nil = serve).
+	down func() error
 }
 
 func (f *fakeDelivery) DeliverReport(_ context.Context, req *deliveryv1.DeliverReportRequest) (*deliveryv1.DeliverReportResponse, error) {
+	if f.down != nil {
+		if err := f.down(); err != nil {
+			return nil, err
+		}
+	}
 	f.mu.Lock()
 	f.records = append(f.records, req.GetRecord())
 	f.mu.Unlock()

@@ -351,3 +351,27 @@ func TestListPinsPages(t *testing.T) {
 		t.Errorf("bogus token: %v", err)
 	}
 }
+
+// TestDeliveryDownFailsVisibly: a delivery service that stays down fails
+// the investigation at the deliver stage with its reason, keeping the
+// diagnosis it had reached (nothing is handed to the absent delivery).
+func TestDeliveryDownFailsVisibly(t *testing.T) {
+	h := newHarness(t, harnessOpts{cfg: fastRetries(3)})
+	h.delivery.down = func() error { return status.Error(codes.DeadlineExceeded, "delivery timed out") }
+	ctx := testCtx(t)
+	resp, err := h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, crashAlert), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := h.client.GetRecord(ctx, &brainv1.GetRecordRequest{SessionId: resp.GetSessionId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := rr.GetRecord()
+	if rec.GetState() != stateFailed || !strings.HasPrefix(rec.GetFailureReason(), "deliver: delivery unavailable") {
+		t.Fatalf("state %q reason %q", rec.GetState(), rec.GetFailureReason())
+	}
+	if stageStatus(rec, stageDiagnose) != "ok" || strings.HasPrefix(rec.GetDiagnosis().GetRootCause(), "Investigation failed") || len(rec.GetToolCalls()) == 0 {
+		t.Errorf("the diagnosis reached before delivery failed was not kept: %v", rec.GetDiagnosis())
+	}
+}
