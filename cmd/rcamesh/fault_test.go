@@ -43,6 +43,21 @@ func demoAlert(t *testing.T, cluster string) string {
 	return strings.ReplaceAll(string(raw), `"eu-prod-1"`, `"`+cluster+`"`)
 }
 
+// startSplit starts the brain and delivery with the embedded NATS server
+// (brainArgs added) and returns its HTTP address and the arguments that
+// start tools, router and critic in a second process on bHTTP.
+func startSplit(t *testing.T, brainArgs ...string) (aHTTP, bHTTP string, bArgs []string) {
+	t.Helper()
+	natsAddr := freeAddr(t)
+	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
+	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
+	startBinary(t, aHTTP, append([]string{"-target=brain,delivery", "-data.dir=" + t.TempDir(), "-nats.listen=" + natsAddr,
+		"-http.addr=" + aHTTP, "-grpc.addr=" + aGRPC, "-tools.addr=" + bGRPC, "-router.addr=" + bGRPC, "-critic.addr=" + bGRPC}, brainArgs...)...)
+	return aHTTP, bHTTP, []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr,
+		"-http.addr=" + bHTTP, "-grpc.addr=" + bGRPC, "-brain.addr=" + aGRPC, "-delivery.addr=" + aGRPC,
+		"-tools.scenario=" + demoScenario}
+}
+
 type recordView struct {
 	Record struct {
 		State             string `json:"state"`
@@ -81,12 +96,8 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 		t.Skip("builds the binary, starts and kills processes")
 	}
 	const n = 20
-	natsAddr := freeAddr(t)
-	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
-	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
-	startBinary(t, aHTTP, "-target=brain,delivery", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr,
-		"-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-tools.addr="+bGRPC, "-router.addr="+bGRPC, "-critic.addr="+bGRPC,
-		"-brain.retry-backoff=250ms", "-brain.retry-max-backoff=2s", "-brain.dependency-attempts=10", "-brain.max-alerts-per-request=5")
+	aHTTP, bHTTP, bArgs := startSplit(t, "-brain.retry-backoff=250ms", "-brain.retry-max-backoff=2s", "-brain.dependency-attempts=10",
+		"-brain.max-alerts-per-request=5")
 	// Over the alerts-per-request bound: 413, nothing stored or queued.
 	var many []string
 	for i := range 6 {
@@ -102,11 +113,7 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 	if fetchJSON(t, "http://"+aHTTP+"/api/v4/sessions", &list) != 200 || len(list.Sessions) != 0 {
 		t.Fatalf("a refused request left sessions: %v", list.Sessions)
 	}
-	bArgs := []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr,
-		"-http.addr=" + bHTTP, "-grpc.addr=" + bGRPC, "-brain.addr=" + aGRPC, "-delivery.addr=" + aGRPC,
-		"-tools.scenario=" + demoScenario}
-	b := startBinary(t, bHTTP, bArgs...)
-	kill(t, b)
+	kill(t, startBinary(t, bHTTP, bArgs...))
 
 	sessions := make([]string, n)
 	for i := range n {
@@ -266,16 +273,8 @@ func TestFaultOutageOutlastsRetries(t *testing.T) {
 		t.Skip("builds the binary, starts and kills processes")
 	}
 	const n = 5
-	natsAddr := freeAddr(t)
-	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
-	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
-	startBinary(t, aHTTP, "-target=brain,delivery", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr,
-		"-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-tools.addr="+bGRPC, "-router.addr="+bGRPC, "-critic.addr="+bGRPC,
-		"-brain.retry-backoff=100ms", "-brain.retry-max-backoff=200ms", "-brain.dependency-attempts=3",
+	aHTTP, bHTTP, bArgs := startSplit(t, "-brain.retry-backoff=100ms", "-brain.retry-max-backoff=200ms", "-brain.dependency-attempts=3",
 		"-brain.failed-dedup-window=2s")
-	bArgs := []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr,
-		"-http.addr=" + bHTTP, "-grpc.addr=" + bGRPC, "-brain.addr=" + aGRPC, "-delivery.addr=" + aGRPC,
-		"-tools.scenario=" + demoScenario}
 	kill(t, startBinary(t, bHTTP, bArgs...))
 
 	submit := func() []string {

@@ -15,6 +15,7 @@ import (
 
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
 	"github.com/rcamesh/rcamesh/internal/intake"
@@ -28,6 +29,22 @@ func fastRetries(attempts int) *Config {
 	c.RetryBackoff = 5 * time.Millisecond
 	c.RetryMaxBackoff = 20 * time.Millisecond
 	return &c
+}
+
+// submitWait submits the crash alert, waits for its investigation and
+// returns the answer and the record.
+func submitWait(t *testing.T, h *harness) (*brainv1.SubmitAlertResponse, *investigationv1.InvestigationRecord) {
+	t.Helper()
+	ctx := testCtx(t)
+	resp, err := h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, crashAlert), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := h.client.GetRecord(ctx, &brainv1.GetRecordRequest{SessionId: resp.GetSessionId(), InvestigationId: resp.GetInvestigationId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, rr.GetRecord()
 }
 
 func unavailableErr() error { return status.Error(codes.Unavailable, "connection refused") }
@@ -52,19 +69,10 @@ func TestDependencyOutageRetriedThenCompletes(t *testing.T) {
 		}
 		return nil
 	}
-	ctx := testCtx(t)
-	resp, err := h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, crashAlert), Wait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, rec := submitWait(t, h)
 	if resp.GetStatus() != statusCompleted {
 		t.Fatalf("status %q", resp.GetStatus())
 	}
-	rr, err := h.client.GetRecord(ctx, &brainv1.GetRecordRequest{SessionId: resp.GetSessionId()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := rr.GetRecord()
 	if rec.GetState() != stateCompleted || rec.GetFailureReason() != "" {
 		t.Fatalf("state %q failure %q", rec.GetState(), rec.GetFailureReason())
 	}
@@ -119,18 +127,10 @@ func TestDependencyDownFailsVisibly(t *testing.T) {
 			h := newHarness(t, harnessOpts{cfg: cfg, now: now})
 			tc.down(h)
 			ctx := testCtx(t)
-			resp, err := h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, crashAlert), Wait: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, rec := submitWait(t, h)
 			if resp.GetStatus() != statusFailed {
 				t.Fatalf("status %q, want failed", resp.GetStatus())
 			}
-			rr, err := h.client.GetRecord(ctx, &brainv1.GetRecordRequest{SessionId: resp.GetSessionId()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := rr.GetRecord()
 			if rec.GetState() != stateFailed || !strings.Contains(rec.GetFailureReason(), tc.dep) || !strings.Contains(rec.GetFailureReason(), "after 3 attempts") {
 				t.Fatalf("state %q reason %q", rec.GetState(), rec.GetFailureReason())
 			}
@@ -182,16 +182,7 @@ func TestDependencyDownFailsVisibly(t *testing.T) {
 func TestStageErrorWithoutEvidenceFails(t *testing.T) {
 	h := newHarness(t, harnessOpts{cfg: fastRetries(3)})
 	h.router.down = func() error { return status.Error(codes.Internal, "plan exploded") }
-	ctx := testCtx(t)
-	resp, err := h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, crashAlert), Wait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr, err := h.client.GetRecord(ctx, &brainv1.GetRecordRequest{SessionId: resp.GetSessionId()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := rr.GetRecord()
+	resp, rec := submitWait(t, h)
 	if resp.GetStatus() != statusFailed || rec.GetState() != stateFailed || !strings.Contains(rec.GetFailureReason(), "plan exploded") {
 		t.Fatalf("status %q state %q reason %q", resp.GetStatus(), rec.GetState(), rec.GetFailureReason())
 	}
@@ -358,16 +349,7 @@ func TestListPinsPages(t *testing.T) {
 func TestDeliveryDownFailsVisibly(t *testing.T) {
 	h := newHarness(t, harnessOpts{cfg: fastRetries(3)})
 	h.delivery.down = func() error { return status.Error(codes.DeadlineExceeded, "delivery timed out") }
-	ctx := testCtx(t)
-	resp, err := h.client.SubmitAlert(ctx, &brainv1.SubmitAlertRequest{Payload: mustStruct(t, crashAlert), Wait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr, err := h.client.GetRecord(ctx, &brainv1.GetRecordRequest{SessionId: resp.GetSessionId()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := rr.GetRecord()
+	_, rec := submitWait(t, h)
 	if rec.GetState() != stateFailed || !strings.HasPrefix(rec.GetFailureReason(), "deliver: delivery unavailable") {
 		t.Fatalf("state %q reason %q", rec.GetState(), rec.GetFailureReason())
 	}
