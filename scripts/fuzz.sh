@@ -10,6 +10,7 @@
 #   FUZZTIME=10m scripts/fuzz.sh            # what `make fuzz` runs
 #   FUZZTIME=6s  scripts/fuzz.sh            # what `make fuzz-short` (CI) runs
 #   FUZZ_TARGETS='FuzzParse|FuzzLoad' ...   # only the targets matching a regexp
+#   FUZZPARALLEL=1 ...                      # fuzzing workers (default GOMAXPROCS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO="${GO:-go}"
@@ -18,6 +19,9 @@ FUZZTIME="${FUZZTIME:-10m}"
 # targets (FuzzLoad writes files) keep fuzzing.
 FUZZMINIMIZETIME="${FUZZMINIMIZETIME:-5s}"
 FUZZ_TARGETS="${FUZZ_TARGETS:-.}"
+FUZZPARALLEL="${FUZZPARALLEL:-}"
+parallel=()
+[[ -z "$FUZZPARALLEL" ]] || parallel=(-parallel "$FUZZPARALLEL")
 
 summary=()
 fail=0
@@ -29,7 +33,7 @@ while read -r pkg dir; do
 		echo "== $pkg $name for $FUZZTIME"
 		log=$(mktemp)
 		start=$(date +%s)
-		if $GO test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "$pkg" 2>&1 | tee "$log"; then
+		if $GO test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "${parallel[@]}" "$pkg" 2>&1 | tee "$log"; then
 			result=ok
 		else
 			result=FAIL

@@ -21,6 +21,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/app"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/scenario"
 	"github.com/rcamesh/rcamesh/scenarios"
@@ -82,7 +83,7 @@ func (m *meshProc) investigateAlert(ctx context.Context, alertJSON []byte, scena
 	if err != nil {
 		return nil, fmt.Errorf("get record: %w", err)
 	}
-	pins, err := bc.ListPins(ctx, &brainv1.ListPinsRequest{SessionId: resp.GetSessionId()})
+	pins, err := mesh.AllPins(ctx, bc, resp.GetSessionId())
 	if err != nil {
 		return nil, fmt.Errorf("list pins: %w", err)
 	}
@@ -90,7 +91,7 @@ func (m *meshProc) investigateAlert(ctx context.Context, alertJSON []byte, scena
 	if err == nil {
 		out.Markdown = rep.GetReport().GetMarkdown()
 	}
-	out.Scoring = brain.Scoring(rec.GetRecord(), pins.GetPins(), scenarioID, out.Markdown)
+	out.Scoring = brain.Scoring(rec.GetRecord(), pins, scenarioID, out.Markdown)
 	return out, nil
 }
 

@@ -132,7 +132,7 @@ func rank(ev *Evidence, findings []Finding) Result {
 	leads := []Finding{lead}
 	if !lead.Healthy && lead.Score >= minFaultScore {
 		for _, f := range findings[1:] {
-			if f.Healthy || f.Score < minFaultScore || f.Mode == lead.Mode || f.Entity != lead.Entity && !sameDomain(f, lead) {
+			if f.Healthy || f.Repetition || f.Score < minFaultScore || f.Mode == lead.Mode || f.Entity != lead.Entity && !sameDomain(f, lead) {
 				continue
 			}
 			if _, ok := lead.Explains[f.Mode]; ok {
@@ -250,6 +250,9 @@ func confidence(f Finding) float64 {
 // unknowns lists what could not be checked.
 func (ev *Evidence) unknowns(leads []Finding) []string {
 	var out []string
+	if ev.InstructionLines > 0 {
+		out = append(out, fmt.Sprintf("%s addressed to the investigator were set aside as data, not evidence", plural(ev.InstructionLines, "log line", "log lines")))
+	}
 	var intents []string
 	for i := range ev.NoData {
 		intents = append(intents, i)

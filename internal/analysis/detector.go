@@ -85,6 +85,11 @@ type Finding struct {
 	// accounts for (planned work that ended): without it only fault
 	// findings explain others.
 	Overrides bool
+	// Repetition marks a finding whose only support is one message from one
+	// origin, however often written: it may lead, never add a second
+	// concurrent fault (text from inspected systems is data; repeating it
+	// proves nothing more).
+	Repetition bool
 }
 
 func (f *Finding) validated(text string, c ...Cite) {

@@ -94,6 +94,9 @@ type (
 // empty. Detectors read only this.
 type Evidence struct {
 	Alert *investigationv1.Alert
+	// InstructionLines counts log lines set aside because they address the
+	// reader instead of describing the system (instructionLike).
+	InstructionLines int
 
 	Pods        []Pod
 	Events      []Event
@@ -220,6 +223,10 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		var ls []facts.LogLine
 		if decode(facts.KeyLogLines, &ls) {
 			for _, x := range ls {
+				if instructionLike(x.Message) {
+					ev.InstructionLines++ // data, not evidence (untrusted.go)
+					continue
+				}
 				if x.Source == "" && len(c.Sources) > 0 {
 					x.Source = c.Sources[0]
 				}

@@ -92,13 +92,16 @@ func clip(s string, n int) string {
 	return cut + "..."
 }
 
-// quote renders evidence text for a report: short texts whole; a long one
+// quote marks text from an inspected system as a quotation (untrusted.go).
+func quote(s string) string { return quoteUntrusted(s) }
+
+// headTail bounds evidence text for a report: short texts whole; a long one
 // keeps its head and its tail, because error chains put the innermost
 // cause last ("...: x509: certificate signed by unknown authority").
-func quote(s string) string {
+func headTail(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= quoteMax {
-		return "'" + s + "'"
+		return s
 	}
 	tail := s[len(s)-quoteTail:]
 	if i := strings.IndexByte(tail, ' '); i >= 0 && i < quoteTail/3 {
@@ -107,7 +110,7 @@ func quote(s string) string {
 	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
 		tail = tail[1:]
 	}
-	return "'" + clip(s, quoteMax-quoteTail) + " " + tail + "'"
+	return clip(s, quoteMax-quoteTail) + " " + tail
 }
 
 // quoteMax bounds a quoted text; quoteTail is how much of a long text's

@@ -335,8 +335,11 @@ func detectLogSignatures(ev *Evidence) []Finding {
 				f.inferred(fmt.Sprintf("The expired certificate is the one %s presents: the error comes from verifying the peer on a call to it", host))
 			}
 		}
-		if len(lines) >= 3 {
+		// Corroboration counts independent occurrences, not repetitions.
+		if n := independentOccurrences(lines); n >= 3 {
 			f.Score = 0.75
+		} else if n == 1 {
+			f.Repetition = true
 		}
 		reps := representative(lines, 3)
 		if len(origins) > 4 {

@@ -341,7 +341,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 		}
 		if hm, ok := m.(HTTPModule); ok {
 			for pattern, h := range hm.HTTPHandlers(self) {
-				gw.Handle(pattern, h)
+				gw.HandleModule(pattern, h)
 			}
 		}
 		r := &running{name: name, m: m, fatal: a.reg.entries[name].fatal}

@@ -126,6 +126,11 @@ func (s *security) remoteDial(addr string) []grpc.DialOption {
 func (s *security) gateway(gc *server.GatewayConfig) {
 	max := gc.MaxBodyBytes
 	gc.APIMiddleware = func(next http.Handler) http.Handler { return s.authn.Middleware(max, next) }
+	// A module's own surface (MCP: start investigations, steer) needs an
+	// authenticated caller with the steer role.
+	gc.ModuleMiddleware = func(next http.Handler) http.Handler {
+		return s.authn.Middleware(max, s.authn.RequireRole(auth.RoleSteer, next))
+	}
 	gc.ServeMuxOptions = append(gc.ServeMuxOptions, runtime.WithMetadata(auth.DelegationMetadata))
 }
 

@@ -165,3 +165,15 @@ func DelegationMetadata(ctx context.Context, r *http.Request) metadata.MD {
 	}
 	return metadata.Pairs(MDDelegateName, p.Name, MDDelegateRoles, p.roleNames())
 }
+
+// RequireRole lets through (after Middleware) only a caller holding need
+// when authentication is on; 403 otherwise.
+func (a *Authenticator) RequireRole(need Role, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.enabled && !PrincipalFrom(r.Context()).Has(need) {
+			writeErr(w, http.StatusForbidden, codes.PermissionDenied, fmt.Sprintf("%s %s needs the %s role", r.Method, r.URL.Path, need))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

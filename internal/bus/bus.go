@@ -643,13 +643,26 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 	})
 }
 
-// Enqueue puts payload on the work queue ("rcamesh.v1.work.alert").
-// Enqueueing the same msgID again within the duplicate window is a no-op.
-func (b *Bus) Enqueue(ctx context.Context, msgID string, payload []byte) (err error) {
-	if msgID == "" {
-		return errors.New("bus: enqueue needs a message id")
+// Enqueue puts payload on the work queue under msgID (EnqueueKeyed with
+// msgID as the key). Enqueueing the same msgID again within the duplicate
+// window is a no-op.
+func (b *Bus) Enqueue(ctx context.Context, msgID string, payload []byte) error {
+	return b.EnqueueKeyed(ctx, msgID, msgID, payload)
+}
+
+// EnqueueKeyed puts payload on the work queue on WorkSubject(key), with
+// msgID as its idempotency key (the same msgID within the duplicate window
+// is a no-op). The key names the work item, so WorkPending(key) can tell
+// whether the queue still holds it.
+func (b *Bus) EnqueueKeyed(ctx context.Context, key, msgID string, payload []byte) (err error) {
+	if msgID == "" || key == "" {
+		return errors.New("bus: enqueue needs a key and a message id")
 	}
-	ctx, span := b.startProducer(ctx, SubjectWorkAlert, msgID)
+	subject := WorkSubject(key)
+	if err := checkSubject(subject); err != nil {
+		return err
+	}
+	ctx, span := b.startProducer(ctx, subject, msgID)
 	defer func() {
 		if err != nil {
 			span.RecordError(err)
@@ -657,7 +670,7 @@ func (b *Bus) Enqueue(ctx context.Context, msgID string, payload []byte) (err er
 		}
 		span.End()
 	}()
-	msg := &nats.Msg{Subject: SubjectWorkAlert, Data: payload, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{}}
 	InjectTrace(ctx, msg.Header)
 	start := time.Now()
 	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
@@ -674,20 +687,39 @@ func (b *Bus) Enqueue(ctx context.Context, msgID string, payload []byte) (err er
 	return nil
 }
 
+// WorkPending says whether the work queue still holds an item enqueued under
+// key: waiting, or delivered and not yet acknowledged (a work-queue stream
+// removes an item only when it is acknowledged or terminated).
+func (b *Bus) WorkPending(ctx context.Context, key string) (bool, error) {
+	st, err := b.js.Stream(ctx, StreamWork)
+	if err != nil {
+		return false, fmt.Errorf("bus: stream %s: %w", StreamWork, err)
+	}
+	_, err = st.GetLastMsgForSubject(ctx, WorkSubject(key))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("bus: work item %s: %w", key, err)
+	}
+	return true, nil
+}
+
 // ConsumeWork runs fn for each work item through the shared durable
 // "brain-work": every item goes to one consumer in the cluster, one at a time
 // per call. Acked when fn returns nil, redelivered with backoff on error. It
 // blocks until ctx is done and then returns nil.
 func (b *Bus) ConsumeWork(ctx context.Context, fn func(context.Context, []byte) error) error {
 	cfg := jetstream.ConsumerConfig{
-		Durable:       ConsumerWork,
-		Description:   "rcamesh shared work-queue consumer",
-		FilterSubject: SubjectWorkAlert,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       b.cfg.AckWait,
-		MaxDeliver:    b.cfg.MaxDeliver,
-		MaxAckPending: 256,
-		Replicas:      b.cfg.Replicas,
+		Durable:     ConsumerWork,
+		Description: "rcamesh shared work-queue consumer",
+		// The plain subject holds items enqueued by older versions.
+		FilterSubjects: []string{SubjectWorkAlert, SubjectWorkAlert + ".>"},
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        b.cfg.AckWait,
+		MaxDeliver:     b.cfg.MaxDeliver,
+		MaxAckPending:  256,
+		Replicas:       b.cfg.Replicas,
 	}
 	// One message buffered at a time: an investigation can outlive AckWait of
 	// messages waiting in a client buffer.
@@ -888,4 +920,23 @@ func IsConflict(err error) bool {
 	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) ||
 		errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
 			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// SessionPins is the number of pins added to a session (its pin.added
+// events, one per pin: republishing is deduplicated), from the stream's
+// per-subject counts.
+func (b *Bus) SessionPins(ctx context.Context, session string) (uint64, error) {
+	subject := PinSubject(session, evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED)
+	if err := checkSubject(subject); err != nil {
+		return 0, err
+	}
+	st, err := b.js.Stream(ctx, StreamEvents)
+	if err != nil {
+		return 0, fmt.Errorf("bus: stream %s: %w", StreamEvents, err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		return 0, fmt.Errorf("bus: pins of %s: %w", session, err)
+	}
+	return info.State.Subjects[subject], nil
 }

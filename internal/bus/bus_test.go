@@ -599,3 +599,53 @@ func TestDecodeRejectsUnknownKind(t *testing.T) {
 		t.Error("Decode of garbage succeeded")
 	}
 }
+
+// TestWorkPendingAndOldConsumer: an item keyed by its investigation is
+// pending until acknowledged; a work consumer created by an older version
+// (one filter on the plain subject) is upgraded in place and still takes
+// items left on the plain subject.
+func TestWorkPendingAndOldConsumer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embedded NATS")
+	}
+	ctx := testCtx(t)
+	b := bustest.New(t)
+	// The durable as an older version made it, with an item on the old subject.
+	if _, err := b.JetStream().CreateOrUpdateConsumer(ctx, bus.StreamWork, jetstream.ConsumerConfig{
+		Durable: bus.ConsumerWork, FilterSubject: bus.SubjectWorkAlert, AckPolicy: jetstream.AckExplicitPolicy,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.JetStream().Publish(ctx, bus.SubjectWorkAlert, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.EnqueueKeyed(ctx, "inv-1.x", "work:inv-1.x:0", []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]bool{"inv-1.x": true, "inv-2": false} {
+		if got, err := b.WorkPending(ctx, key); err != nil || got != want {
+			t.Fatalf("WorkPending(%s) = %v, %v; want %v", key, got, err, want)
+		}
+	}
+	var mu sync.Mutex
+	var got []string
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- b.ConsumeWork(cctx, func(_ context.Context, p []byte) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, string(p))
+			return nil
+		})
+	}()
+	eventually(t, "both items handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
+	eventually(t, "the keyed item is acknowledged", func() bool {
+		p, err := b.WorkPending(ctx, "inv-1.x")
+		return err == nil && !p
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

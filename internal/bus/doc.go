@@ -66,11 +66,16 @@
 // Events whose timestamps fall outside what protojson can express (years 1
 // to 9999) are refused at publish time: no reader could decode them to JSON.
 //
-// Stream RCAMESH_WORK (work-queue retention) carries alerts to investigate on
-// "rcamesh.v1.work.alert", consumed by the shared durable "brain-work".
+// Stream RCAMESH_WORK (work-queue retention) carries alerts to investigate,
+// each on "rcamesh.v1.work.alert.<key>" (WorkSubject: the investigation id,
+// escaped by Token; older versions used "rcamesh.v1.work.alert"), consumed by
+// the shared durable "brain-work". WorkPending tells whether the queue still
+// holds an item (the brain's orphan sweeper asks).
 //
 // KV buckets (created on first use): rcamesh_sessions, rcamesh_records,
-// rcamesh_reports, rcamesh_fingerprints, rcamesh_critic.
+// rcamesh_reports, rcamesh_fingerprints, rcamesh_critic, rcamesh_history,
+// rcamesh_open (investigations not yet final), rcamesh_outbox (pages no
+// destination has accepted yet).
 //
 // Replicas: every stream and KV bucket has -nats.replicas replicas (1 for
 // the embedded server, 3 in a NATS cluster); every publish waits for the

@@ -47,6 +47,11 @@ const (
 	// that critic replicas judge one session in turn and each sees the
 	// verdicts of the others.
 	BucketCritic = "rcamesh_critic"
+	// BucketOpen indexes the investigations not yet final (the brain's
+	// orphan sweeper reads it instead of every record).
+	BucketOpen = "rcamesh_open"
+	// BucketOutbox holds the pages delivery has not had accepted yet.
+	BucketOutbox = "rcamesh_outbox"
 
 	// Header names.
 	HeaderEventKind   = "Rcamesh-Event-Kind"
@@ -228,6 +233,12 @@ func PinFilter(session string, kind evidencev1.PinEventKind) string {
 		return SubjectPrefix + ".session.*.pin." + PinKindToken(kind)
 	}
 	return PinSubject(session, kind)
+}
+
+// WorkSubject is the work-queue subject of one work item:
+// "rcamesh.v1.work.alert.<key>" with the key escaped by Token.
+func WorkSubject(key string) string {
+	return SubjectWorkAlert + "." + Token(key)
 }
 
 // LifecycleFilter matches every lifecycle event of one session.

@@ -30,6 +30,8 @@ var writers = map[string][]string{
 	BucketFingerprints: {"brain", "delivery"}, // delivery's own dedup keys (delivery_*) share the bucket
 	BucketCritic:       {"critic"},            // the critic replicas' per-session lease and verdict stamp
 	BucketHistory:      {"history"},           // past investigations (the history module's KV store)
+	BucketOpen:         {"brain"},             // investigations not yet final (the orphan sweeper's index)
+	BucketOutbox:       {"delivery"},          // pages no destination has accepted yet
 }
 
 // workPublishers enqueue alerts.

@@ -6,6 +6,7 @@
 package mesh
 
 import (
+	"context"
 	"fmt"
 
 	"google.golang.org/grpc"
@@ -13,6 +14,7 @@ import (
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 )
@@ -61,4 +63,22 @@ func Shared(cc grpc.ClientConnInterface) Clients {
 		Router: cc, Tools: cc, Critic: cc, Brain: cc, Delivery: cc,
 	})
 	return c
+}
+
+// AllPins reads every pin of a session from the brain, page after page
+// (ListPins pages its answer so that it always fits a gRPC message).
+func AllPins(ctx context.Context, c brainv1.BrainServiceClient, session string) ([]*evidencev1.EvidencePin, error) {
+	var out []*evidencev1.EvidencePin
+	token := ""
+	for {
+		resp, err := c.ListPins(ctx, &brainv1.ListPinsRequest{SessionId: session, PageToken: token, PageSize: 500})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, resp.GetPins()...)
+		token = resp.GetNextPageToken()
+		if token == "" || len(resp.GetPins()) == 0 {
+			return out, nil
+		}
+	}
 }

@@ -20,8 +20,10 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/rcamesh/rcamesh/api/openapi"
@@ -48,6 +50,10 @@ type GatewayConfig struct {
 	// APIMiddleware, when set, wraps the /api/ handler (authentication,
 	// browser rules: internal/auth).
 	APIMiddleware func(http.Handler) http.Handler
+	// ModuleMiddleware, when set, wraps what modules mount with HandleModule
+	// (the MCP endpoint): the same identity as the API, and the role a
+	// module's surface needs.
+	ModuleMiddleware func(http.Handler) http.Handler
 }
 
 // Gateway is the HTTP side of a process: REST through grpc-gateway under
@@ -93,6 +99,7 @@ func NewGateway(logger *slog.Logger, cfg GatewayConfig) *Gateway {
 	g.mux = runtime.NewServeMux(append([]runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, Marshaler()),
 		runtime.WithRoutingErrorHandler(routingError),
+		runtime.WithErrorHandler(apiError),
 	}, cfg.ServeMuxOptions...)...)
 	api := g.checkRequest(g.limitBody(g.mux))
 	if cfg.APIMiddleware != nil {
@@ -139,6 +146,14 @@ func (g *Gateway) Register(ctx context.Context, conn *grpc.ClientConn, handlers 
 // Patterns follow net/http.ServeMux; /api/, /healthz, /readyz and
 // /openapi.json are taken.
 func (g *Gateway) Handle(pattern string, h http.Handler) { g.http.Handle(pattern, h) }
+
+// HandleModule mounts a module's own HTTP surface behind ModuleMiddleware.
+func (g *Gateway) HandleModule(pattern string, h http.Handler) {
+	if g.cfg.ModuleMiddleware != nil {
+		h = g.cfg.ModuleMiddleware(h)
+	}
+	g.http.Handle(pattern, h)
+}
 
 // AddReadyCheck adds (or replaces) a named readiness check for /readyz.
 func (g *Gateway) AddReadyCheck(name string, check ReadyCheck) {
@@ -391,4 +406,32 @@ func (g *Gateway) limitBody(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ReasonTooLarge is the ErrorInfo reason of a request the service refuses
+// for its size; the gateway answers it with 413 instead of 429.
+const ReasonTooLarge = "REQUEST_TOO_LARGE"
+
+// TooLarge is the gRPC error of a request refused for its size
+// (ResourceExhausted with ErrorInfo{reason: ReasonTooLarge}): 413 over REST.
+func TooLarge(msg string) error {
+	st := status.New(codes.ResourceExhausted, msg)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: ReasonTooLarge, Domain: "rcamesh"}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// apiError is grpc-gateway's error handler, except that a TooLarge error
+// is answered 413.
+func apiError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+		for _, d := range st.Details() {
+			if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetReason() == ReasonTooLarge {
+				writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Code: int32(codes.ResourceExhausted), Message: st.Message(), Details: []string{}})
+				return
+			}
+		}
+	}
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }

@@ -19,6 +19,8 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/intake"
+	"github.com/rcamesh/rcamesh/internal/paging"
+	"github.com/rcamesh/rcamesh/internal/server"
 )
 
 // Submit statuses (SubmitAlertResponse.status).
@@ -29,7 +31,16 @@ const (
 	statusAttached  = "attached"
 	statusNoise     = "noise"
 	statusResolved  = "resolved"
+	statusFailed    = "failed"
 )
+
+// finalStatus is the submit status of a final investigation.
+func finalStatus(rec *investigationv1.InvestigationRecord) string {
+	if rec.GetState() == stateFailed {
+		return statusFailed
+	}
+	return statusCompleted
+}
 
 // SubmitAlert parses, de-duplicates and queues an alert.
 func (s *Service) SubmitAlert(ctx context.Context, req *brainv1.SubmitAlertRequest) (*brainv1.SubmitAlertResponse, error) {
@@ -43,6 +54,11 @@ func (s *Service) SubmitAlert(ctx context.Context, req *brainv1.SubmitAlertReque
 	alerts, err := intake.Parse(raw, req.GetSource())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if len(alerts) > s.cfg.MaxAlertsPerRequest {
+		// Refused whole, before anything is stored or queued.
+		return nil, server.TooLarge(fmt.Sprintf("the request carries %d alerts; the limit is %d per request (-brain.max-alerts-per-request): split it, or group alerts at the source (Alertmanager group_by)",
+			len(alerts), s.cfg.MaxAlertsPerRequest))
 	}
 	if _, err := s.store(ctx); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
@@ -101,9 +117,9 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 	if sid == "" {
 		sid = s.deriveSessionID(fp, now)
 	}
-	invID := investigationID(sid, fp, fmt.Sprint(s.windowIndex(now)))
-	claim, err := store.claimFingerprint(ctx, fp, now, s.cfg.DedupWindow,
-		fpEntry{SessionID: sid, InvestigationID: invID, FirstSeen: now, LastSeen: now, Count: 1})
+	claim, err := store.claimFingerprint(ctx, fp, now, s.cfg.DedupWindow, s.cfg.FailedDedupWindow, func(prev *fpEntry) fpEntry {
+		return s.freshEntry(sid, fp, now, prev)
+	})
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "fingerprint dedup: %v", err)
 	}
@@ -127,12 +143,22 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 		return resp, nil
 	}
 
+	invID := claim.entry.InvestigationID
 	st := s.newState(a, sid, invID, "", nil)
 	rollback := func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = store.fingerprints.Delete(dctx, fp)
 		_ = store.records.Delete(dctx, invID)
+		_ = store.open.Delete(dctx, invID)
+	}
+	// Intake is atomic through the open index: indexed first, then saved,
+	// then queued; a failure rolls every step back, and a crash in between
+	// leaves an index entry the sweeper resolves (re-queues the saved
+	// investigation, or releases the fingerprint of one never saved).
+	if err := s.markOpen(ctx, store, invID, sid, fp); err != nil {
+		rollback()
+		return nil, status.Errorf(codes.Unavailable, "index investigation: %v", err)
 	}
 	if _, err := store.updateSession(ctx, sid, func() *sessionEntry { return newSessionEntry(sid, a, st.rc, now) },
 		func(se *sessionEntry) { addInvestigation(se, invID) }); err != nil {
@@ -150,11 +176,10 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 		if err := s.runPipeline(ctx, st); err != nil {
 			return nil, waitErr(err)
 		}
-		resp.Status, resp.Diagnosis = statusCompleted, st.rec.GetDiagnosis()
+		resp.Status, resp.Diagnosis = finalStatus(st.rec), st.rec.GetDiagnosis()
 		return resp, nil
 	}
-	msgID := fp + "-" + fmt.Sprint(s.windowIndex(now))
-	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, msgID); err != nil {
+	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, 0); err != nil {
 		rollback()
 		return nil, status.Errorf(codes.Unavailable, "queue investigation: %v", err)
 	}
@@ -163,7 +188,7 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 		if err != nil {
 			return nil, waitErr(err)
 		}
-		resp.Status, resp.Diagnosis = statusCompleted, fin.rec.GetDiagnosis()
+		resp.Status, resp.Diagnosis = finalStatus(fin.rec), fin.rec.GetDiagnosis()
 	}
 	return resp, nil
 }
@@ -351,6 +376,11 @@ func (s *Service) StartInvestigation(ctx context.Context, req *brainv1.StartInve
 		func(se *sessionEntry) { addInvestigation(se, invID) }); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "session: %v", err)
 	}
+	if !req.GetWait() {
+		if err := s.markOpen(ctx, store, invID, sid, ""); err != nil {
+			return nil, status.Errorf(codes.Unavailable, "index investigation: %v", err)
+		}
+	}
 	if err := s.checkpoint(ctx, st); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "create investigation: %v", err)
 	}
@@ -364,8 +394,9 @@ func (s *Service) StartInvestigation(ctx context.Context, req *brainv1.StartInve
 		resp.Status, resp.Diagnosis = st.rec.GetState(), st.rec.GetDiagnosis()
 		return resp, nil
 	}
-	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, "sub-"+invID); err != nil {
+	if err := s.enqueue(ctx, workItem{SessionID: sid, InvestigationID: invID}, 0); err != nil {
 		_ = store.records.Delete(context.WithoutCancel(ctx), invID)
+		_ = store.open.Delete(context.WithoutCancel(ctx), invID)
 		return nil, status.Errorf(codes.Unavailable, "queue investigation: %v", err)
 	}
 	return resp, nil
@@ -438,14 +469,14 @@ func (s *Service) session(ctx context.Context, sid string) (*sessionEntry, error
 
 // ListSessions lists sessions, newest first.
 func (s *Service) ListSessions(ctx context.Context, req *brainv1.ListSessionsRequest) (*brainv1.ListSessionsResponse, error) {
-	limit := int(req.GetLimit())
-	if limit < 0 {
-		return nil, status.Errorf(codes.InvalidArgument, "limit must be >= 0, got %d", limit)
+	size, err := paging.Size(req.GetPageSize(), req.GetLimit(), 50, 1000)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	if limit == 0 {
-		limit = 50
+	offset, err := paging.Offset("sessions", req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	limit = min(limit, 1000)
 	store, err := s.store(ctx)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "brain state store: %v", err)
@@ -454,21 +485,37 @@ func (s *Service) ListSessions(ctx context.Context, req *brainv1.ListSessionsReq
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "list sessions: %v", err)
 	}
-	out := &brainv1.ListSessionsResponse{}
-	for i, e := range all {
-		if i >= limit {
-			break
-		}
+	from, to, next := paging.Page("sessions", len(all), offset, size)
+	out := &brainv1.ListSessionsResponse{NextPageToken: next}
+	for _, e := range all[from:to] {
 		out.Sessions = append(out.Sessions, e.GetSession())
 	}
 	return out, nil
 }
 
-// ListPins returns the session's pins in their latest state.
+// Pin page bounds: a page holds at most maxPinPage pins and, whatever the
+// page size, stops before maxPinPageBytes (a response always fits the
+// 4 MiB gRPC message limit; one pin is capped well below it by the tools).
+const (
+	defaultPinPage  = 100
+	maxPinPage      = 500
+	maxPinPageBytes = 2 << 20
+)
+
+// ListPins returns a page of the session's pins in their latest state, in
+// arrival order.
 func (s *Service) ListPins(ctx context.Context, req *brainv1.ListPinsRequest) (*brainv1.ListPinsResponse, error) {
 	sid := strings.TrimSpace(req.GetSessionId())
 	if sid == "" {
 		return nil, status.Error(codes.InvalidArgument, "session_id is required")
+	}
+	size, err := paging.Size(req.GetPageSize(), 0, defaultPinPage, maxPinPage)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	offset, err := paging.Offset("pins", req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	pins, seq, err := s.sessionPins(ctx, sid)
 	if err != nil {
@@ -479,7 +526,16 @@ func (s *Service) ListPins(ctx context.Context, req *brainv1.ListPinsRequest) (*
 			return nil, err
 		}
 	}
-	return &brainv1.ListPinsResponse{Pins: pins, Sequence: seq}, nil
+	from, to, next := paging.Page("pins", len(pins), offset, size)
+	bytes := 0
+	for i := from; i < to; i++ {
+		bytes += proto.Size(pins[i])
+		if bytes > maxPinPageBytes && i > from {
+			to, next = i, paging.Token("pins", i)
+			break
+		}
+	}
+	return &brainv1.ListPinsResponse{Pins: pins[from:to], Sequence: seq, NextPageToken: next, Total: int32(len(pins))}, nil
 }
 
 // Pins returns a session's pins in their latest state (library form of ListPins).

@@ -61,6 +61,32 @@ type Config struct {
 	// the cluster or namespace name) is one of these need no production
 	// action; the diagnosis says so and reports what it found there.
 	NonPagedEnvironments []string
+
+	// DependencyAttempts bounds the attempts of stages whose dependency
+	// (tools, router, critic, delivery, NATS) is unavailable, over one
+	// investigation; then the investigation fails visibly with the reason.
+	DependencyAttempts int
+	// RetryBackoff is the delay before the first retry; it doubles per retry
+	// up to RetryMaxBackoff.
+	RetryBackoff    time.Duration
+	RetryMaxBackoff time.Duration
+	// FailedDedupWindow: once an investigation failed, alerts with its
+	// fingerprint attach to it only this long; later ones start afresh.
+	FailedDedupWindow time.Duration
+	// OrphanAge: an investigation queued or running this long with no work
+	// item left on the queue (a crash between saving and queueing, or an
+	// item the queue gave up on) is re-queued by the sweeper.
+	OrphanAge time.Duration
+	// SweepInterval is how often the sweeper looks for orphans (0 = never).
+	SweepInterval time.Duration
+	// MaxRequeues: an orphan re-queued this often is failed instead.
+	MaxRequeues int
+	// MaxAlertsPerRequest bounds the alerts of one webhook request; a
+	// request with more is refused (413) before anything is stored or
+	// queued. (The firing alerts of one request are one incident, one
+	// investigation; the bound caps the parsing and the per-alert noise
+	// records.)
+	MaxAlertsPerRequest int
 }
 
 // DefaultConfig returns the documented defaults.
@@ -79,6 +105,14 @@ func DefaultConfig() Config {
 		ModelMaxTokens:        4096,
 		MaxPinsInPrompt:       60,
 		NonPagedEnvironments:  append([]string(nil), analysis.NonPagedEnvironments...),
+		DependencyAttempts:    6,
+		RetryBackoff:          2 * time.Second,
+		RetryMaxBackoff:       time.Minute,
+		FailedDedupWindow:     2 * time.Minute,
+		OrphanAge:             5 * time.Minute,
+		SweepInterval:         time.Minute,
+		MaxRequeues:           3,
+		MaxAlertsPerRequest:   1000,
 	}
 }
 
@@ -97,6 +131,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ModelMaxTokens, "brain.model-max-tokens", c.ModelMaxTokens, "max tokens of one model completion")
 	fs.IntVar(&c.MaxPinsInPrompt, "brain.max-pins-in-prompt", c.MaxPinsInPrompt, "evidence summaries listed in a model prompt")
 	fs.BoolVar(&c.DryRunDelivery, "brain.dry-run-delivery", c.DryRunDelivery, "render and store reports without sending them")
+	fs.IntVar(&c.DependencyAttempts, "brain.dependency-attempts", c.DependencyAttempts, "attempts of stages whose dependency (tools, router, critic, delivery, NATS) is unavailable, per investigation, before it fails")
+	fs.DurationVar(&c.RetryBackoff, "brain.retry-backoff", c.RetryBackoff, "delay before the first retry of a stage whose dependency is unavailable (doubles per retry)")
+	fs.DurationVar(&c.RetryMaxBackoff, "brain.retry-max-backoff", c.RetryMaxBackoff, "longest delay between retries of a stage")
+	fs.DurationVar(&c.FailedDedupWindow, "brain.failed-dedup-window", c.FailedDedupWindow, "how long alerts attach to a failed investigation of their fingerprint before a fresh one starts")
+	fs.DurationVar(&c.OrphanAge, "brain.orphan-age", c.OrphanAge, "age after which a queued or running investigation with no work item is re-queued")
+	fs.DurationVar(&c.SweepInterval, "brain.sweep-interval", c.SweepInterval, "how often orphaned investigations are looked for (0 = never)")
+	fs.IntVar(&c.MaxRequeues, "brain.max-requeues", c.MaxRequeues, "re-queues of an orphaned investigation before it fails")
+	fs.IntVar(&c.MaxAlertsPerRequest, "brain.max-alerts-per-request", c.MaxAlertsPerRequest, "alerts one webhook request may carry (more: 413)")
 	fs.Func("brain.nonpaged-environments", "comma list of environments that are not paged (default "+strings.Join(c.NonPagedEnvironments, ",")+"); empty: every environment is paged", func(v string) error {
 		c.NonPagedEnvironments = []string{}
 		for _, e := range strings.Split(v, ",") {
@@ -146,6 +188,27 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPinsInPrompt < 1 {
 		errs = append(errs, fmt.Errorf("brain.max-pins-in-prompt must be >= 1, got %d", c.MaxPinsInPrompt))
+	}
+	if c.DependencyAttempts < 1 {
+		errs = append(errs, fmt.Errorf("brain.dependency-attempts must be >= 1, got %d", c.DependencyAttempts))
+	}
+	if c.RetryBackoff <= 0 || c.RetryMaxBackoff < c.RetryBackoff {
+		errs = append(errs, fmt.Errorf("brain.retry-backoff must be positive and at most brain.retry-max-backoff, got %s and %s", c.RetryBackoff, c.RetryMaxBackoff))
+	}
+	if c.FailedDedupWindow <= 0 {
+		errs = append(errs, fmt.Errorf("brain.failed-dedup-window must be positive, got %s", c.FailedDedupWindow))
+	}
+	if c.OrphanAge <= 0 {
+		errs = append(errs, fmt.Errorf("brain.orphan-age must be positive, got %s", c.OrphanAge))
+	}
+	if c.SweepInterval < 0 {
+		errs = append(errs, fmt.Errorf("brain.sweep-interval must be >= 0, got %s", c.SweepInterval))
+	}
+	if c.MaxRequeues < 0 {
+		errs = append(errs, fmt.Errorf("brain.max-requeues must be >= 0, got %d", c.MaxRequeues))
+	}
+	if c.MaxAlertsPerRequest < 1 {
+		errs = append(errs, fmt.Errorf("brain.max-alerts-per-request must be >= 1, got %d", c.MaxAlertsPerRequest))
 	}
 	return errors.Join(errs...)
 }

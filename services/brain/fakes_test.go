@@ -120,9 +120,16 @@ type fakeRouter struct {
 	routerv1.UnimplementedRouterServiceServer
 	plan  []string
 	tools []*evidencev1.ToolDefinition
+	// down, when set, answers PlanActions with its error (nil = serve).
+	down func() error
 }
 
 func (f *fakeRouter) PlanActions(_ context.Context, req *routerv1.PlanActionsRequest) (*routerv1.PlanActionsResponse, error) {
+	if f.down != nil {
+		if err := f.down(); err != nil {
+			return nil, err
+		}
+	}
 	plan := &investigationv1.TaskPlan{Rationale: "test plan", ToolBudget: 10}
 	for _, in := range f.plan {
 		params, _ := structpb.NewStruct(map[string]any{"namespace": req.GetAlert().GetNamespace()})
@@ -144,9 +151,16 @@ type fakeCritic struct {
 	accepts int
 	review  func(round int32, req *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview
 	accept  func(n int, req *criticv1.AcceptConclusionRequest) *criticv1.AcceptConclusionResponse
+	// down, when set, answers every call with its error (nil = serve).
+	down func() error
 }
 
 func (f *fakeCritic) ReviewHypotheses(_ context.Context, req *criticv1.ReviewHypothesesRequest) (*criticv1.ReviewHypothesesResponse, error) {
+	if f.down != nil {
+		if err := f.down(); err != nil {
+			return nil, err
+		}
+	}
 	f.mu.Lock()
 	f.reviews++
 	fn := f.review
@@ -159,6 +173,11 @@ func (f *fakeCritic) ReviewHypotheses(_ context.Context, req *criticv1.ReviewHyp
 }
 
 func (f *fakeCritic) AcceptConclusion(_ context.Context, req *criticv1.AcceptConclusionRequest) (*criticv1.AcceptConclusionResponse, error) {
+	if f.down != nil {
+		if err := f.down(); err != nil {
+			return nil, err
+		}
+	}
 	f.mu.Lock()
 	f.accepts++
 	n := f.accepts
@@ -176,9 +195,16 @@ type fakeDelivery struct {
 	deliveryv1.UnimplementedDeliveryServiceServer
 	mu      sync.Mutex
 	records []*investigationv1.InvestigationRecord
+	// down, when set, answers with its error (nil = serve).
+	down func() error
 }
 
 func (f *fakeDelivery) DeliverReport(_ context.Context, req *deliveryv1.DeliverReportRequest) (*deliveryv1.DeliverReportResponse, error) {
+	if f.down != nil {
+		if err := f.down(); err != nil {
+			return nil, err
+		}
+	}
 	f.mu.Lock()
 	f.records = append(f.records, req.GetRecord())
 	f.mu.Unlock()

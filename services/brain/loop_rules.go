@@ -85,19 +85,24 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		st.loop.InRound = false
+		if isDependencyFailure(err) {
+			return "", err // the round stays open: the retry resumes at the review
+		}
 		switch {
 		case err != nil:
 			st.stop(dsNeedsReview, "hypothesis review failed: "+err.Error())
 		case final:
 			st.stop(dsNeedsReview, reason)
 		case review.GetAction() == investigationv1.CriticAction_CRITIC_ACTION_ACCEPT:
-			s.acceptConclusion(ctx, st)
+			if err := s.acceptConclusion(ctx, st); err != nil {
+				return "", err
+			}
 		case review.GetAction() == investigationv1.CriticAction_CRITIC_ACTION_ESCALATE:
 			st.stop(dsEscalated, "critic escalated: "+firstNonEmpty(review.GetSummary(), "conflicting evidence"))
 		default:
 			st.loop.Pending = s.requestedCalls(ctx, st, review)
 		}
+		st.loop.InRound = false
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -166,6 +171,9 @@ func (s *Service) synthesizeAndReview(ctx context.Context, st *invState) (*inves
 		SessionId: st.rec.GetSessionId(), Hypotheses: set, Alert: st.rec.GetAlert(), Round: round, Pins: st.pins,
 	})
 	if err != nil {
+		if isUnavailable(err) {
+			return nil, unavailable("critic", fmt.Errorf("critic.ReviewHypotheses: %w", err))
+		}
 		st.rec.HypothesisRounds = append(st.rec.HypothesisRounds, set)
 		s.subStageFailed(ctx, st, "critic.review_hypotheses", err)
 		return nil, fmt.Errorf("critic.ReviewHypotheses: %w", err)
@@ -332,17 +340,21 @@ func (s *Service) callsFor(ctx context.Context, st *invState, intents []string, 
 
 // askConclusion asks the critic whether the loop may stop with the proposed
 // diagnosis, for both loops: it stops the investigation when the critic
-// accepts, is unreachable or has reached its rejection limit (done), and
-// otherwise returns the refusal and its reason for the caller to act on.
-func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *criticv1.AcceptConclusionResponse, reason string, done bool) {
+// accepts, fails or has reached its rejection limit (done), and otherwise
+// returns the refusal and its reason for the caller to act on. A critic that
+// cannot be reached is a dependency failure (err): the stage is retried.
+func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *criticv1.AcceptConclusionResponse, reason string, done bool, err error) {
 	proposed := s.proposedDiagnosis(ctx, st)
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
-	resp, err := s.clients.Critic.AcceptConclusion(cctx, criticAcceptRequest(st, proposed))
+	resp, err = s.clients.Critic.AcceptConclusion(cctx, criticAcceptRequest(st, proposed))
 	if err != nil {
+		if isUnavailable(err) {
+			return nil, "", false, unavailable("critic", fmt.Errorf("critic.AcceptConclusion: %w", err))
+		}
 		s.subStageFailed(ctx, st, "critic.accept_conclusion", err)
-		st.stop(dsNeedsReview, "conclusion gate unavailable: "+err.Error())
-		return nil, "", true
+		st.stop(dsNeedsReview, "conclusion gate failed: "+err.Error())
+		return nil, "", true, nil
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
 	if resp.GetLimitReached() {
@@ -353,11 +365,11 @@ func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *critic
 			st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
 		}
 		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+firstNonEmpty(resp.GetReason(), "conclusion refused"))
-		return resp, resp.GetReason(), true
+		return resp, resp.GetReason(), true, nil
 	}
 	if resp.GetAccepted() {
 		st.stop(dsConcluded, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
-		return resp, "", true
+		return resp, "", true, nil
 	}
 	st.loop.Rejections++
 	for _, g := range resp.GetBlockingGaps() {
@@ -366,17 +378,17 @@ func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *critic
 	reason = firstNonEmpty(resp.GetReason(), "conclusion refused")
 	if resp.GetLimitReached() {
 		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+reason)
-		return resp, reason, true
+		return resp, reason, true, nil
 	}
-	return resp, reason, false
+	return resp, reason, false, nil
 }
 
 // acceptConclusion asks the critic whether the rules loop may stop; a
 // refusal with missing intents runs them once more.
-func (s *Service) acceptConclusion(ctx context.Context, st *invState) {
-	resp, reason, done := s.askConclusion(ctx, st)
-	if done {
-		return
+func (s *Service) acceptConclusion(ctx context.Context, st *invState) error {
+	resp, reason, done, err := s.askConclusion(ctx, st)
+	if err != nil || done {
+		return err
 	}
 	if len(resp.GetMissingIntents()) > 0 && !st.loop.RetriedMissing {
 		st.loop.RetriedMissing = true
@@ -384,9 +396,10 @@ func (s *Service) acceptConclusion(ctx context.Context, st *invState) {
 		if len(st.loop.Pending) == 0 {
 			st.stop(dsNeedsReview, "conclusion refused: "+reason)
 		}
-		return
+		return nil
 	}
 	st.stop(dsNeedsReview, "conclusion refused: "+reason)
+	return nil
 }
 
 // proposedDiagnosis is the rules diagnosis over the current pins.

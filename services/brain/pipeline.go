@@ -69,12 +69,25 @@ func (s *Service) runPipeline(ctx context.Context, st *invState) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if name == stageDeliver {
+			// Never deliver a silent "completed" built on nothing.
+			if stage, ferr := emptyFailure(st); ferr != nil {
+				return s.fail(ctx, st, stage, ferr)
+			}
+		}
 		start := s.now()
-		detail, err := s.runStage(ctx, name, st)
+		detail, err := s.runStageWithRetry(ctx, name, st)
 		if ctx.Err() != nil {
 			// Interrupted: the stage reruns from its checkpointed progress on redelivery.
 			_ = s.checkpoint(ctx, st)
 			return ctx.Err()
+		}
+		if isDependencyFailure(err) {
+			// The dependency stayed unavailable through every retry.
+			st.rec.Stages = append(st.rec.Stages, &investigationv1.StageRecord{
+				Name: name, StartedAt: timestamppb.New(start), DurationMs: s.now().Sub(start).Milliseconds(), Status: "failed", Detail: err.Error(),
+			})
+			return s.fail(ctx, st, name, err)
 		}
 		status := "ok"
 		switch {
@@ -159,7 +172,11 @@ func (s *Service) finish(ctx context.Context, st *invState) error {
 	metrics.ObserveInvestigation(metrics.EnumLabel(d.GetStatus().String(), "DIAGNOSIS_STATUS_"),
 		metrics.EnumLabel(d.GetCategory().String(), "ROOT_CAUSE_CATEGORY_"), time.Duration(st.rec.GetWallMs())*time.Millisecond)
 	// The final checkpoint comes last: whoever waits for it sees every event.
-	return s.checkpoint(ctx, st)
+	if err := s.checkpoint(ctx, st); err != nil {
+		return err
+	}
+	s.markClosed(ctx, st.rec.GetInvestigationId())
+	return nil
 }
 
 // finalizeRecord fills the derived fields of the record.
@@ -237,7 +254,7 @@ func (s *Service) stageResolveIntegrations(ctx context.Context, st *invState) (s
 	defer cancel()
 	resp, err := s.clients.Tools.ResolveIntegrations(cctx, &toolsv1.ResolveIntegrationsRequest{})
 	if err != nil {
-		return "", fmt.Errorf("tools.ResolveIntegrations: %w", err)
+		return "", unavailable("tools", fmt.Errorf("tools.ResolveIntegrations: %w", err))
 	}
 	var avail, unavail []string
 	for _, in := range resp.GetIntegrations() {
@@ -269,7 +286,10 @@ func (s *Service) stageExtractAlert(ctx context.Context, st *invState) (string, 
 		}
 		return a.GetNoiseReason(), errNoise
 	}
-	scope := s.resolveScope(ctx, st)
+	scope, err := s.resolveScope(ctx, st)
+	if err != nil {
+		return "", err
+	}
 	a = st.rec.GetAlert()
 	parts := []string{fmt.Sprintf("%s [%s] from %s", a.GetAlertName(), firstNonEmpty(a.GetSeverity(), "unknown severity"), firstNonEmpty(a.GetAlertSource(), a.GetFormat().String()))}
 	if a.GetNamespace() != "" || a.GetService() != "" {
@@ -296,6 +316,9 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 		SessionId: st.rec.GetSessionId(), Alert: st.rec.GetAlert(), ToolBudget: int32(s.cfg.ToolBudget),
 	})
 	if err != nil {
+		if isUnavailable(err) {
+			return "", unavailable("router", fmt.Errorf("router.PlanActions: %w", err))
+		}
 		st.rec.Plan = &investigationv1.TaskPlan{Rationale: "plan unavailable: " + err.Error(), Fallback: true}
 		return "", fmt.Errorf("router.PlanActions: %w", err)
 	}
@@ -417,7 +440,7 @@ func (s *Service) stageDeliver(ctx context.Context, st *invState) (string, error
 		SessionId: st.rec.GetSessionId(), Record: st.rec, DryRun: s.cfg.DryRunDelivery,
 	})
 	if err != nil {
-		return "", fmt.Errorf("delivery.DeliverReport: %w", err)
+		return "", unavailable("delivery", fmt.Errorf("delivery.DeliverReport: %w", err))
 	}
 	r := resp.GetReport()
 	st.report = r.GetMarkdown()

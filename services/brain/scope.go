@@ -29,35 +29,39 @@ var reNameToken = regexp.MustCompile(`[a-z0-9](?:[a-z0-9-]*[a-z0-9])?`)
 // a namespace and then finding nothing. The discovery call is an ordinary
 // tool call (recorded, pinned, cited); the namespace is adopted only when
 // one namespace holds the best match. It returns what it decided, for the
-// stage record; "" when there was nothing to resolve.
-func (s *Service) resolveScope(ctx context.Context, st *invState) string {
+// stage record; "" when there was nothing to resolve. Its error is a
+// dependency failure (the tools service unavailable): the stage is retried.
+func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error) {
 	a := st.rec.GetAlert()
 	if a.GetNamespace() != "" || st.isSub() {
-		return ""
+		return "", nil
 	}
 	kind := strings.ToLower(a.GetResourceKind())
 	if kind == "node" || strings.HasPrefix(kind, "db") || kind == "database" {
-		return "" // cluster-scoped or outside Kubernetes
+		return "", nil // cluster-scoped or outside Kubernetes
 	}
 	names, fromText := scopeNames(a)
 	if len(names) == 0 {
-		return ""
+		return "", nil
 	}
 	defs := s.toolDefs(ctx, st.rec.GetSessionId())
 	if defs != nil && defs[intentListPods] == nil {
-		return "namespace unknown; no pod listing tool to resolve it"
+		return "namespace unknown; no pod listing tool to resolve it", nil
 	}
 	out := s.execute(ctx, st, pendingCall{Intent: intentListPods, Params: map[string]any{"namespace": "all"}, Origin: originResolve}, 0)
+	if out.unavailable {
+		return "", out.err
+	}
 	if out.err != nil || out.pin == nil {
-		return "namespace unknown; cluster-wide pod listing failed"
+		return "namespace unknown; cluster-wide pod listing failed", nil
 	}
 	var pods []facts.Pod
 	if ok, err := facts.Decode(out.pin.GetMetadata(), facts.KeyPods, &pods); !ok || err != nil || len(pods) == 0 {
-		return "namespace unknown; no pods found cluster-wide"
+		return "namespace unknown; no pods found cluster-wide", nil
 	}
 	ns, svc, why := matchScope(names, pods)
 	if ns == "" {
-		return "namespace unknown; " + why
+		return "namespace unknown; " + why, nil
 	}
 	na := proto.CloneOf(a)
 	na.Namespace = ns
@@ -80,7 +84,7 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) string {
 	na.Annotations["rcamesh_resolved"] = note
 	st.rec.Alert = na
 	st.rc = routerContext(na, st.rec.GetSessionId(), st.rec.GetInvestigationId(), st.rc)
-	return "scope resolved: " + note
+	return "scope resolved: " + note, nil
 }
 
 // scopeNames are the names the alert gives its target, most specific

@@ -101,7 +101,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		changed: make(chan struct{}),
 	}
 	if deps.Bus == nil {
-		s.st = &stateStore{sessions: newMemKV(), records: newMemKV(), fingerprints: newMemKV()}
+		s.st = &stateStore{sessions: newMemKV(), records: newMemKV(), fingerprints: newMemKV(), open: newMemKV()}
 	}
 	return s, nil
 }
@@ -121,6 +121,13 @@ func (s *Service) RegisterGateway(ctx context.Context, mux *runtime.ServeMux, co
 // durable consumer is shared by every brain process) until ctx is done.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	if s.bus != nil && s.cfg.SweepInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.sweepLoop(ctx)
+		}()
+	}
 	errs := make(chan error, s.cfg.Workers)
 	for i := 0; i < s.cfg.Workers; i++ {
 		wg.Add(1)
@@ -205,7 +212,10 @@ func (s *Service) processItem(ctx context.Context, it workItem) error {
 	return err
 }
 
-func (s *Service) enqueue(ctx context.Context, it workItem, msgID string) error {
+// enqueue queues the work item of an investigation, keyed by its id (so the
+// sweeper can tell whether the queue still holds it); requeue distinguishes
+// the sweeper's re-queues from the first enqueue for de-duplication.
+func (s *Service) enqueue(ctx context.Context, it workItem, requeue int) error {
 	if s.bus == nil {
 		select {
 		case s.local <- it:
@@ -218,7 +228,7 @@ func (s *Service) enqueue(ctx context.Context, it workItem, msgID string) error 
 	if err != nil {
 		return fmt.Errorf("encode work item: %w", err)
 	}
-	return s.bus.Enqueue(ctx, msgID, data)
+	return s.bus.EnqueueKeyed(ctx, it.InvestigationID, fmt.Sprintf("work:%s:%d", it.InvestigationID, requeue), data)
 }
 
 // store returns the state store, opening the KV buckets on first use.
@@ -247,7 +257,11 @@ func (s *Service) store(ctx context.Context) (*stateStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.st = &stateStore{sessions: sess, records: recs, fingerprints: fps}
+	openIdx, err := open(bus.BucketOpen)
+	if err != nil {
+		return nil, err
+	}
+	s.st = &stateStore{sessions: sess, records: recs, fingerprints: fps, open: openIdx}
 	return s.st, nil
 }
 
@@ -271,6 +285,7 @@ func (s *Service) checkpoint(ctx context.Context, st *invState) error {
 		return err
 	}
 	st.rec.WallMs = st.wallMs(s.now())
+	st.savedAt = s.now()
 	// A checkpoint must survive the caller's cancellation (a crash mid-write is
 	// what redelivery handles, a cancelled context is not a crash).
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

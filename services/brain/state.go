@@ -107,6 +107,7 @@ type invState struct {
 	runStart   time.Time
 	baseWallMs int64
 	rev        uint64 // KV revision of the checkpoint
+	savedAt    time.Time
 }
 
 // analysisSnapshot keeps the latest synthesis for diagnose.
@@ -149,6 +150,9 @@ func (st *invState) executed(key string) bool {
 }
 
 func (st *invState) wallMs(now time.Time) int64 {
+	if st.runStart.IsZero() {
+		return st.baseWallMs // loaded, not running here (the sweeper)
+	}
 	return st.baseWallMs + now.Sub(st.runStart).Milliseconds()
 }
 
@@ -162,6 +166,8 @@ type checkpoint struct {
 	Report  string            `json:"report,omitempty"`
 	Silent  bool              `json:"silent,omitempty"`
 	Review  json.RawMessage   `json:"review,omitempty"`
+	// SavedAt is when the checkpoint was written (the sweeper's clock).
+	SavedAt time.Time `json:"saved_at,omitzero"`
 }
 
 // maxCheckpointPinBytes bounds the pins stored in a checkpoint; above it raw
@@ -176,7 +182,7 @@ func (st *invState) marshal() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode record: %w", err)
 	}
-	cp := checkpoint{Record: rec, Loop: st.loop, Report: st.report, Silent: st.silent}
+	cp := checkpoint{Record: rec, Loop: st.loop, Report: st.report, Silent: st.silent, SavedAt: st.savedAt}
 	if st.rc != nil {
 		if cp.Context, err = pj.Marshal(st.rc); err != nil {
 			return nil, fmt.Errorf("encode context: %w", err)
@@ -228,7 +234,7 @@ func unmarshalState(data []byte) (*invState, error) {
 	if err := json.Unmarshal(data, &cp); err != nil {
 		return nil, fmt.Errorf("decode checkpoint: %w", err)
 	}
-	st := &invState{rec: &investigationv1.InvestigationRecord{}, done: map[string]bool{}, loop: cp.Loop, report: cp.Report, silent: cp.Silent}
+	st := &invState{rec: &investigationv1.InvestigationRecord{}, done: map[string]bool{}, loop: cp.Loop, report: cp.Report, silent: cp.Silent, savedAt: cp.SavedAt}
 	if err := pu.Unmarshal(cp.Record, st.rec); err != nil {
 		return nil, fmt.Errorf("decode record: %w", err)
 	}
@@ -261,7 +267,7 @@ func unmarshalState(data []byte) (*invState, error) {
 // ---- the state store ----
 
 type stateStore struct {
-	sessions, records, fingerprints kv
+	sessions, records, fingerprints, open kv
 }
 
 func (s *stateStore) loadState(ctx context.Context, invID string) (*invState, error) {
@@ -395,6 +401,20 @@ type fpEntry struct {
 	FirstSeen       time.Time `json:"first_seen"`
 	LastSeen        time.Time `json:"last_seen"`
 	Count           int       `json:"count"`
+	// FailedAt is set when the investigation failed; the entry then holds
+	// alerts only for the failed-dedup window from that moment.
+	FailedAt time.Time `json:"failed_at,omitzero"`
+	// Generation counts the investigations of this fingerprint opened in
+	// the same dedup window (after failures), so each gets its own id.
+	Generation int `json:"generation,omitempty"`
+}
+
+// open says whether the entry still takes alerts at now.
+func (e fpEntry) open(now time.Time, window, failedWindow time.Duration) bool {
+	if !e.FailedAt.IsZero() {
+		return now.Sub(e.FailedAt) < min(window, failedWindow)
+	}
+	return now.Sub(e.FirstSeen) < window
 }
 
 // claimResult says whether a fingerprint was claimed for a new investigation
@@ -404,33 +424,41 @@ type claimResult struct {
 	attached bool
 }
 
-// claimFingerprint atomically either claims fp for (session, inv) or, when an
-// investigation of fp was opened within window, attaches to it.
-func (s *stateStore) claimFingerprint(ctx context.Context, fp string, now time.Time, window time.Duration, fresh fpEntry) (claimResult, error) {
+// claimFingerprint atomically either claims fp for the entry fresh builds
+// (from the previous entry, nil when there is none) or, when an
+// investigation of fp is still open (opened within window, or failed less
+// than failedWindow ago), attaches to it.
+func (s *stateStore) claimFingerprint(ctx context.Context, fp string, now time.Time, window, failedWindow time.Duration, fresh func(prev *fpEntry) fpEntry) (claimResult, error) {
 	for attempt := 0; attempt < 50; attempt++ {
 		data, rev, err := s.fingerprints.Get(ctx, fp)
 		if errors.Is(err, errNotFound) {
-			b, _ := json.Marshal(fresh)
+			e := fresh(nil)
+			b, _ := json.Marshal(e)
 			if _, cerr := s.fingerprints.Create(ctx, fp, b); errors.Is(cerr, errExists) {
 				continue
 			} else if cerr != nil {
 				return claimResult{}, cerr
 			}
-			return claimResult{entry: fresh}, nil
+			return claimResult{entry: e}, nil
 		}
 		if err != nil {
 			return claimResult{}, err
 		}
 		var e fpEntry
-		if jerr := json.Unmarshal(data, &e); jerr != nil || now.Sub(e.FirstSeen) >= window {
-			// Expired (or unreadable): a new incident of the same identity.
-			b, _ := json.Marshal(fresh)
+		if jerr := json.Unmarshal(data, &e); jerr != nil || !e.open(now, window, failedWindow) {
+			// Expired, failed (or unreadable): a new incident of the same identity.
+			var prev *fpEntry
+			if jerr == nil {
+				prev = &e
+			}
+			ne := fresh(prev)
+			b, _ := json.Marshal(ne)
 			if _, uerr := s.fingerprints.Update(ctx, fp, b, rev); errors.Is(uerr, errConflict) {
 				continue
 			} else if uerr != nil {
 				return claimResult{}, uerr
 			}
-			return claimResult{entry: fresh}, nil
+			return claimResult{entry: ne}, nil
 		}
 		e.Count++
 		e.LastSeen = now
@@ -445,6 +473,33 @@ func (s *stateStore) claimFingerprint(ctx context.Context, fp string, now time.T
 	return claimResult{}, fmt.Errorf("fingerprint %s: too many concurrent updates", fp)
 }
 
+// markFailed records that fp's investigation invID failed at now (only when
+// the entry still names it: a newer investigation keeps its entry).
+func (s *stateStore) markFailed(ctx context.Context, fp, invID string, now time.Time) error {
+	for attempt := 0; attempt < 50; attempt++ {
+		data, rev, err := s.fingerprints.Get(ctx, fp)
+		if errors.Is(err, errNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var e fpEntry
+		if err := json.Unmarshal(data, &e); err != nil || e.InvestigationID != invID {
+			return nil
+		}
+		e.FailedAt = now
+		b, _ := json.Marshal(e)
+		if _, uerr := s.fingerprints.Update(ctx, fp, b, rev); errors.Is(uerr, errConflict) {
+			continue
+		} else if uerr != nil {
+			return uerr
+		}
+		return nil
+	}
+	return fmt.Errorf("fingerprint %s: too many concurrent updates", fp)
+}
+
 // lookupFingerprint returns the open entry of fp, if any within window.
 func (s *stateStore) lookupFingerprint(ctx context.Context, fp string, now time.Time, window time.Duration) (fpEntry, bool, error) {
 	data, _, err := s.fingerprints.Get(ctx, fp)
@@ -455,7 +510,7 @@ func (s *stateStore) lookupFingerprint(ctx context.Context, fp string, now time.
 		return fpEntry{}, false, err
 	}
 	var e fpEntry
-	if err := json.Unmarshal(data, &e); err != nil || now.Sub(e.FirstSeen) >= window {
+	if err := json.Unmarshal(data, &e); err != nil || !e.open(now, window, window) {
 		return fpEntry{}, false, nil
 	}
 	return e, true, nil

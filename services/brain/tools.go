@@ -37,6 +37,9 @@ type callOutcome struct {
 	capped   bool // a circuit breaker stopped the call
 	// interrupted: ctx ended during the call; nothing was recorded.
 	interrupted bool
+	// unavailable: the tools service could not be reached; nothing was
+	// recorded and the call stays pending (err is a *dependencyError).
+	unavailable bool
 	err         error
 }
 
@@ -120,6 +123,9 @@ func (s *Service) execute(ctx context.Context, st *invState, call pendingCall, i
 	if err != nil && ctx.Err() != nil {
 		// Interrupted (shutdown): nothing is recorded; the call reruns on resume.
 		return callOutcome{interrupted: true, err: ctx.Err()}
+	}
+	if isUnavailable(err) {
+		return callOutcome{unavailable: true, err: unavailable("tools", fmt.Errorf("tools.ExecuteTool %s: %w", call.Intent, err))}
 	}
 	rec.DurationMs = max(s.now().Sub(start).Milliseconds(), 1)
 	st.loop.Executed = append(st.loop.Executed, key)
@@ -440,6 +446,9 @@ func (s *Service) runPending(ctx context.Context, st *invState, iteration int, o
 		out := s.execute(ctx, st, c, iteration)
 		if out.interrupted || ctx.Err() != nil {
 			return "", ctx.Err()
+		}
+		if out.unavailable {
+			return "", out.err // the call stays pending for the retry
 		}
 		if out.capped {
 			st.loop.Pending = nil

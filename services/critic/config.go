@@ -45,6 +45,10 @@ type Config struct {
 	// MaxSessions bounds the number of session pools kept in memory; the least
 	// recently used pool is dropped and rebuilt from the stream when needed.
 	MaxSessions int
+	// MaxPoolBytes bounds the session pools in bytes (the encoded size of
+	// their pins, twice, for the profiles built from them); least recently
+	// used pools go first.
+	MaxPoolBytes int64
 }
 
 // DefaultConfig returns the documented defaults.
@@ -58,6 +62,7 @@ func DefaultConfig() Config {
 		ChangeWindow:            2 * time.Hour,
 		OnsetTolerance:          2 * time.Minute,
 		MaxSessions:             4096,
+		MaxPoolBytes:            256 << 20,
 	}
 }
 
@@ -71,6 +76,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ChangeWindow, "critic.change-window", c.ChangeWindow, "how long before an onset a deploy is still a root-cause candidate")
 	fs.DurationVar(&c.OnsetTolerance, "critic.onset-tolerance", c.OnsetTolerance, "clock skew allowed between onset and deploy start")
 	fs.IntVar(&c.MaxSessions, "critic.max-sessions", c.MaxSessions, "session pools kept in memory")
+	fs.Int64Var(&c.MaxPoolBytes, "critic.max-pool-bytes", c.MaxPoolBytes, "bytes of the session pools kept in memory (least recently used dropped first)")
 }
 
 // Validate checks the configuration; the error names the field.
@@ -99,6 +105,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxSessions < 1 {
 		errs = append(errs, fmt.Errorf("critic.max-sessions must be >= 1, got %d", c.MaxSessions))
+	}
+	if c.MaxPoolBytes < 1 {
+		errs = append(errs, fmt.Errorf("critic.max-pool-bytes must be >= 1, got %d", c.MaxPoolBytes))
 	}
 	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -41,7 +42,13 @@ type sessionPool struct {
 	used    int64
 	// seq is the last events-stream sequence the pool has read.
 	seq uint64
+	// bytes is the pool's estimated memory (pins encoded, twice for their
+	// profiles); read by pool() without sp.mu.
+	bytes atomic.Int64
 }
+
+// pinBytes is the memory a pin costs in a pool.
+func pinBytes(p *evidencev1.EvidencePin) int64 { return 2 * int64(proto.Size(p)) }
 
 func newSessionPool() *sessionPool {
 	return &sessionPool{entries: map[string]*entry{}}
@@ -70,6 +77,7 @@ func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
 		return
 	}
 	if pinVersion(p) > pinVersion(e.pin) || pinVersion(p) == pinVersion(e.pin) && judged(p) && !judged(e.pin) {
+		sp.bytes.Add(pinBytes(p) - pinBytes(e.pin))
 		e.pin = p
 	}
 }
@@ -80,6 +88,7 @@ func (sp *sessionPool) add(e *entry) {
 	sp.next++
 	sp.entries[e.pin.GetId()] = e
 	sp.order = append(sp.order, e)
+	sp.bytes.Add(pinBytes(e.pin))
 }
 
 // ordered returns the entries in arrival order; callers must not modify it.
@@ -97,7 +106,11 @@ func (s *Service) pool(session string) *sessionPool {
 		s.pools[session] = p
 	}
 	p.used = s.tick
-	for len(s.pools) > s.cfg.MaxSessions {
+	total := int64(0)
+	for _, v := range s.pools {
+		total += v.bytes.Load()
+	}
+	for len(s.pools) > s.cfg.MaxSessions || total > s.cfg.MaxPoolBytes {
 		var oldest string
 		var min int64 = math.MaxInt64
 		for k, v := range s.pools {
@@ -108,6 +121,7 @@ func (s *Service) pool(session string) *sessionPool {
 		if oldest == "" {
 			break
 		}
+		total -= s.pools[oldest].bytes.Load()
 		delete(s.pools, oldest)
 	}
 	return p

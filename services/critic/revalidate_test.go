@@ -350,4 +350,30 @@ func TestPoolEviction(t *testing.T) {
 	}
 }
 
+// TestPoolEvictionByBytes: pools are bounded in bytes whatever their number;
+// the least recently used go first, the one in use stays.
+func TestPoolEvictionByBytes(t *testing.T) {
+	pin := func(id string) *evidencev1.EvidencePin {
+		return &evidencev1.EvidencePin{Id: id, Version: 1, RawOutput: strings.Repeat("x", 10_000)}
+	}
+	one := pinBytes(pin("p-x")) // every pin of the test has this size
+	s := newTestService(t, nil, func(c *Config) { c.MaxPoolBytes = 3 * one })
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		sp := s.pool(id)
+		sp.mu.Lock()
+		sp.apply(pin("p-" + id))
+		sp.mu.Unlock()
+	}
+	s.pool("e") // the next access evicts down to the bound
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := int64(0)
+	for _, p := range s.pools {
+		total += p.bytes.Load()
+	}
+	if total > 3*one || s.pools["e"] == nil || s.pools["a"] != nil || len(s.pools) != 3 {
+		t.Fatalf("%d pools, %d bytes (bound %d); e kept %v, a evicted %v", len(s.pools), total, 3*one, s.pools["e"] != nil, s.pools["a"] == nil)
+	}
+}
+
 var _ = bus.ConsumerCritic

@@ -55,6 +55,16 @@ type Config struct {
 	ReportBaseURL string
 	// MaxMarkdownBytes caps a stored report's markdown.
 	MaxMarkdownBytes int
+	// PageFailures pages failed investigations (their reason) past the
+	// confidence gate; false stores them silent.
+	PageFailures bool
+	// OutboxInterval: how often pending pages are retried (and looked for
+	// after a restart).
+	OutboxInterval time.Duration
+	// OutboxMaxAge and OutboxMaxRounds bound how long and how often a page
+	// is retried before it is given up (and logged).
+	OutboxMaxAge    time.Duration
+	OutboxMaxRounds int
 }
 
 // DefaultConfig returns the documented defaults.
@@ -67,6 +77,10 @@ func DefaultConfig() Config {
 		BackoffMax:       8 * time.Second,
 		HTTPTimeout:      10 * time.Second,
 		MaxMarkdownBytes: 256 << 10,
+		PageFailures:     true,
+		OutboxInterval:   5 * time.Second,
+		OutboxMaxAge:     24 * time.Hour,
+		OutboxMaxRounds:  50,
 	}
 }
 
@@ -113,6 +127,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.HTTPTimeout, "delivery.http-timeout", c.HTTPTimeout, "timeout of one HTTP request")
 	fs.StringVar(&c.ReportBaseURL, "delivery.report-base-url", c.ReportBaseURL, "base URL of the web UI, to link reports")
 	fs.IntVar(&c.MaxMarkdownBytes, "delivery.max-markdown-bytes", c.MaxMarkdownBytes, "cap of a report's markdown")
+	fs.BoolVar(&c.PageFailures, "delivery.page-failures", c.PageFailures, "page failed investigations with their reason (false: store them silent)")
+	fs.DurationVar(&c.OutboxInterval, "delivery.outbox-interval", c.OutboxInterval, "how often pending pages are retried, and looked for after a restart")
+	fs.DurationVar(&c.OutboxMaxAge, "delivery.outbox-max-age", c.OutboxMaxAge, "age after which a page no destination accepted is given up")
+	fs.IntVar(&c.OutboxMaxRounds, "delivery.outbox-max-rounds", c.OutboxMaxRounds, "retry rounds of a page before it is given up")
 }
 
 func checkURL(field, raw string) error {
@@ -147,6 +165,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxMarkdownBytes < 1024 {
 		errs = append(errs, fmt.Errorf("delivery.max-markdown-bytes must be >= 1024, got %d", c.MaxMarkdownBytes))
+	}
+	if c.OutboxInterval <= 0 || c.OutboxMaxAge <= 0 || c.OutboxMaxRounds < 1 {
+		errs = append(errs, fmt.Errorf("delivery.outbox-interval and delivery.outbox-max-age must be positive and delivery.outbox-max-rounds >= 1, got %s, %s, %d", c.OutboxInterval, c.OutboxMaxAge, c.OutboxMaxRounds))
 	}
 	if c.SlackWebhookURL != "" && c.SlackWebhookURLFile != "" {
 		errs = append(errs, errors.New("delivery.slack-webhook-url and delivery.slack-webhook-url-file are exclusive"))

@@ -544,7 +544,7 @@ func TestConfig(t *testing.T) {
 
 func TestBackoffGrowsWithJitter(t *testing.T) {
 	s, err := New(Config{ConfidenceGate: 0.7, MaxTries: 5, BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second,
-		HTTPTimeout: time.Second, MaxMarkdownBytes: 4096}, Deps{})
+		HTTPTimeout: time.Second, MaxMarkdownBytes: 4096, OutboxInterval: time.Second, OutboxMaxAge: time.Hour, OutboxMaxRounds: 1}, Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}

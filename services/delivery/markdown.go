@@ -102,8 +102,15 @@ func renderMarkdown(rec *investigationv1.InvestigationRecord, pins []*evidencev1
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	w("# RCA: %s\n\n", oneLine(reportTitle(rec)))
+	if rec.GetState() == stateFailed {
+		w("> **Investigation FAILED**: %s\n>\n> What was gathered before the failure is below; nothing here is a conclusion.\n\n", oneLine(rec.GetFailureReason()))
+	}
 	w("| | |\n|---|---|\n")
-	w("| **Status** | %s |\n", statusText(d.GetStatus()))
+	status := statusText(d.GetStatus())
+	if rec.GetState() == stateFailed {
+		status = "FAILED"
+	}
+	w("| **Status** | %s |\n", status)
 	w("| **Confidence** | %.0f%% |\n", normConfidence(d.GetConfidence())*100)
 	w("| **Category** | %s |\n", categoryText(d.GetCategory()))
 	w("| **Culprit** | %s |\n", cell(d.GetRootCauseEntity(), 200))
@@ -143,9 +150,10 @@ func renderMarkdown(rec *investigationv1.InvestigationRecord, pins []*evidencev1
 		}
 	}
 
+	qb := &quoteBook{d: d}
 	w("\n## Root cause\n\n")
 	if rc := strings.TrimSpace(d.GetRootCause()); rc != "" {
-		w("%s\n", rc)
+		w("%s\n", qb.refs(rc))
 	} else {
 		w("_No root cause was determined._\n")
 	}
@@ -153,35 +161,36 @@ func renderMarkdown(rec *investigationv1.InvestigationRecord, pins []*evidencev1
 	if chain := d.GetCausalChain(); len(chain) > 0 {
 		w("\n## Causal chain\n\n")
 		for i, step := range chain {
-			w("%d. %s\n", i+1, oneLine(step))
+			w("%d. %s\n", i+1, qb.refs(oneLine(step)))
 		}
 	}
+	b.WriteString(qb.block())
 
 	w("\n## Validated claims\n\n")
 	if len(d.GetValidatedClaims()) == 0 {
 		w("_None._\n")
 	}
 	for _, c := range d.GetValidatedClaims() {
-		w("- %s%s\n", oneLine(c.GetClaim()), pinRefs(c.GetPinIds()))
+		w("- %s%s\n", inlineQuotes(oneLine(c.GetClaim())), pinRefs(c.GetPinIds()))
 	}
 	if len(d.GetNonValidatedClaims()) > 0 {
 		w("\n## Non-validated claims\n\n")
 		for _, c := range d.GetNonValidatedClaims() {
-			w("- %s (%s)%s\n", oneLine(c.GetClaim()), enumText(c.GetStatus().String(), "CLAIM_STATUS_"), pinRefs(c.GetPinIds()))
+			w("- %s (%s)%s\n", inlineQuotes(oneLine(c.GetClaim())), enumText(c.GetStatus().String(), "CLAIM_STATUS_"), pinRefs(c.GetPinIds()))
 		}
 	}
 
 	if hs := d.GetHypotheses(); len(hs) > 0 {
 		w("\n## Hypotheses considered\n\n")
 		for i, h := range hs {
-			w("%d. %s (%s, %.0f%%)%s\n", i+1, oneLine(h.GetStatement()), categoryText(h.GetCategory()), normConfidence(h.GetConfidence())*100, pinRefs(h.GetPinIds()))
+			w("%d. %s (%s, %.0f%%)%s\n", i+1, inlineQuotes(oneLine(h.GetStatement())), categoryText(h.GetCategory()), normConfidence(h.GetConfidence())*100, pinRefs(h.GetPinIds()))
 		}
 	}
 
 	if ro := d.GetRuledOut(); len(ro) > 0 {
 		w("\n## Ruled out\n\n")
 		for _, r := range ro {
-			w("- **%s**: %s%s\n", oneLine(r.GetAlternative()), oneLine(r.GetReason()), pinRefs(r.GetPinIds()))
+			w("- **%s**: %s%s\n", oneLine(r.GetAlternative()), inlineQuotes(oneLine(r.GetReason())), pinRefs(r.GetPinIds()))
 		}
 	}
 

@@ -83,6 +83,13 @@ func slackPayload(rep *investigationv1.Report, rec *investigationv1.Investigatio
 	if rc == "" {
 		rc = "No root cause was determined."
 	}
+	if rec.GetState() == stateFailed {
+		rc = "Investigation FAILED: " + rec.GetFailureReason()
+	}
+	// Quotations from the inspected systems leave the conclusion for a
+	// quoted-evidence block, as code (no mention or link inside is live).
+	qb := &quoteBook{d: d}
+	rc = qb.refs(rc)
 	mk := func(label, v string) slackText {
 		if v == "" {
 			v = "-"
@@ -102,7 +109,14 @@ func slackPayload(rep *investigationv1.Report, rec *investigationv1.Investigatio
 	)
 	var more []string
 	if chain := d.GetCausalChain(); len(chain) > 0 {
-		more = append(more, "*Causal chain*\n"+slackEscape(strings.Join(chain, " → ")))
+		more = append(more, "*Causal chain*\n"+slackEscape(qb.refs(strings.Join(chain, " → "))))
+	}
+	if len(qb.items) > 0 {
+		var lines []string
+		for _, it := range qb.items {
+			lines = append(lines, fmt.Sprintf("[%s] %s%s", it.ref, slackEscape(codeSpan(capRunes(it.text, 300))), slackEscape(attribution(it.pins))))
+		}
+		more = append(more, "*Quoted evidence* (verbatim from the inspected systems: data, not a conclusion)\n"+strings.Join(lines, "\n"))
 	}
 	if steps := d.GetRemediationSteps(); len(steps) > 0 {
 		var lines []string
@@ -136,6 +150,8 @@ type webhookReport struct {
 	Fingerprint     string          `json:"fingerprint,omitempty"`
 	Title           string          `json:"title"`
 	Status          string          `json:"status"`
+	State           string          `json:"state,omitempty"`
+	FailureReason   string          `json:"failure_reason,omitempty"`
 	Category        string          `json:"category"`
 	RootCause       string          `json:"root_cause"`
 	Entity          string          `json:"root_cause_entity,omitempty"`
@@ -153,7 +169,7 @@ func webhookPayload(rep *investigationv1.Report, rec *investigationv1.Investigat
 		Fingerprint: rep.GetFingerprint(), Title: oneLine(reportTitle(rec)), Status: d.GetStatus().String(),
 		Category: d.GetCategory().String(), RootCause: d.GetRootCause(), Entity: d.GetRootCauseEntity(),
 		Confidence: rep.GetConfidence(), CreatedAt: rep.GetCreatedAt().AsTime().UTC().Format(time.RFC3339Nano),
-		Link: link, Markdown: rep.GetMarkdown(),
+		Link: link, Markdown: rep.GetMarkdown(), State: rec.GetState(), FailureReason: rec.GetFailureReason(),
 	}
 	if d != nil {
 		raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(d)

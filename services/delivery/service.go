@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
@@ -32,6 +33,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/metrics"
+	"github.com/rcamesh/rcamesh/internal/paging"
 )
 
 // Deps are delivery's collaborators.
@@ -51,13 +53,14 @@ type Deps struct {
 type Service struct {
 	deliveryv1.UnimplementedDeliveryServiceServer
 
-	cfg   Config
-	log   *slog.Logger
-	bus   *bus.Bus
-	http  *http.Client
-	now   func() time.Time
-	dests []destination
-	store *store
+	cfg    Config
+	log    *slog.Logger
+	bus    *bus.Bus
+	http   *http.Client
+	now    func() time.Time
+	dests  []destination
+	store  *store
+	outbox *outbox
 }
 
 // New builds the service; the config is validated and the Slack URL file read.
@@ -90,7 +93,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Service{cfg: cfg, log: logger.With("service", mesh.Delivery), bus: deps.Bus, http: hc, now: now, store: newStore(deps.Bus)}
+	s := &Service{cfg: cfg, log: logger.With("service", mesh.Delivery), bus: deps.Bus, http: hc, now: now, store: newStore(deps.Bus), outbox: newOutbox(deps.Bus)}
 	if cfg.SlackWebhookURL != "" {
 		s.dests = append(s.dests, destination{name: KindSlack, kind: KindSlack, url: cfg.SlackWebhookURL})
 	}
@@ -128,10 +131,22 @@ func (s *Service) RegisterGateway(ctx context.Context, mux *runtime.ServeMux, co
 	return nil
 }
 
-// Run has no background work; it returns nil when ctx is done.
+// Run resumes the outbox's pending pages (at start, which recovers the
+// retries a crash interrupted, then every Config.OutboxInterval) until ctx
+// is done; it returns nil then.
 func (s *Service) Run(ctx context.Context) error {
-	<-ctx.Done()
-	return nil
+	t := time.NewTicker(s.cfg.OutboxInterval)
+	defer t.Stop()
+	for {
+		if _, err := s.ResumeOutbox(ctx); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "delivery: outbox pass failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
 func (s *Service) link(session string) string {
@@ -220,6 +235,7 @@ func (s *Service) DeliverReport(ctx context.Context, req *deliveryv1.DeliverRepo
 		Diagnosis:       d,
 	}
 	log := s.log.With("session", session, "investigation", rec.GetInvestigationId())
+	failed := rec.GetState() == stateFailed
 
 	switch {
 	case req.GetDryRun():
@@ -227,28 +243,30 @@ func (s *Service) DeliverReport(ctx context.Context, req *deliveryv1.DeliverRepo
 	case d.GetStatus() == investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NOISE:
 		rep.Silent = true
 		log.InfoContext(ctx, "delivery: noise; report stored silent")
-	case rep.GetConfidence() < s.cfg.ConfidenceGate:
+	case failed && !s.cfg.PageFailures:
+		rep.Silent = true
+		log.InfoContext(ctx, "delivery: failed investigation; report stored, not paged (delivery.page-failures=false)")
+	case !failed && rep.GetConfidence() < s.cfg.ConfidenceGate:
 		rep.Silent = true
 		log.InfoContext(ctx, "delivery: below the confidence gate; report stored silent", "confidence", rep.GetConfidence(), "gate", s.cfg.ConfidenceGate)
 	default:
-		ok, prev, err := s.store.claim(ctx, rep.GetFingerprint(), session, s.now(), s.cfg.DedupWindow)
-		if err != nil {
-			return nil, status.Error(codes.Unavailable, err.Error())
-		}
-		if !ok {
-			rep.Deduplicated = true
-			log.InfoContext(ctx, "delivery: alert fingerprint already paged within the window; not re-posted", "previous_session", prev, "window", s.cfg.DedupWindow)
-			break
-		}
-		s.send(ctx, rep, rec)
-		delivered := false
-		for _, a := range rep.GetAttempts() {
-			delivered = delivered || a.GetOk()
-		}
-		if len(rep.GetAttempts()) > 0 && !delivered {
-			if err := s.store.release(context.WithoutCancel(ctx), rep.GetFingerprint(), session); err != nil {
-				log.WarnContext(ctx, "delivery: could not release fingerprint claim", "err", err)
+		claimed := false
+		if !failed {
+			// A failure page neither claims nor is held by the fingerprint: the
+			// fresh investigation of a re-sent alert pages its own result.
+			ok, prev, err := s.store.claim(ctx, rep.GetFingerprint(), session, s.now(), s.cfg.DedupWindow)
+			if err != nil {
+				return nil, status.Error(codes.Unavailable, err.Error())
 			}
+			if !ok {
+				rep.Deduplicated = true
+				log.InfoContext(ctx, "delivery: alert fingerprint already paged within the window; not re-posted", "previous_session", prev, "window", s.cfg.DedupWindow)
+				break
+			}
+			claimed = rep.GetFingerprint() != "" && s.cfg.DedupWindow > 0
+		}
+		if err := s.page(ctx, rep, rec, claimed); err != nil {
+			return nil, status.Error(codes.Unavailable, err.Error())
 		}
 	}
 	if err := s.store.putReport(context.WithoutCancel(ctx), rep); err != nil {
@@ -257,10 +275,24 @@ func (s *Service) DeliverReport(ctx context.Context, req *deliveryv1.DeliverRepo
 	return &deliveryv1.DeliverReportResponse{Report: rep}, nil
 }
 
-// send delivers rep to every destination, recording one attempt each.
-func (s *Service) send(ctx context.Context, rep *investigationv1.Report, rec *investigationv1.InvestigationRecord) {
+// stateFailed is the record state of a failed investigation.
+const stateFailed = "failed"
+
+// page sends rep through the outbox: the entry is stored before the first
+// try and removed only once every destination accepted the page (or the
+// outbox gave up), so a crash during retries resumes them after a restart.
+func (s *Service) page(ctx context.Context, rep *investigationv1.Report, rec *investigationv1.InvestigationRecord, claimed bool) error {
+	if len(s.dests) == 0 {
+		return nil
+	}
+	now := s.now()
+	e := &outboxEntry{Session: rep.GetSessionId(), Investigation: rep.GetInvestigationId(), Fingerprint: rep.GetFingerprint(),
+		Claimed: claimed, Created: now, NextAt: now, LeaseUntil: now.Add(s.leaseFor())}
 	link := s.link(rep.GetSessionId())
 	idem := rep.GetSessionId() + ":" + rep.GetFingerprint()
+	if rec.GetState() == stateFailed {
+		idem += ":failed"
+	}
 	for _, dest := range s.dests {
 		body, err := s.payload(dest, rep, rec, link)
 		if err != nil {
@@ -268,15 +300,22 @@ func (s *Service) send(ctx context.Context, rep *investigationv1.Report, rec *in
 			metrics.DeliveryAttempts.WithLabelValues(dest.kind, "failed").Inc()
 			continue
 		}
-		at := s.deliver(ctx, dest, body, idem)
-		rep.Attempts = append(rep.Attempts, at)
-		result := "failed"
-		if at.GetOk() {
-			result = "ok"
-		}
-		metrics.DeliveryAttempts.WithLabelValues(dest.kind, result).Inc()
-		metrics.DeliveryTries.WithLabelValues(dest.kind).Add(float64(at.GetTries()))
+		e.Pending = append(e.Pending, outboxDest{Name: dest.name, Body: body, Idem: idem})
 	}
+	var err error
+	if e.Report, err = proto.Marshal(rep); err != nil {
+		return fmt.Errorf("delivery: encode report: %w", err)
+	}
+	rev, err := s.outbox.put(ctx, e, 0)
+	if err != nil {
+		if claimed {
+			_ = s.store.release(context.WithoutCancel(ctx), rep.GetFingerprint(), rep.GetSessionId())
+		}
+		return err
+	}
+	done := s.sendRound(ctx, e, rep)
+	s.settle(ctx, e, rev, rep, done)
+	return nil
 }
 
 // Trips reports delivery's guardrail decisions for a report, for the brain to
@@ -317,20 +356,20 @@ const (
 	MaxListLimit     = 500
 )
 
-// ListReports lists stored reports, newest first.
+// ListReports lists a page of the stored reports, newest first.
 func (s *Service) ListReports(ctx context.Context, req *deliveryv1.ListReportsRequest) (*deliveryv1.ListReportsResponse, error) {
-	limit := int(req.GetLimit())
-	switch {
-	case limit < 0:
-		return nil, status.Errorf(codes.InvalidArgument, "limit must not be negative, got %d", limit)
-	case limit == 0:
-		limit = DefaultListLimit
-	case limit > MaxListLimit:
-		limit = MaxListLimit
+	size, err := paging.Size(req.GetPageSize(), req.GetLimit(), DefaultListLimit, MaxListLimit)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	reps, err := s.store.listReports(ctx, limit)
+	offset, err := paging.Offset("reports", req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	reps, err := s.store.listReports(ctx, 0)
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
-	return &deliveryv1.ListReportsResponse{Reports: reps}, nil
+	from, to, next := paging.Page("reports", len(reps), offset, size)
+	return &deliveryv1.ListReportsResponse{Reports: reps[from:to], NextPageToken: next}, nil
 }

@@ -137,23 +137,11 @@ func (st *store) listReports(ctx context.Context, limit int) ([]*investigationv1
 		if err != nil {
 			return nil, fmt.Errorf("delivery: reports bucket: %w", err)
 		}
-		lister, err := kv.ListKeys(ctx)
+		entries, err := kvEntries(ctx, kv)
 		if err != nil {
 			return nil, fmt.Errorf("delivery: list reports: %w", err)
 		}
-		var keys []string
-		for k := range lister.Keys() {
-			keys = append(keys, k)
-		}
-		_ = lister.Stop()
-		for _, k := range keys {
-			e, err := kv.Get(ctx, k)
-			if errors.Is(err, jetstream.ErrKeyNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, fmt.Errorf("delivery: read report: %w", err)
-			}
+		for _, e := range entries {
 			blobs = append(blobs, e.Value())
 		}
 	}
@@ -254,4 +242,29 @@ func (st *store) release(ctx context.Context, fp, session string) error {
 		}
 	}
 	return nil
+}
+
+// kvEntries reads every live entry of a bucket (keys deleted meanwhile are skipped).
+func kvEntries(ctx context.Context, kv jetstream.KeyValue) ([]jetstream.KeyValueEntry, error) {
+	lister, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	_ = lister.Stop()
+	out := make([]jetstream.KeyValueEntry, 0, len(keys))
+	for _, k := range keys {
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

@@ -13,11 +13,11 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/llm"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
 // contextFromMetadata reads a RouterContext sent as protojson in the
@@ -90,7 +90,7 @@ func (s *Service) pins(ctx context.Context, session string) []*evidencev1.Eviden
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.ToolsTimeout)
 	defer cancel()
-	resp, err := s.deps.Clients.Brain.ListPins(cctx, &brainv1.ListPinsRequest{SessionId: session})
+	pins, err := mesh.AllPins(cctx, s.deps.Clients.Brain, session)
 	if err != nil {
 		switch status.Code(err) {
 		case codes.NotFound, codes.Unavailable, codes.Unimplemented, codes.DeadlineExceeded:
@@ -99,7 +99,7 @@ func (s *Service) pins(ctx context.Context, session string) []*evidencev1.Eviden
 		}
 		return nil
 	}
-	return resp.GetPins()
+	return pins
 }
 
 // ListTools returns the registry as the session sees it: options filled from

@@ -1,7 +1,11 @@
 package tools
 
 import (
+	"strings"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
@@ -36,5 +40,37 @@ func TestPublishOverJetStream(t *testing.T) {
 	if pe.GetKind() != evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED || pe.GetPin().GetId() != resp.GetPin().GetId() ||
 		pe.GetPin().GetSource() != evidencev1.Source_SOURCE_MANUAL || pe.GetPin().GetMetadata().GetFields()["events"] == nil {
 		t.Errorf("event = %v", pe)
+	}
+}
+
+// TestPinLimitPerSession: a session at its pin limit gets a clear
+// FailedPrecondition (permanent, not an outage to retry); other sessions
+// are unaffected.
+func TestPinLimitPerSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embedded NATS")
+	}
+	b := bustest.New(t)
+	ts := newTestSet()
+	s := newService(t, ts.set, func(c *Config) { c.MaxPinsPerSession = 2 }, func(d *Deps) { d.Bus = b })
+	call := func(session, intent string) error {
+		_, err := s.ExecuteTool(t.Context(), &toolsv1.ExecuteToolRequest{SessionId: session, InvestigationId: "inv", Intent: intent,
+			Context: incidentCtx(), TriggeredBy: evidencev1.TriggeredBy_TRIGGERED_BY_QUICK_ACTION})
+		return err
+	}
+	for _, intent := range []string{"get_events", "check_pod_status"} {
+		if err := call("full", intent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := b.SessionPins(t.Context(), "full"); err != nil || n != 2 {
+		t.Fatalf("SessionPins = %d, %v", n, err)
+	}
+	err := call("full", "list_pods")
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "max-pins-per-session 2") {
+		t.Fatalf("third pin: %v", err)
+	}
+	if err := call("other", "get_events"); err != nil {
+		t.Errorf("another session refused: %v", err)
 	}
 }

@@ -11,10 +11,15 @@ import (
 
 // callCache remembers successful calls per investigation for duplicate
 // replay. Identical concurrent calls wait for the first one (single flight).
+// It is bounded in entries and in bytes (the encoded size of the cached
+// responses): the oldest entries are evicted first, and a response larger
+// than the whole byte bound is not cached.
 type callCache struct {
 	mu       sync.Mutex
 	ttl      time.Duration
 	max      int
+	maxBytes int64
+	bytes    int64
 	entries  map[string]*list.Element
 	order    *list.List // front = newest
 	inflight map[string]chan struct{}
@@ -24,10 +29,19 @@ type cacheEntry struct {
 	key  string
 	resp *toolsv1.ExecuteToolResponse
 	at   time.Time
+	size int64
 }
 
-func newCallCache(ttl time.Duration, max int) *callCache {
-	return &callCache{ttl: ttl, max: max, entries: map[string]*list.Element{}, order: list.New(), inflight: map[string]chan struct{}{}}
+func newCallCache(ttl time.Duration, max int, maxBytes int64) *callCache {
+	return &callCache{ttl: ttl, max: max, maxBytes: maxBytes, entries: map[string]*list.Element{}, order: list.New(), inflight: map[string]chan struct{}{}}
+}
+
+// remove drops one element (caller holds mu).
+func (c *callCache) remove(el *list.Element) {
+	e := el.Value.(*cacheEntry)
+	c.order.Remove(el)
+	delete(c.entries, e.key)
+	c.bytes -= e.size
 }
 
 // get returns a copy of a live cached response.
@@ -40,8 +54,7 @@ func (c *callCache) get(key string, now time.Time) *toolsv1.ExecuteToolResponse 
 	}
 	e := el.Value.(*cacheEntry)
 	if now.Sub(e.at) > c.ttl {
-		c.order.Remove(el)
-		delete(c.entries, key)
+		c.remove(el)
 		return nil
 	}
 	return proto.Clone(e.resp).(*toolsv1.ExecuteToolResponse)
@@ -63,15 +76,14 @@ func (c *callCache) begin(key string) (wait <-chan struct{}, claimed bool) {
 func (c *callCache) end(key string, resp *toolsv1.ExecuteToolResponse, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if resp != nil {
-		if el, ok := c.entries[key]; ok {
-			c.order.Remove(el)
-		}
-		c.entries[key] = c.order.PushFront(&cacheEntry{key: key, resp: proto.Clone(resp).(*toolsv1.ExecuteToolResponse), at: now})
-		for c.order.Len() > c.max {
-			old := c.order.Back()
-			c.order.Remove(old)
-			delete(c.entries, old.Value.(*cacheEntry).key)
+	if el, ok := c.entries[key]; ok && resp != nil {
+		c.remove(el)
+	}
+	if size := int64(proto.Size(resp)); resp != nil && size <= c.maxBytes {
+		c.entries[key] = c.order.PushFront(&cacheEntry{key: key, resp: proto.Clone(resp).(*toolsv1.ExecuteToolResponse), at: now, size: size})
+		c.bytes += size
+		for c.order.Len() > c.max || c.bytes > c.maxBytes {
+			c.remove(c.order.Back())
 		}
 	}
 	if ch, ok := c.inflight[key]; ok {
@@ -88,11 +100,17 @@ func (c *callCache) sweep(now time.Time) {
 		prev := el.Prev()
 		e := el.Value.(*cacheEntry)
 		if now.Sub(e.at) > c.ttl {
-			c.order.Remove(el)
-			delete(c.entries, e.key)
+			c.remove(el)
 		}
 		el = prev
 	}
+}
+
+// size is the encoded size of the cached responses.
+func (c *callCache) size() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }
 
 func (c *callCache) len() int {

@@ -27,6 +27,12 @@ type Config struct {
 	DuplicateTTL time.Duration
 	// DuplicateCacheSize bounds the replay cache (entries, oldest evicted first).
 	DuplicateCacheSize int
+	// DuplicateCacheBytes bounds the replay cache in bytes (the encoded size
+	// of the cached responses), whatever their number.
+	DuplicateCacheBytes int64
+	// MaxPinsPerSession bounds the pins of one session; a call that would
+	// add one more is refused with a clear error.
+	MaxPinsPerSession int
 	// ReadOnly enforces get/list/watch-only access to Kubernetes.
 	ReadOnly bool
 	// Redact scrubs secrets from raw_output, snippets, summary and metadata.
@@ -50,21 +56,23 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		Timeout:            10 * time.Second,
-		MaxOutputBytes:     64 << 10,
-		MaxSnippets:        20,
-		MaxSnippetBytes:    1024,
-		MaxLogLines:        2000,
-		DefaultTailLines:   1000,
-		DuplicateTTL:       30 * time.Minute,
-		DuplicateCacheSize: 4096,
-		ReadOnly:           true,
-		Redact:             true,
-		DefaultWindow:      time.Hour,
-		ChangeLookback:     72 * time.Hour,
-		PromMaxPoints:      240,
-		PromMinStep:        15 * time.Second,
-		PromMaxSeries:      100,
+		Timeout:             10 * time.Second,
+		MaxOutputBytes:      64 << 10,
+		MaxSnippets:         20,
+		MaxSnippetBytes:     1024,
+		MaxLogLines:         2000,
+		DefaultTailLines:    1000,
+		DuplicateTTL:        30 * time.Minute,
+		DuplicateCacheSize:  4096,
+		DuplicateCacheBytes: 64 << 20,
+		MaxPinsPerSession:   5000,
+		ReadOnly:            true,
+		Redact:              true,
+		DefaultWindow:       time.Hour,
+		ChangeLookback:      72 * time.Hour,
+		PromMaxPoints:       240,
+		PromMinStep:         15 * time.Second,
+		PromMaxSeries:       100,
 	}
 }
 
@@ -78,6 +86,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.DefaultTailLines, "tools.default-tail-lines", c.DefaultTailLines, "fetch_pod_logs tail when the call sets none")
 	fs.DurationVar(&c.DuplicateTTL, "tools.duplicate-ttl", c.DuplicateTTL, "replay identical calls of one investigation for this long (0: off)")
 	fs.IntVar(&c.DuplicateCacheSize, "tools.duplicate-cache-size", c.DuplicateCacheSize, "entries of the duplicate-call cache")
+	fs.IntVar(&c.MaxPinsPerSession, "tools.max-pins-per-session", c.MaxPinsPerSession, "pins one session may hold; more calls are refused")
+	fs.Int64Var(&c.DuplicateCacheBytes, "tools.duplicate-cache-bytes", c.DuplicateCacheBytes, "bytes of the duplicate-call cache (encoded responses)")
 	fs.BoolVar(&c.ReadOnly, "tools.read-only", c.ReadOnly, "refuse every Kubernetes verb but get, list and watch")
 	fs.BoolVar(&c.Redact, "tools.redact", c.Redact, "redact secrets from tool output")
 	fs.DurationVar(&c.DefaultWindow, "tools.default-window", c.DefaultWindow, "time window when neither the call nor the context sets one")
@@ -112,6 +122,12 @@ func (c *Config) Validate() error {
 	if c.DuplicateTTL < 0 {
 		errs = append(errs, fmt.Errorf("tools.duplicate-ttl must be >= 0, got %s", c.DuplicateTTL))
 	}
+	if c.MaxPinsPerSession < 1 {
+		errs = append(errs, fmt.Errorf("tools.max-pins-per-session must be >= 1, got %d", c.MaxPinsPerSession))
+	}
+	if c.DuplicateCacheBytes < 1 {
+		errs = append(errs, fmt.Errorf("tools.duplicate-cache-bytes must be >= 1, got %d", c.DuplicateCacheBytes))
+	}
 	if c.DuplicateCacheSize < 1 {
 		errs = append(errs, fmt.Errorf("tools.duplicate-cache-size must be >= 1, got %d", c.DuplicateCacheSize))
 	}
@@ -136,21 +152,23 @@ func (c *Config) Validate() error {
 // Limits lists the guardrail constants by name, for investigation records.
 func (c Config) Limits() map[string]string {
 	return map[string]string{
-		"tools.timeout":              c.Timeout.String(),
-		"tools.max-output-bytes":     fmt.Sprint(c.MaxOutputBytes),
-		"tools.max-snippets":         fmt.Sprint(c.MaxSnippets),
-		"tools.max-snippet-bytes":    fmt.Sprint(c.MaxSnippetBytes),
-		"tools.max-log-lines":        fmt.Sprint(c.MaxLogLines),
-		"tools.default-tail-lines":   fmt.Sprint(c.DefaultTailLines),
-		"tools.duplicate-ttl":        c.DuplicateTTL.String(),
-		"tools.duplicate-cache-size": fmt.Sprint(c.DuplicateCacheSize),
-		"tools.read-only":            fmt.Sprint(c.ReadOnly),
-		"tools.redact":               fmt.Sprint(c.Redact),
-		"tools.default-window":       c.DefaultWindow.String(),
-		"tools.change-lookback":      c.ChangeLookback.String(),
-		"tools.prom-max-points":      fmt.Sprint(c.PromMaxPoints),
-		"tools.prom-min-step":        c.PromMinStep.String(),
-		"tools.prom-max-series":      fmt.Sprint(c.PromMaxSeries),
-		"tools.code-root":            c.CodeRoot,
+		"tools.timeout":               c.Timeout.String(),
+		"tools.max-output-bytes":      fmt.Sprint(c.MaxOutputBytes),
+		"tools.max-snippets":          fmt.Sprint(c.MaxSnippets),
+		"tools.max-snippet-bytes":     fmt.Sprint(c.MaxSnippetBytes),
+		"tools.max-log-lines":         fmt.Sprint(c.MaxLogLines),
+		"tools.default-tail-lines":    fmt.Sprint(c.DefaultTailLines),
+		"tools.duplicate-ttl":         c.DuplicateTTL.String(),
+		"tools.duplicate-cache-size":  fmt.Sprint(c.DuplicateCacheSize),
+		"tools.duplicate-cache-bytes": fmt.Sprint(c.DuplicateCacheBytes),
+		"tools.max-pins-per-session":  fmt.Sprint(c.MaxPinsPerSession),
+		"tools.read-only":             fmt.Sprint(c.ReadOnly),
+		"tools.redact":                fmt.Sprint(c.Redact),
+		"tools.default-window":        c.DefaultWindow.String(),
+		"tools.change-lookback":       c.ChangeLookback.String(),
+		"tools.prom-max-points":       fmt.Sprint(c.PromMaxPoints),
+		"tools.prom-min-step":         c.PromMinStep.String(),
+		"tools.prom-max-series":       fmt.Sprint(c.PromMaxSeries),
+		"tools.code-root":             c.CodeRoot,
 	}
 }

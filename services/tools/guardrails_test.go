@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -205,7 +206,7 @@ func TestFailedCallsAreNotCached(t *testing.T) {
 }
 
 func TestDuplicateCacheEviction(t *testing.T) {
-	c := newCallCache(1e12, 2)
+	c := newCallCache(1e12, 2, 1<<30)
 	now := t0
 	for _, k := range []string{"a", "b", "c"} {
 		c.begin(k)
@@ -217,6 +218,38 @@ func TestDuplicateCacheEviction(t *testing.T) {
 	c.sweep(now.Add(2e12))
 	if c.len() != 0 {
 		t.Errorf("sweep left %d entries", c.len())
+	}
+}
+
+// TestDuplicateCacheBytes: the cache holds at most its byte bound of
+// encoded responses whatever their number; the oldest go first, and a
+// response larger than the bound is not cached at all.
+func TestDuplicateCacheBytes(t *testing.T) {
+	resp := func(n int) *toolsv1.ExecuteToolResponse {
+		return &toolsv1.ExecuteToolResponse{Result: &evidencev1.ToolResult{RawOutput: strings.Repeat("x", n)}}
+	}
+	one := int64(proto.Size(resp(10_000)))
+	c := newCallCache(1e12, 1000, 3*one)
+	now := t0
+	for i := range 10 {
+		k := fmt.Sprint("k", i)
+		c.begin(k)
+		c.end(k, resp(10_000), now)
+		if c.size() > 3*one {
+			t.Fatalf("after %d entries the cache holds %d bytes, bound %d", i+1, c.size(), 3*one)
+		}
+	}
+	if c.len() != 3 || c.get("k9", now) == nil || c.get("k6", now) != nil {
+		t.Errorf("len %d; newest kept %v; oldest evicted %v", c.len(), c.get("k9", now) != nil, c.get("k6", now) == nil)
+	}
+	c.begin("huge")
+	c.end("huge", resp(100_000), now)
+	if c.get("huge", now) != nil || c.len() != 3 || c.size() != 3*one {
+		t.Errorf("a response over the bound was cached or evicted others: len %d size %d", c.len(), c.size())
+	}
+	c.sweep(now.Add(2e12))
+	if c.size() != 0 {
+		t.Errorf("sweep left %d bytes", c.size())
 	}
 }
 

@@ -54,6 +54,12 @@ type Publisher interface {
 	PublishPin(ctx context.Context, ev *evidencev1.PinEvent) (uint64, error)
 }
 
+// PinCounter counts a session's pins (the bus does); with it the tools
+// enforce Config.MaxPinsPerSession.
+type PinCounter interface {
+	SessionPins(ctx context.Context, session string) (uint64, error)
+}
+
 // Deps are the service's dependencies.
 type Deps struct {
 	Logger *slog.Logger
@@ -130,7 +136,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		bus:   deps.Bus,
 		brain: deps.Clients.Brain,
 		be:    be,
-		cache: newCallCache(cfg.DuplicateTTL, cfg.DuplicateCacheSize),
+		cache: newCallCache(cfg.DuplicateTTL, cfg.DuplicateCacheSize, cfg.DuplicateCacheBytes),
 		now:   time.Now,
 	}
 	if isNil(s.bus) {
@@ -307,6 +313,25 @@ func (s *Service) trip(name, detail string, limit, value float64) *investigation
 	return &investigationv1.GuardrailTrip{Guardrail: name, Owner: mesh.Tools, Detail: detail, Limit: limit, Value: value, Time: timestamppb.New(s.now())}
 }
 
+// checkPinLimit refuses a call that would add a pin to a session already
+// holding Config.MaxPinsPerSession (FailedPrecondition: permanent for the
+// session, never retried as an outage).
+func (s *Service) checkPinLimit(ctx context.Context, req *toolsv1.ExecuteToolRequest) error {
+	pc, ok := s.bus.(PinCounter)
+	if !ok || s.bus == nil || req.GetSkipPublish() || req.GetSessionId() == "" {
+		return nil
+	}
+	n, err := pc.SessionPins(ctx, req.GetSessionId())
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "counting the pins of session %q: %v", req.GetSessionId(), err)
+	}
+	if n >= uint64(s.cfg.MaxPinsPerSession) {
+		return status.Errorf(codes.FailedPrecondition, "session %q holds %d pins, the limit per session (-tools.max-pins-per-session %d): start a new session or raise the limit",
+			req.GetSessionId(), n, s.cfg.MaxPinsPerSession)
+	}
+	return nil
+}
+
 // ExecuteTool runs one tool call under the guardrails, builds its pin and publishes it.
 func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolRequest) (*toolsv1.ExecuteToolResponse, error) {
 	intent := strings.TrimSpace(req.GetIntent())
@@ -328,6 +353,10 @@ func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolReque
 	call := &Call{
 		Intent: intent, Params: params, Window: window, Context: req.GetContext(),
 		SessionID: req.GetSessionId(), InvestigationID: req.GetInvestigationId(), TriggeredBy: req.GetTriggeredBy(),
+	}
+
+	if err := s.checkPinLimit(ctx, req); err != nil {
+		return nil, err
 	}
 
 	useCache := s.cfg.DuplicateTTL > 0 && !req.GetNoCache()

@@ -616,10 +616,15 @@ func (x *GetSessionResponse) GetInvestigationIds() []string {
 	return nil
 }
 
-// ListSessionsRequest pages through sessions.
+// ListSessionsRequest pages through sessions, newest first.
 type ListSessionsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Deprecated alias of page_size (used when page_size is 0).
+	Limit int32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Sessions per page (default 50, at most 1000).
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -661,10 +666,26 @@ func (x *ListSessionsRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *ListSessionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListSessionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // ListSessionsResponse lists sessions.
 type ListSessionsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sessions      []*SessionSummary      `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Sessions []*SessionSummary      `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -706,10 +727,22 @@ func (x *ListSessionsResponse) GetSessions() []*SessionSummary {
 	return nil
 }
 
-// ListPinsRequest names a session.
+func (x *ListSessionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// ListPinsRequest names a session and a page.
 type ListPinsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Pins per page (default 100, at most 500); a page is also cut before it
+	// exceeds 2 MiB, so a response always fits the gRPC message limit.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -751,12 +784,30 @@ func (x *ListPinsRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *ListPinsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListPinsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // ListPinsResponse carries the pins in their latest state, in arrival order.
 type ListPinsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Pins  []*v11.EvidencePin     `protobuf:"bytes,1,rep,name=pins,proto3" json:"pins,omitempty"`
 	// The stream sequence the list is consistent with (pass it to StreamEvents to continue).
-	Sequence      uint64 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Sequence uint64 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// Pins of the session in all pages.
+	Total         int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -801,6 +852,20 @@ func (x *ListPinsResponse) GetPins() []*v11.EvidencePin {
 func (x *ListPinsResponse) GetSequence() uint64 {
 	if x != nil {
 		return x.Sequence
+	}
+	return 0
+}
+
+func (x *ListPinsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListPinsResponse) GetTotal() int32 {
+	if x != nil {
+		return x.Total
 	}
 	return 0
 }
@@ -1182,17 +1247,26 @@ const file_rcamesh_brain_v1_brain_proto_rawDesc = "" +
 	"\asession\x18\x01 \x01(\v2 .rcamesh.brain.v1.SessionSummaryR\asession\x125\n" +
 	"\x05alert\x18\x02 \x01(\v2\x1f.rcamesh.investigation.v1.AlertR\x05alert\x12<\n" +
 	"\acontext\x18\x03 \x01(\v2\".rcamesh.evidence.v1.RouterContextR\acontext\x12+\n" +
-	"\x11investigation_ids\x18\x04 \x03(\tR\x10investigationIds\"+\n" +
+	"\x11investigation_ids\x18\x04 \x03(\tR\x10investigationIds\"g\n" +
 	"\x13ListSessionsRequest\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\x05R\x05limit\"T\n" +
+	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"|\n" +
 	"\x14ListSessionsResponse\x12<\n" +
-	"\bsessions\x18\x01 \x03(\v2 .rcamesh.brain.v1.SessionSummaryR\bsessions\"0\n" +
+	"\bsessions\x18\x01 \x03(\v2 .rcamesh.brain.v1.SessionSummaryR\bsessions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"l\n" +
 	"\x0fListPinsRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"d\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\xa2\x01\n" +
 	"\x10ListPinsResponse\x124\n" +
 	"\x04pins\x18\x01 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x93\x01\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x05R\x05total\"\x93\x01\n" +
 	"\x13StreamEventsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +

@@ -220,10 +220,15 @@ func (x *GetReportResponse) GetReport() *v1.Report {
 	return nil
 }
 
-// ListReportsRequest pages through reports.
+// ListReportsRequest pages through reports, newest first.
 type ListReportsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Deprecated alias of page_size (used when page_size is 0).
+	Limit int32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Reports per page (default 20, at most 500).
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -265,10 +270,26 @@ func (x *ListReportsRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *ListReportsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListReportsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // ListReportsResponse lists reports.
 type ListReportsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Reports       []*v1.Report           `protobuf:"bytes,1,rep,name=reports,proto3" json:"reports,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Reports []*v1.Report           `protobuf:"bytes,1,rep,name=reports,proto3" json:"reports,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -310,6 +331,13 @@ func (x *ListReportsResponse) GetReports() []*v1.Report {
 	return nil
 }
 
+func (x *ListReportsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_rcamesh_delivery_v1_delivery_proto protoreflect.FileDescriptor
 
 const file_rcamesh_delivery_v1_delivery_proto_rawDesc = "" +
@@ -326,11 +354,15 @@ const file_rcamesh_delivery_v1_delivery_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"M\n" +
 	"\x11GetReportResponse\x128\n" +
-	"\x06report\x18\x01 \x01(\v2 .rcamesh.investigation.v1.ReportR\x06report\"*\n" +
+	"\x06report\x18\x01 \x01(\v2 .rcamesh.investigation.v1.ReportR\x06report\"f\n" +
 	"\x12ListReportsRequest\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\x05R\x05limit\"Q\n" +
+	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"y\n" +
 	"\x13ListReportsResponse\x12:\n" +
-	"\areports\x18\x01 \x03(\v2 .rcamesh.investigation.v1.ReportR\areports2\xfe\x02\n" +
+	"\areports\x18\x01 \x03(\v2 .rcamesh.investigation.v1.ReportR\areports\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xfe\x02\n" +
 	"\x0fDeliveryService\x12f\n" +
 	"\rDeliverReport\x12).rcamesh.delivery.v1.DeliverReportRequest\x1a*.rcamesh.delivery.v1.DeliverReportResponse\x12\x87\x01\n" +
 	"\tGetReport\x12%.rcamesh.delivery.v1.GetReportRequest\x1a&.rcamesh.delivery.v1.GetReportResponse\"+\x82\xd3\xe4\x93\x02%\x12#/api/v4/session/{session_id}/report\x12y\n" +

@@ -1991,8 +1991,17 @@ type InvestigationRecord struct {
 	// Alerts of the same incident attached to this investigation (alert storms).
 	AttachedAlerts int32  `protobuf:"varint,22,opt,name=attached_alerts,json=attachedAlerts,proto3" json:"attached_alerts,omitempty"`
 	Scenario       string `protobuf:"bytes,23,opt,name=scenario,proto3" json:"scenario,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Why the investigation failed (state "failed"): the dependency that stayed
+	// unavailable through every retry, or the stage that could not run.
+	FailureReason string `protobuf:"bytes,24,opt,name=failure_reason,json=failureReason,proto3" json:"failure_reason,omitempty"`
+	// Retries of stages whose dependency (tools, router, critic, delivery,
+	// NATS) was unavailable, over the whole investigation.
+	DependencyRetries int32 `protobuf:"varint,25,opt,name=dependency_retries,json=dependencyRetries,proto3" json:"dependency_retries,omitempty"`
+	// Times the orphan sweeper re-queued this investigation (saved, but no
+	// work item was left for it).
+	Requeues      int32 `protobuf:"varint,26,opt,name=requeues,proto3" json:"requeues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InvestigationRecord) Reset() {
@@ -2184,6 +2193,27 @@ func (x *InvestigationRecord) GetScenario() string {
 		return x.Scenario
 	}
 	return ""
+}
+
+func (x *InvestigationRecord) GetFailureReason() string {
+	if x != nil {
+		return x.FailureReason
+	}
+	return ""
+}
+
+func (x *InvestigationRecord) GetDependencyRetries() int32 {
+	if x != nil {
+		return x.DependencyRetries
+	}
+	return 0
+}
+
+func (x *InvestigationRecord) GetRequeues() int32 {
+	if x != nil {
+		return x.Requeues
+	}
+	return 0
 }
 
 // Report is the delivered, human-readable result.
@@ -2570,7 +2600,8 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x06owners\x18\x10 \x03(\v20.rcamesh.investigation.v1.Guardrails.OwnersEntryR\x06owners\x1a9\n" +
 	"\vOwnersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xaa\t\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9c\n" +
+	"\n" +
 	"\x13InvestigationRecord\x12)\n" +
 	"\x10investigation_id\x18\x01 \x01(\tR\x0finvestigationId\x12\x1d\n" +
 	"\n" +
@@ -2602,7 +2633,10 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\fintegrations\x18\x14 \x03(\tR\fintegrations\x12)\n" +
 	"\x10evidence_sources\x18\x15 \x03(\tR\x0fevidenceSources\x12'\n" +
 	"\x0fattached_alerts\x18\x16 \x01(\x05R\x0eattachedAlerts\x12\x1a\n" +
-	"\bscenario\x18\x17 \x01(\tR\bscenario\"\xb1\x03\n" +
+	"\bscenario\x18\x17 \x01(\tR\bscenario\x12%\n" +
+	"\x0efailure_reason\x18\x18 \x01(\tR\rfailureReason\x12-\n" +
+	"\x12dependency_retries\x18\x19 \x01(\x05R\x11dependencyRetries\x12\x1a\n" +
+	"\brequeues\x18\x1a \x01(\x05R\brequeues\"\xb1\x03\n" +
 	"\x06Report\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12)\n" +
