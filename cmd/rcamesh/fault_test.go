@@ -32,9 +32,9 @@ func kill(t *testing.T, p proc) {
 	_, _ = p.cmd.Process.Wait()
 }
 
-// demoAlert is the demo scenario's alert in cluster c (a distinct
+// demoAlertIn is the demo scenario's alert in cluster c (a distinct
 // fingerprint per cluster: one investigation each).
-func demoAlert(t *testing.T, cluster string) string {
+func demoAlertIn(t *testing.T, cluster string) string {
 	t.Helper()
 	raw, err := os.ReadFile(demoScenario + "/alert.json")
 	if err != nil {
@@ -51,9 +51,10 @@ func startSplit(t *testing.T, brainArgs ...string) (aHTTP, bHTTP string, bArgs [
 	natsAddr := freeAddr(t)
 	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
 	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
-	startBinary(t, aHTTP, append([]string{"-target=brain,delivery", "-data.dir=" + t.TempDir(), "-nats.listen=" + natsAddr,
+	key, _, _ := meshSecrets(t) // a split mesh shares one mesh key
+	startBinary(t, aHTTP, append([]string{"-target=brain,delivery", "-data.dir=" + t.TempDir(), "-nats.listen=" + natsAddr, "-mesh.key-file=" + key,
 		"-http.addr=" + aHTTP, "-grpc.addr=" + aGRPC, "-tools.addr=" + bGRPC, "-router.addr=" + bGRPC, "-critic.addr=" + bGRPC}, brainArgs...)...)
-	return aHTTP, bHTTP, []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr,
+	return aHTTP, bHTTP, []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr, "-mesh.key-file=" + key,
 		"-http.addr=" + bHTTP, "-grpc.addr=" + bGRPC, "-brain.addr=" + aGRPC, "-delivery.addr=" + aGRPC,
 		"-tools.scenario=" + demoScenario}
 }
@@ -117,7 +118,7 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 
 	sessions := make([]string, n)
 	for i := range n {
-		code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", demoAlert(t, fmt.Sprintf("eu-prod-%d", i+1)))
+		code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", demoAlertIn(t, fmt.Sprintf("eu-prod-%d", i+1)))
 		if code != 200 {
 			t.Fatalf("alert %d: %d %v", i, code, resp)
 		}
@@ -211,17 +212,18 @@ func TestFaultDeliveryKilledDuringRetries(t *testing.T) {
 	natsAddr := freeAddr(t)
 	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
 	cHTTP, cGRPC := freeAddr(t), freeAddr(t)
-	startBinary(t, aHTTP, "-target=tools,router,critic,brain", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr,
+	key, _, _ := meshSecrets(t)
+	startBinary(t, aHTTP, "-target=tools,router,critic,brain", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr, "-mesh.key-file="+key,
 		"-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-delivery.addr="+cGRPC, "-tools.scenario="+demoScenario,
 		"-brain.retry-backoff=250ms", "-brain.retry-max-backoff=1s", "-brain.dependency-attempts=30")
-	cArgs := []string{"-target=delivery", "-nats.url=nats://" + natsAddr, "-http.addr=" + cHTTP, "-grpc.addr=" + cGRPC,
+	cArgs := []string{"-target=delivery", "-nats.url=nats://" + natsAddr, "-mesh.key-file=" + key, "-http.addr=" + cHTTP, "-grpc.addr=" + cGRPC,
 		"-brain.addr=" + aGRPC, "-tools.addr=" + aGRPC, "-router.addr=" + aGRPC, "-critic.addr=" + aGRPC,
 		"-delivery.webhook-url=" + hook.URL + "/page", "-delivery.confidence-gate=0",
 		"-delivery.max-tries=5", "-delivery.backoff-base=100ms", "-delivery.backoff-max=200ms", "-delivery.http-timeout=1s",
 		"-delivery.outbox-interval=200ms"}
 	c := startBinary(t, cHTTP, cArgs...)
 
-	code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", demoAlert(t, "eu-prod-1"))
+	code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", demoAlertIn(t, "eu-prod-1"))
 	if code != 200 {
 		t.Fatalf("alert: %d %v", code, resp)
 	}
@@ -280,7 +282,7 @@ func TestFaultOutageOutlastsRetries(t *testing.T) {
 	submit := func() []string {
 		out := make([]string, n)
 		for i := range n {
-			code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", demoAlert(t, fmt.Sprintf("eu-prod-%d", i+1)))
+			code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", demoAlertIn(t, fmt.Sprintf("eu-prod-%d", i+1)))
 			if code != 200 {
 				t.Fatalf("alert %d: %d %v", i, code, resp)
 			}
