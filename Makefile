@@ -38,8 +38,13 @@ lint: googleapis ## go vet, buf lint, buf format.
 	$(TOOL) buf format -d --exit-code proto
 
 .PHONY: build
-build: ## Build the rcamesh binary into bin/.
+build: cc ## Build the rcamesh binary into bin/.
 	$(GO) build -o $(BIN) ./cmd/rcamesh
+
+.PHONY: cc
+cc: ## Install a C compiler when missing (cgo builds the tree-sitter grammars of SAST triage).
+	@command -v gcc >/dev/null 2>&1 || { s=""; [ "$$(id -u)" -eq 0 ] || s=sudo; \
+	  $$s apt-get update && DEBIAN_FRONTEND=noninteractive $$s apt-get install -y --no-install-recommends gcc libc6-dev; }
 
 .PHONY: run
 run: build ## Investigate the bundled demo scenario (all services, embedded NATS).
