@@ -12,6 +12,10 @@ need=()
 for pair in prometheus:prometheus promtool:prometheus prometheus-alertmanager:prometheus-alertmanager etcd:etcd-server chromium:chromium gcc:gcc; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
+# cgo links against the C library's headers and start files too.
+if ! command -v gcc >/dev/null 2>&1 || [ ! -e /usr/include/stdlib.h ]; then
+  need+=(gcc libc6-dev)
+fi
 # Debian keeps initdb and pg_ctl off PATH, under /usr/lib/postgresql/<version>/bin.
 if ! command -v pg_ctl >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null; then
   need+=(postgresql)
