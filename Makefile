@@ -43,7 +43,7 @@ build: cc ## Build the rcamesh binary into bin/.
 
 .PHONY: cc
 cc: ## Install a C compiler when missing (cgo builds the tree-sitter grammars of SAST triage).
-	@command -v gcc >/dev/null 2>&1 || { s=""; [ "$$(id -u)" -eq 0 ] || s=sudo; \
+	@{ command -v gcc >/dev/null 2>&1 && [ -e /usr/include/stdlib.h ]; } || { s=""; [ "$$(id -u)" -eq 0 ] || s=sudo; \
 	  $$s apt-get update && DEBIAN_FRONTEND=noninteractive $$s apt-get install -y --no-install-recommends gcc libc6-dev; }
 
 .PHONY: run
