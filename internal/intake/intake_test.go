@@ -277,6 +277,7 @@ func TestNoise(t *testing.T) {
 		{"info with symptom text is real", `{"alert_name":"ScheduledCheck","severity":"info","summary":"scheduled check of db metrics"}`, false, ""},
 		{"normal state is not resolved", `{"title":"check","state":"normal","commonLabels":{"alertname":"C","severity":"info"},"commonAnnotations":{"summary":"periodic check"}}`, false, ""},
 		{"critical is real", opensrePayload, false, ""},
+		{"a heartbeat metric is a real signal", `{"alert_name":"SignallingSlow","severity":"critical","title":"Video visits: signalling heartbeat p99 2.1s"}`, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
