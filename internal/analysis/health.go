@@ -450,6 +450,10 @@ func detectNodeFlap(ev *Evidence) []Finding {
 
 // ---- Kubernetes workload healthy ----
 
+// unobservedHealthyScore: a healthy reading whose alerted signal was never
+// observed stays below the delivery gate.
+const unobservedHealthyScore = 0.5
+
 func detectK8sHealthy(ev *Evidence) []Finding {
 	if len(ev.Pods) == 0 || !ev.allPodsHealthy() {
 		return nil
@@ -478,6 +482,8 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	ent := ev.workloadEntity()
 	f := healthyFinding(ModeHealthy, ent, 0.7)
 	var parts []string
+	kinds := ev.alertSymptoms()
+	unobserved := len(kinds) > 0 && len(ev.alertedSeries(kinds)) == 0
 	if recent := ev.recentWarnings(); len(recent) > 0 {
 		// A warning burst that left no trace: every pod Ready with 0
 		// restarts and every node Ready. Weaker than a clean bill.
@@ -519,6 +525,14 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	}
 	name := strings.TrimPrefix(ent, "deployment/")
 	f.Statement = fmt.Sprintf("No failure detected: %s is operating within normal parameters — %s. No anomaly detected", name, strings.Join(parts, ", "))
+	if unobserved {
+		// The alert measures something (errors, latency, saturation) and no
+		// series of it is in the evidence: healthy pods and nodes do not
+		// show that its condition is gone. Below the gate: a human looks.
+		f.Score = math.Min(f.Score, unobservedHealthyScore)
+		f.inferred("The alert's own signal was not found in the evidence; healthy pods and nodes do not establish that its condition cleared")
+		f.Statement += "; but the alert's own signal was not observed, so this is not a clean bill of health"
+	}
 	f.Chain = []string{"No active causal chain: all signals are normal"}
 	f.Remediation = []string{"No action needed"}
 	f.Signals = []string{"normal"}

@@ -2,6 +2,10 @@ package analysis
 
 import (
 	"testing"
+	"time"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
@@ -107,5 +111,36 @@ func TestRolloutImageChanged(t *testing.T) {
 		if got := (rollout{deployment: d, found: true, failingRS: tc.rs}).imageChanged(); got != tc.want {
 			t.Errorf("imageChanged(%s) = %v, want %v", tc.rs, got, tc.want)
 		}
+	}
+}
+
+// Healthy pods and nodes do not clear an alert whose own signal was never
+// observed: the healthy reading stays below the delivery gate until a
+// series of the alerted kind is in the evidence.
+func TestHealthyNeedsTheAlertedSignal(t *testing.T) {
+	pods := pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{healthyPod("api-5d9-a"), healthyPod("api-5d9-b")})
+	nodes := pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, readyNodes())
+	alert := &investigationv1.Alert{AlertName: "ApiErrorRateHigh", Title: "api 5xx error rate above 5%", Service: "api", Namespace: "shop"}
+	errs := facts.Series{Name: "http_requests_total", Labels: map[string]string{"service": "api", "code": "500"}, Count: 10, Latest: 1, Baseline: 1}
+	for i := 0; i < 10; i++ {
+		errs.Downsampled = append(errs.Downsampled, facts.Point{T: time.Date(2026, 3, 10, 11, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute), V: 1})
+	}
+	for _, tc := range []struct {
+		name string
+		pins []*evidencev1.EvidencePin
+		max  float64
+	}{
+		{"alerted signal never observed", []*evidencev1.EvidencePin{pods, nodes}, unobservedHealthyScore},
+		{"alerted signal observed flat", []*evidencev1.EvidencePin{pods, nodes, pin(t, "prom", "query_prometheus", "prometheus", facts.KeySeries, []facts.Series{errs})}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := detectK8sHealthy(NewEvidence(alert, tc.pins))
+			if len(fs) != 1 {
+				t.Fatalf("want one healthy finding, got %d", len(fs))
+			}
+			if fs[0].Score > tc.max || (tc.max == 1 && fs[0].Score <= unobservedHealthyScore) {
+				t.Errorf("score %.2f (max %.2f)", fs[0].Score, tc.max)
+			}
+		})
 	}
 }
