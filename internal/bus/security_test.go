@@ -227,10 +227,17 @@ func TestNATSRefusesAnonymousAndEnforcesPerServicePermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := brain.PublishLifecycle(ctx, &evidencev1.LifecycleEvent{SessionId: "s2", Kind: stage}); err != nil {
+	// The server must know the subscription before the event is published,
+	// or the event passes before it (core NATS keeps nothing).
+	if err := rnc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sub.NextMsgWithContext(ctx); err != nil {
+	sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer scancel()
+	if _, err := brain.PublishLifecycle(sctx, &evidencev1.LifecycleEvent{SessionId: "s2", Kind: stage}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsgWithContext(sctx); err != nil {
 		t.Fatalf("reader's core subscription: %v", err)
 	}
 	expectViolation(t, rnc, func() error { return rnc.Publish(bus.PinSubject("s1", added), []byte("x")) })
