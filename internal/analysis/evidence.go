@@ -133,6 +133,10 @@ type Evidence struct {
 
 	dbOnce sync.Once
 	dbView *dbView
+	// limits caches limitsReached: every reader (category votes per
+	// candidate, saturation per service, key evidence) shares one pairing.
+	limitsOnce sync.Once
+	limits     []limitHit
 }
 
 // NewEvidence decodes pins into an Evidence view. Pins from failed calls

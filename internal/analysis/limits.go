@@ -56,6 +56,12 @@ func (h limitHit) text() string {
 // limitsReached pairs series with their limits and returns those at
 // limitUtilization or more at the end of the window, fullest first.
 func (ev *Evidence) limitsReached() []limitHit {
+	ev.limitsOnce.Do(func() { ev.limits = ev.pairLimits() })
+	return ev.limits
+}
+
+// pairLimits does the pairing limitsReached caches.
+func (ev *Evidence) pairLimits() []limitHit {
 	type keyed struct {
 		s      Series
 		tokens []string

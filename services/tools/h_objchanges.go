@@ -277,7 +277,7 @@ func changeNote(ann map[string]string) string {
 	// or change id, an owner) identify the change; controllers'
 	// bookkeeping does not.
 	var tags []string
-	for _, k := range sortedAnnotationKeys(ann) {
+	for _, k := range sortedKeys(ann) {
 		v := strings.TrimSpace(ann[k])
 		if v == "" || len(v) > 80 || strings.ContainsAny(v, "{}\n") || bookkeepingAnnotation(k) || slices.Contains(keys, k) || len(tags) >= maxChangeTags {
 			continue
@@ -292,15 +292,6 @@ func changeNote(ann map[string]string) string {
 
 // maxChangeTags caps the annotations named per change.
 const maxChangeTags = 4
-
-func sortedAnnotationKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // bookkeepingAnnotation: written by Kubernetes controllers and deploy
 // tools to track their own state.
@@ -377,12 +368,7 @@ func setRefs(chs []facts.ObjectChange, spec any) {
 		}
 		switch x := v.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range sortedKeys(x) {
 				walk(k, x[k])
 			}
 		case []any:

@@ -373,7 +373,7 @@ func timeBefore(a, b *time.Time) bool {
 	return a.Before(*b)
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	if len(m) == 0 {
 		return nil
 	}
