@@ -107,11 +107,18 @@ func rank(ev *Evidence, findings []Finding) Result {
 	sortFindings(findings, true)
 	if len(findings) > 0 && findings[0].Healthy && !findings[0].Overrides {
 		// Healthy means the alert's own condition no longer holds.
-		if h, holds := ev.heldCondition(); holds {
-			what, c := h.what, h.s.Cite
+		what, c, holds := "", Cite{}, false
+		if h, ok := ev.heldCondition(); ok {
+			what, c, holds = h.what, h.s.Cite, true
 			if cf, ok := ev.conditionFinding(h); ok {
 				findings = append(findings, cf)
 			}
+		} else if act := ev.activeAbnormal(); len(act) > 0 {
+			// Not a series but an object: a failed rollout condition or a
+			// controller still failing on the workload's behalf.
+			what, c, holds = act[0].text, act[0].cite, true
+		}
+		if holds {
 			for i := range findings {
 				if findings[i].Healthy && !findings[i].Overrides {
 					findings[i].Score *= explainedPenalty

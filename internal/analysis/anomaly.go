@@ -28,6 +28,9 @@ const (
 	// changeLookback: a deploy or rollout this long before the onset is
 	// the nearest preceding change.
 	changeLookback = 2 * time.Hour
+	// alertedBonus: what being the alerting entity adds to a candidate's
+	// strength.
+	alertedBonus = 0.1
 )
 
 // candidate is one entity and the abnormal signals attributed to it.
@@ -41,6 +44,7 @@ type candidate struct {
 	changes            []seriesChange
 	dbEvents           []DBEvent
 	callers            []string // dependency: who names it in errors
+	conditions         []condOf // abnormal conditions of its rollout
 	strength           float64
 	kinds              map[string]bool // independent evidence kinds: logs, events, pods, metrics
 }
@@ -50,6 +54,12 @@ func (c *candidate) mark(kind string) {
 		c.kinds = map[string]bool{}
 	}
 	c.kinds[kind] = true
+}
+
+// condOf is one abnormal condition of a workload's rollout.
+type condOf struct {
+	d Deployment
+	c facts.Condition
 }
 
 // seriesChange is how a series moved around the alert.
@@ -293,6 +303,17 @@ func (ev *Evidence) anomalyCandidates() []*candidate {
 		c.events = append(c.events, e)
 		c.mark("events")
 	}
+	// Workloads whose rollout reports an abnormal condition (a replica
+	// failure, a progress deadline exceeded, not available).
+	for _, d := range ev.Deployments {
+		for _, cond := range d.Conditions {
+			if abnormalCondition(cond) {
+				c := workload(d.Namespace, d.Name)
+				c.conditions = append(c.conditions, condOf{d: d, c: cond})
+				c.mark("conditions")
+			}
+		}
+	}
 	// Nodes with failing conditions.
 	for _, n := range ev.Nodes {
 		if nodeReadyStatus(n.Node) == "True" && len(nodePressures(n.Node)) == 0 {
@@ -367,9 +388,15 @@ func (ev *Evidence) anomalyCandidates() []*candidate {
 		c.mark("metrics")
 	}
 	var out []*candidate
+	alerted := ev.workloadEntity()
 	for _, e := range order {
 		c := byEnt[e]
 		c.strength = c.score()
+		if c.strength > 0 && alerted != "" && c.entity == alerted {
+			// Distance zero in the entity graph: the alerting workload's own
+			// abnormal signals outrank equally strong ones elsewhere.
+			c.strength = math.Min(1, c.strength+alertedBonus)
+		}
 		if c.strength >= anomalyMinStrength {
 			out = append(out, c)
 		}
@@ -413,6 +440,9 @@ func (c *candidate) score() float64 {
 		s += 0.15
 	}
 	s += 0.1 * sat(float64(len(c.dbEvents)), 3)
+	if len(c.conditions) > 0 {
+		s += 0.15
+	}
 	best := 0.0
 	for _, ch := range c.changes {
 		best = math.Max(best, ch.magnitude)
@@ -657,17 +687,25 @@ type changeRef struct {
 
 // nearestChange finds the latest deploy, rollout or commit of the entity (or
 // of anything, when none names it) before the onset.
-func (ev *Evidence) nearestChange(name string, onset *time.Time) *changeRef {
+//
+// Specificity comes before nearness: a change whose own identifiers (the
+// policy, the flag, the object) recur in the symptoms is chosen over a
+// nearer one that none of the symptoms names.
+func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...string) *changeRef {
 	if onset == nil {
 		return nil
 	}
-	var best *changeRef
+	var best, specific *changeRef
 	consider := func(r changeRef, same bool) {
 		if r.at == nil || r.at.After(onset.Add(time.Minute)) || onset.Sub(*r.at) > changeLookback {
 			return
 		}
 		if !same {
 			r.text += " (another service)"
+		}
+		if !r.unrelated && len(sharedIdentifiers(r.text, symptoms)) > 0 && (specific == nil || r.at.After(*specific.at)) {
+			rr := r
+			specific = &rr
 		}
 		if best == nil || r.at.After(*best.at) {
 			rr := r
@@ -718,9 +756,16 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time) *changeRef {
 	// when both are equally close.
 	for _, r := range append(ev.announcedChanges(), ev.objectChanges()...) {
 		if best != nil && best.at != nil && r.at != nil && !r.at.After(*best.at) {
+			if !r.unrelated && len(sharedIdentifiers(r.text, symptoms)) > 0 {
+				consider(r, true) // may be the specific one; best stays the nearest
+				continue
+			}
 			continue
 		}
 		consider(r, true)
+	}
+	if specific != nil && (best == nil || len(sharedIdentifiers(best.text, symptoms)) == 0) {
+		return specific
 	}
 	return best
 }
@@ -913,7 +958,7 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 			}
 		}
 	}
-	change := ev.nearestChange(top.name, onset)
+	change := ev.nearestChange(top.name, onset, top.symptomTexts()...)
 	cv, votes := ev.inferCategory(top, change, onset)
 	if cv.cat == catUnknown {
 		// A weak specific finding about the same entity breaks the tie.
@@ -1084,6 +1129,9 @@ func (c *candidate) symptomTexts() []string {
 	}
 	for _, ch := range c.changes {
 		out = append(out, ch.text())
+	}
+	for _, cd := range c.conditions {
+		out = append(out, cd.c.Type+" "+cd.c.Reason+": "+cd.c.Message)
 	}
 	return out
 }

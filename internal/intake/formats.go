@@ -283,7 +283,8 @@ func parsePagerDuty(obj map[string]any) ([]*investigationv1.Alert, error) {
 	if d, ok := data["custom_details"].(map[string]any); ok {
 		mergeMissing(labels, strMap(d))
 	}
-	if target.Lookup(labels, target.Service) == "" && pdService != "" && reWorkloadName.MatchString(pdService) {
+	mergeTextBlocks(labels, ann, details)
+	if !namesWorkload(labels) && pdService != "" && reWorkloadName.MatchString(pdService) {
 		// A PagerDuty service named like a workload stands for it; a display
 		// name ("Scores platform") is a routing entity only.
 		labels["service"] = pdService
@@ -560,3 +561,14 @@ func looksLikeChat(s string) bool {
 
 // reWorkloadName: a Kubernetes object name (DNS-1123 label).
 var reWorkloadName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// namesWorkload: the labels name the alerting workload under any spelling
+// (a service, a Deployment, StatefulSet, DaemonSet, Job or pod).
+func namesWorkload(labels map[string]string) bool {
+	for _, k := range []target.Kind{target.Service, target.Deployment, target.StatefulSet, target.DaemonSet, target.Job, target.CronJob, target.Pod} {
+		if target.Lookup(labels, k) != "" {
+			return true
+		}
+	}
+	return false
+}

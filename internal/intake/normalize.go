@@ -54,6 +54,7 @@ func finish(a *investigationv1.Alert) {
 	if a.Annotations == nil {
 		a.Annotations = map[string]string{}
 	}
+	mergeTextBlocks(a.Labels, a.Annotations, a.Description, a.Summary)
 	redactAlert(a)
 	a.Severity = strings.ToLower(firstNonEmpty(a.Severity, lookup(a, []string{"severity", "priority"})))
 	a.ErrorMessage = firstNonEmpty(a.ErrorMessage, lookupAnn(a, errorKeys))

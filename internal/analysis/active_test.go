@@ -1,0 +1,84 @@
+package analysis
+
+import (
+	"testing"
+	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+func TestAbnormalCondition(t *testing.T) {
+	tests := []struct {
+		typ, status string
+		want        bool
+	}{
+		{"Available", "True", false},
+		{"Available", "False", true},
+		{"Progressing", "False", true},
+		{"ReplicaFailure", "True", true},
+		{"ReplicaFailure", "False", false},
+		{"DiskPressure", "True", true},
+		{"Ready", "Unknown", false},
+		{"SomeVendorThing", "False", false}, // unknown polarity: not judged
+	}
+	for _, tc := range tests {
+		if got := abnormalCondition(facts.Condition{Type: tc.typ, Status: tc.status}); got != tc.want {
+			t.Errorf("%s=%s: abnormal %v, want %v", tc.typ, tc.status, got, tc.want)
+		}
+	}
+}
+
+// Pods of the old revision Running and Ready do not make a workload whose
+// rollout cannot create pods healthy: the failed condition and the
+// controller's recurring FailedCreate veto the healthy reading.
+func TestActiveAbnormalVetoesHealthy(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 5, 4, 10, m, 0, 0, time.UTC); return &x }
+	build := func(failing bool) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "RolloutStuck", Namespace: "shop", Service: "basket",
+			Labels: map[string]string{"namespace": "shop", "deployment": "basket"}}, nil)
+		ev.Pods = []Pod{{Pod: facts.Pod{Namespace: "shop", Name: "basket-6d9-abcde", Phase: "Running", Ready: true,
+			Containers: []facts.Container{{Name: "basket", Ready: true, State: "running"}}}}}
+		d := facts.Deployment{Namespace: "shop", Name: "basket", Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+			Conditions: []facts.Condition{{Type: "Available", Status: "True"}}}
+		if failing {
+			d.Conditions = append(d.Conditions, facts.Condition{Type: "ReplicaFailure", Status: "True", Reason: "FailedCreate", Message: "quota exceeded"})
+			ev.Events = []Event{{Event: facts.Event{Namespace: "shop", Type: "Warning", Reason: "FailedCreate", InvolvedKind: "ReplicaSet",
+				InvolvedName: "basket-7f8", Message: "Error creating: quota exceeded", Count: 12, FirstSeen: at(10), LastSeen: at(40)}}}
+		}
+		ev.Deployments = []Deployment{{Deployment: d}}
+		ev.Now = *at(41)
+		return ev
+	}
+	if got := build(false).activeAbnormal(); len(got) != 0 {
+		t.Fatalf("a healthy rollout has active abnormalities: %+v", got)
+	}
+	got := build(true).activeAbnormal()
+	if len(got) != 2 {
+		t.Fatalf("active abnormalities = %+v, want the condition and the recurring event", got)
+	}
+	healthy := healthyFinding(ModeHealthy, "deployment/shop/basket", 0.8)
+	if res := rank(build(false), []Finding{healthy}); res.HealthVetoed {
+		t.Error("a healthy rollout's healthy reading was vetoed")
+	}
+	if res := rank(build(true), []Finding{healthy}); !res.HealthVetoed {
+		t.Error("the healthy reading of a failing rollout was not vetoed")
+	}
+}
+
+// A change whose identifiers recur in the symptoms is chosen over a nearer
+// one that no symptom names.
+func TestNearestChangePrefersTheSpecificChange(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 5, 4, 10, m, 0, 0, time.UTC); return &x }
+	ev := NewEvidence(&investigationv1.Alert{Namespace: "shop"}, nil)
+	ev.ObjectChanges = []ObjectChange{{ObjectChange: facts.ObjectChange{Kind: "ClusterPolicy", Name: "require-signed-images", Action: "created", At: at(5)}}}
+	ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: "basket", Revision: "2.4.0", PreviousRevision: "2.3.9", FinishedAt: at(20)}}}
+	symptoms := []string{`FailedCreate: admission webhook "require-signed-images.policy.example" denied the request`}
+	ch := ev.nearestChange("basket", at(25), symptoms...)
+	if ch == nil || ch.entity != "clusterpolicy/require-signed-images" {
+		t.Fatalf("change = %+v, want the ClusterPolicy the symptoms name", ch)
+	}
+	if ch := ev.nearestChange("basket", at(25)); ch == nil || ch.entity != "" {
+		t.Errorf("without symptoms the nearest change (the deploy) must win, got %+v", ch)
+	}
+}

@@ -1,0 +1,128 @@
+package intake
+
+import (
+	"sort"
+	"strings"
+)
+
+// Alertmanager's default text templates (the PagerDuty, Opsgenie and
+// e-mail receivers' "details"/"description") render an alert's labels and
+// annotations as sections of "key = value" lines:
+//
+//	Labels:
+//	 - alertname = KubeDeploymentRolloutStuck
+//	 - namespace = shop
+//	Annotations:
+//	 - summary = Rollout is not progressing
+//	Source: http://prometheus/graph...
+//
+// A payload that forwards such a text carries the source alert's labels only
+// inside it; textBlock reads them back so target resolution sees the same
+// labels as a webhook that sends them as an object.
+
+// maxBlockText bounds how much of one text is read for a label block.
+const maxBlockText = 64 << 10
+
+// textBlock returns the labels and annotations of every "Labels:" and
+// "Annotations:" section of text. Lines are "key = value", "- key = value"
+// or "key: value" inside a section; a line that is neither ends it. The
+// first value of a key wins (a text listing several alerts names the first
+// alert's labels first).
+func textBlock(text string) (labels, annotations map[string]string) {
+	if len(text) > maxBlockText {
+		text = text[:maxBlockText]
+	}
+	labels, annotations = map[string]string{}, map[string]string{}
+	var cur map[string]string
+	for _, raw := range strings.Split(text, "\n") {
+		line := strings.TrimSpace(raw)
+		switch strings.ToLower(strings.TrimRight(line, ": ")) {
+		case "labels", "common labels", "group labels":
+			cur = labels
+			continue
+		case "annotations", "common annotations":
+			cur = annotations
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		k, v, ok := blockPair(line)
+		if !ok {
+			cur = nil
+			continue
+		}
+		setMissing(cur, k, v)
+	}
+	return labels, annotations
+}
+
+// blockPair reads one "- key = value" (or "key: value") line of a section.
+func blockPair(line string) (string, string, bool) {
+	line = strings.TrimSpace(strings.TrimLeft(line, "-*• "))
+	if line == "" {
+		return "", "", false
+	}
+	sep := strings.Index(line, "=")
+	if c := strings.Index(line, ":"); sep < 0 || (c >= 0 && c < sep) {
+		sep = c
+	}
+	if sep <= 0 {
+		return "", "", false
+	}
+	k := strings.TrimSpace(line[:sep])
+	v := strings.Trim(strings.TrimSpace(line[sep+1:]), `"'`)
+	if !labelKey(k) || v == "" {
+		return "", "", false
+	}
+	return k, v, true
+}
+
+// labelKey: a Prometheus label name (letters, digits, underscores, not
+// starting with a digit), with the dots and dashes other systems' tag keys
+// use.
+func labelKey(k string) bool {
+	if k == "" || len(k) > 128 {
+		return false
+	}
+	for i, r := range k {
+		switch {
+		case r == '_' || r == '.' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// mergeTextBlocks moves multi-line values out of labels (a label is one
+// line; a multi-line value is a forwarded text) into the annotations, and
+// merges the labels and annotations written inside every text of the alert
+// where the alert does not already carry them.
+func mergeTextBlocks(labels, annotations map[string]string, texts ...string) {
+	for k, v := range labels {
+		if strings.Contains(v, "\n") {
+			delete(labels, k)
+			setMissing(annotations, k, v)
+		}
+	}
+	keys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v := annotations[k]; strings.Contains(v, "\n") {
+			texts = append(texts, v)
+		}
+	}
+	for _, t := range texts {
+		if !strings.Contains(t, "\n") {
+			continue
+		}
+		l, a := textBlock(t)
+		mergeMissing(labels, l)
+		mergeMissing(annotations, a)
+	}
+}
