@@ -20,7 +20,7 @@ import (
 var conditionPolarity = map[string]string{
 	// Normal when True.
 	"available": "True", "progressing": "True", "ready": "True", "containersready": "True",
-	"initialized": "True", "podscheduled": "True", "established": "True", "synced": "True",
+	"initialized": "True", "podscheduled": "True", "scalingactive": "True", "abletoscale": "True", "established": "True", "synced": "True",
 	"healthy": "True", "bound": "True", "reconciled": "True", "accepted": "True", "programmed": "True",
 	// Normal when False.
 	"replicafailure": "False", "failed": "False", "degraded": "False", "stalled": "False",
@@ -63,13 +63,8 @@ func (ev *Evidence) activeAbnormal() []activeFact {
 		if d.Name != name || (ns != "" && d.Namespace != "" && d.Namespace != ns) {
 			continue
 		}
-		for _, c := range d.Conditions {
-			if abnormalCondition(c) {
-				out = append(out, activeFact{
-					text: fmt.Sprintf("Deployment %s/%s condition %s=%s (%s): %s", d.Namespace, d.Name, c.Type, c.Status, c.Reason, quote(c.Message)),
-					cite: d.Cite,
-				})
-			}
+		for _, co := range workloadConditions(d) {
+			out = append(out, activeFact{text: co.text(), cite: d.Cite})
 		}
 	}
 	for _, e := range ev.WarningEvents() {
@@ -100,4 +95,34 @@ func splitEntity(ent string) (ns, name string) {
 		return "", parts[1]
 	}
 	return "", ent
+}
+
+// condOf is one abnormal condition of a workload's rollout or of an object
+// that acts on it (its autoscaler).
+type condOf struct {
+	kind, ns, name string
+	c              facts.Condition
+}
+
+func (co condOf) text() string {
+	return fmt.Sprintf("%s %s/%s condition %s=%s (%s): %s", co.kind, co.ns, co.name, co.c.Type, co.c.Status, co.c.Reason, quote(co.c.Message))
+}
+
+// workloadConditions are the abnormal conditions of a Deployment and of
+// the autoscalers that target it.
+func workloadConditions(d Deployment) []condOf {
+	var out []condOf
+	for _, c := range d.Conditions {
+		if abnormalCondition(c) {
+			out = append(out, condOf{kind: "Deployment", ns: d.Namespace, name: d.Name, c: c})
+		}
+	}
+	for _, a := range d.Autoscalers {
+		for _, c := range a.Conditions {
+			if abnormalCondition(c) {
+				out = append(out, condOf{kind: a.Kind, ns: a.Namespace, name: a.Name, c: c})
+			}
+		}
+	}
+	return out
 }

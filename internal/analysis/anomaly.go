@@ -56,12 +56,6 @@ func (c *candidate) mark(kind string) {
 	c.kinds[kind] = true
 }
 
-// condOf is one abnormal condition of a workload's rollout.
-type condOf struct {
-	d Deployment
-	c facts.Condition
-}
-
 // seriesChange is how a series moved around the alert.
 type seriesChange struct {
 	s         Series
@@ -306,12 +300,10 @@ func (ev *Evidence) anomalyCandidates() []*candidate {
 	// Workloads whose rollout reports an abnormal condition (a replica
 	// failure, a progress deadline exceeded, not available).
 	for _, d := range ev.Deployments {
-		for _, cond := range d.Conditions {
-			if abnormalCondition(cond) {
-				c := workload(d.Namespace, d.Name)
-				c.conditions = append(c.conditions, condOf{d: d, c: cond})
-				c.mark("conditions")
-			}
+		for _, co := range workloadConditions(d) {
+			c := workload(d.Namespace, d.Name)
+			c.conditions = append(c.conditions, co)
+			c.mark("conditions")
 		}
 	}
 	// Nodes with failing conditions.
@@ -1131,7 +1123,7 @@ func (c *candidate) symptomTexts() []string {
 		out = append(out, ch.text())
 	}
 	for _, cd := range c.conditions {
-		out = append(out, cd.c.Type+" "+cd.c.Reason+": "+cd.c.Message)
+		out = append(out, cd.name+" "+cd.c.Type+" "+cd.c.Reason+": "+cd.c.Message)
 	}
 	return out
 }

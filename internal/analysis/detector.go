@@ -29,6 +29,7 @@ const (
 	ModeDependencyFailure  = "dependency_failure"
 	ModeDeployRegression   = "deploy_regression"
 	ModeTrafficSaturation  = "traffic_saturation"
+	ModeAutoscalerBlocked  = "autoscaler_blocked"
 	ModeConnPoolExhaustion = "connection_pool_exhaustion"
 	ModeCertExpiry         = "certificate_expiry"
 	ModeNoEndpoints        = "no_endpoints"

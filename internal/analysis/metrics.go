@@ -160,6 +160,10 @@ func labelOf(s facts.Series, keys ...string) string {
 	return ""
 }
 
+// unsaturatedWithChange: a demand rise with no resource at its limit and
+// a change before the onset stays below the fault threshold.
+const unsaturatedWithChange = 0.5
+
 func detectMetricRegression(ev *Evidence) []Finding {
 	var out []Finding
 	for _, s := range ev.Series {
@@ -302,6 +306,13 @@ func detectMetricRegression(ev *Evidence) []Finding {
 					// resource at its limit the story stays weak.
 					f.Score = 0.55
 					f.Inferred = append(f.Inferred, Claim{Text: "No resource of " + svc + " is seen at its limit (CPU, pools, queues, throttling, autoscaler): saturation is not established"})
+					if ch := ev.nearestChange(svc, r.onset); ch != nil && !ch.unrelated {
+						// A change precedes the onset and no resource is at
+						// its limit: more demand is context, and the change
+						// is the stronger candidate (temporal precedence).
+						f.Score = unsaturatedWithChange
+						f.Inferred = append(f.Inferred, Claim{Text: "A change precedes the onset (" + ch.text + "): the rise in demand alone does not outrank it"})
+					}
 				}
 				f.Statement = fmt.Sprintf("%s is saturated by traffic: %s rose from %s to %s with no deploy in the window, and %s", svc, t.Name, num(tr.head), num(tr.tail), what)
 				f.validated(fmt.Sprintf("%s rose from %s to %s", t.Name, num(tr.head), num(tr.tail)), t.Cite)
@@ -310,6 +321,10 @@ func detectMetricRegression(ev *Evidence) []Finding {
 				}
 				f.Chain = []string{"Request rate rises", "Capacity is exhausted", s.Name + " degrades"}
 				f.Remediation = []string{"Scale out " + svc, "Add autoscaling on request rate / CPU"}
+				if ev.autoscalerBlocked(&f, ns, svc, r.onset) {
+					out = append(out, f)
+					break
+				}
 				if hpa, cur, max, c, ok := ev.hpaAtMax(svc); ok {
 					f.validated(fmt.Sprintf("HPA %s runs %s replicas, its configured max of %s, while it wants more: it cannot scale further", hpa, num(cur), num(max)), c)
 					f.Statement += fmt.Sprintf("; the HPA %s is pinned at its max of %s replicas, so capacity cannot follow the traffic", hpa, num(max))
@@ -652,3 +667,42 @@ func (ev *Evidence) saturationEvidence(svc string) (string, Cite, bool) {
 // reRemoteLimit: a limit another system enforces on us (its 429, its
 // quota) is not our resource at its limit.
 var reRemoteLimit = regexp.MustCompile(`(?i)\b429\b|rate[ -]?limit|too many requests|quota`)
+
+// autoscalerBlocked rewrites a demand-saturation finding when the
+// workload's autoscaler reports that it cannot scale (it cannot read its
+// metric, or cannot act on its target): capacity could not follow the
+// demand because of the autoscaler, which becomes the culprit. A change of
+// the workload's configuration before the onset makes it a configuration
+// error; without one the cause stays resource exhaustion, with the
+// autoscaler named.
+func (ev *Evidence) autoscalerBlocked(f *Finding, ns, svc string, onset *time.Time) bool {
+	d, ok := ev.deploymentFor(ns, svc)
+	if !ok {
+		return false
+	}
+	var blocked []condOf
+	for _, co := range workloadConditions(d) {
+		if co.kind != "Deployment" {
+			blocked = append(blocked, co)
+		}
+	}
+	if len(blocked) == 0 {
+		return false
+	}
+	co := blocked[0]
+	f.Mode = ModeAutoscalerBlocked
+	f.Entity = strings.ToLower(co.kind) + "/" + qualifiedName(co.ns, co.name)
+	f.validated("The autoscaler cannot scale: "+co.text(), d.Cite)
+	f.Statement = fmt.Sprintf("Capacity of %s could not follow the demand: its autoscaler %s reports %s=%s (%s: %s), so the replicas stayed put while %s",
+		svc, co.name, co.c.Type, co.c.Status, co.c.Reason, clip(co.c.Message, 200), strings.TrimPrefix(f.Statement, svc+" is saturated by traffic: "))
+	f.Chain = []string{"The autoscaler of " + svc + " cannot compute or apply a replica count (" + co.c.Reason + ")", "Demand rises and the replica count stays put", "The replicas saturate"}
+	f.Remediation = []string{fmt.Sprintf("Fix the autoscaler %s (%s), then scale %s out by hand until it scales again", co.name, co.c.Reason, svc)}
+	f.Score = 0.7
+	if ch := ev.nearestChange(svc, onset, co.c.Message); ch != nil && !ch.unrelated && (ch.kind == changeConfig || ch.kind == changeCapacity) {
+		f.Category = catConfig
+		f.validated("Change before the onset: "+ch.text, ch.cite)
+		f.Chain = append([]string{"Change: " + ch.text}, f.Chain...)
+		f.Score = 0.75
+	}
+	return true
+}

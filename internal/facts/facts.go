@@ -136,6 +136,10 @@ type Deployment struct {
 	ObservedGeneration  int64       `json:"observed_generation,omitempty"`
 	// RolloutHistory lists ReplicaSet revisions, oldest first, when known.
 	RolloutHistory []Revision `json:"rollout_history,omitempty"`
+	// Autoscalers are the HorizontalPodAutoscalers whose scaleTargetRef is
+	// this Deployment, with their conditions (can it scale, can it read its
+	// metrics) and replica bounds as signals.
+	Autoscalers []Resource `json:"autoscalers,omitempty"`
 }
 
 // Revision is one ReplicaSet revision of a Deployment.

@@ -26,7 +26,7 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	}
 	// Tags as a Datadog-style list or a map.
 	mergeMissing(a.Labels, tagsMap(obj["tags"]))
-	a.AlertName = firstStr(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName")
+	a.AlertName = firstStr(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName", "check", "check_name", "monitor", "monitor_name", "test_name")
 	if a.AlertName == "" {
 		a.AlertName = a.Labels["alertname"]
 	}
@@ -40,7 +40,15 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	a.Cluster = firstStr(obj, "cluster", "cluster_name")
 	a.ErrorMessage = firstStr(obj, "error_message", "error", "exception")
 	a.Summary = firstStr(obj, "summary")
-	a.Description = firstStr(obj, "description", "details", "body")
+	a.Description = firstStr(obj, "description", "details", "detail", "body")
+	// What an uptime or synthetics check probes is the target, not a link
+	// to the monitoring system.
+	if u := firstStr(obj, "url", "target_url", "endpoint", "target"); u != "" {
+		if a.Annotations == nil {
+			a.Annotations = map[string]string{}
+		}
+		setMissing(a.Annotations, "probe_target", u)
+	}
 	msg := firstStr(obj, "message", "text")
 	if a.ErrorMessage == "" && a.Summary == "" && a.Description == "" {
 		a.Summary = msg

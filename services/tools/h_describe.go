@@ -218,7 +218,10 @@ func (s *Service) describeDeployment(ctx context.Context, r *Result, res *facts.
 	} else {
 		df = deploymentFact(d, nil)
 	}
-	r.Put(facts.KeyDeployments, []facts.Deployment{df})
+	deps := []facts.Deployment{df}
+	s.attachAutoscalers(ctx, res.Namespace, deps)
+	df = deps[0]
+	r.Put(facts.KeyDeployments, deps)
 	res.Owners = ownerStrings(d.OwnerReferences)
 	res.Conditions = df.Conditions
 	res.Signals = deploymentProblems(df)
@@ -238,6 +241,12 @@ func (s *Service) describeDeployment(ctx context.Context, r *Result, res *facts.
 	r.Rawf("Conditions:")
 	for _, c := range df.Conditions {
 		r.Rawf("  %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	for _, a := range df.Autoscalers {
+		r.Rawf("Autoscaler %s: %s", a.Name, strings.Join(a.Signals, "; "))
+		for _, c := range a.Conditions {
+			r.Rawf("  %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+		}
 	}
 	if len(df.RolloutHistory) > 0 {
 		r.Rawf("Rollout history:")

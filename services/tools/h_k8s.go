@@ -508,6 +508,7 @@ func handleListDeployments(ctx context.Context, s *Service, c *Call, r *Result) 
 	if deps == nil {
 		deps = []facts.Deployment{}
 	}
+	s.attachAutoscalers(ctx, ns, deps)
 	r.Put(facts.KeyDeployments, deps)
 	scope := nsScope(ns)
 	if name != "" {
@@ -534,6 +535,12 @@ func handleListDeployments(ctx context.Context, s *Service, c *Call, r *Result) 
 		}
 		for _, rev := range d.RolloutHistory {
 			r.Rawf("    revision %s %s created %s replicas=%d images=%s", rev.Revision, rev.Name, fmtTime(rev.CreatedAt), rev.Replicas, strings.Join(rev.Images, ","))
+		}
+		for _, a := range d.Autoscalers {
+			r.Rawf("    autoscaler %s: %s", a.Name, strings.Join(a.Signals, "; "))
+			for _, c := range a.Conditions {
+				r.Rawf("      %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+			}
 		}
 		if len(problems) > 0 {
 			degraded++
