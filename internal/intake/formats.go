@@ -61,6 +61,13 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		a.StartsAt = timestamppb.New(t)
 	}
 	a.Resolved = isResolvedState(a.State)
+	if a.AlertName == "" && a.Title == "" && a.Summary == "" {
+		// A check's payload with neither name nor title: its error or
+		// description says what fired.
+		if t := firstNonEmpty(a.ErrorMessage, a.Description); t != "" {
+			a.Title = truncate(t, 120)
+		}
+	}
 	if a.AlertName == "" && a.Title == "" && len(a.Labels) == 0 && a.Summary == "" {
 		return nil, fmt.Errorf("%w: generic alert needs alert_name or title (or labels.alertname)", ErrBadFormat)
 	}

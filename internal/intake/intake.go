@@ -42,6 +42,7 @@ const (
 	SourceDatadog      = "datadog"
 	SourcePagerDuty    = "pagerduty"
 	SourceOpenSRE      = "opensre"
+	SourceOpsgenie     = "opsgenie"
 )
 
 type parseFunc func(obj map[string]any) ([]*investigationv1.Alert, error)
@@ -58,6 +59,7 @@ var formats = map[string]struct {
 	SourceDatadog:      {investigationv1.AlertFormat_ALERT_FORMAT_DATADOG, parseDatadog},
 	SourcePagerDuty:    {investigationv1.AlertFormat_ALERT_FORMAT_PAGERDUTY, parsePagerDuty},
 	SourceOpenSRE:      {investigationv1.AlertFormat_ALERT_FORMAT_OPENSRE, parseOpenSRE},
+	SourceOpsgenie:     {investigationv1.AlertFormat_ALERT_FORMAT_GENERIC, parseOpsgenie},
 }
 
 // Sources lists the accepted source hints (besides "" and "auto"), sorted.
@@ -180,6 +182,9 @@ func Detect(obj map[string]any) (string, error) {
 			return SourcePagerDuty, nil
 		}
 	}
+	if isOpsgenie(obj) {
+		return SourceOpsgenie, nil
+	}
 	if _, ok := obj["alerts"]; ok {
 		if _, ok := obj["orgId"]; ok {
 			return SourceGrafana, nil
@@ -221,7 +226,8 @@ func Detect(obj map[string]any) (string, error) {
 	if _, ok := obj["commonAnnotations"]; ok {
 		return SourceOpenSRE, nil
 	}
-	for _, k := range []string{"alert_name", "alertname", "alertName", "title", "name", "labels", "summary", "message", "text"} {
+	for _, k := range []string{"alert_name", "alertname", "alertName", "title", "name", "labels", "summary", "message", "text",
+		"check", "check_name", "monitor", "monitor_name", "test_name", "description", "error"} {
 		if _, ok := obj[k]; ok {
 			return SourceGeneric, nil
 		}
@@ -236,7 +242,7 @@ func Detect(obj map[string]any) (string, error) {
 	}
 	return "", fmt.Errorf("%w: found keys [%s]; want an Alertmanager/Grafana webhook (alerts[]), "+
 		"an opensre-style object (title, state, commonLabels, commonAnnotations), a Datadog webhook (title, alert_type, tags), "+
-		"a PagerDuty v3 webhook (event.data) or a generic alert (alert_name or title, severity, labels, annotations)",
+		"a PagerDuty v3 webhook (event.data), an Opsgenie webhook (action, alert) or a generic alert (alert_name or title, severity, labels, annotations)",
 		ErrUnknownFormat, strings.Join(keys, ", "))
 }
 

@@ -1,0 +1,65 @@
+package intake
+
+import "testing"
+
+func TestOpsgenieWebhook(t *testing.T) {
+	tests := []struct {
+		name            string
+		raw             string
+		wantNS, wantSvc string
+		wantSev         string
+		wantResolved    bool
+	}{
+		{
+			name: "labels as key:value tags",
+			raw: `{"action":"Create","integrationName":"Webhook","alert":{"alertId":"a1","tinyId":"12","message":"Checkout 5xx above 2%",
+				"tags":["namespace:shop","service:checkout","env:prod"],"priority":"P2","createdAt":1767261600000}}`,
+			wantNS: "shop", wantSvc: "checkout", wantSev: "critical",
+		},
+		{
+			name: "labels only inside the description text",
+			raw: `{"action":"Create","alert":{"alertId":"a2","message":"[FIRING:1] QueueLag","priority":"P3",
+				"description":"Labels:\n - alertname = QueueLag\n - namespace = billing\n - deployment = invoicer\nAnnotations:\n - summary = lag grows\n"}}`,
+			wantNS: "billing", wantSvc: "invoicer", wantSev: "warning",
+		},
+		{
+			name:         "close action resolves",
+			raw:          `{"action":"Close","alert":{"alertId":"a3","message":"Disk almost full","tags":["node:worker-3"]}}`,
+			wantResolved: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as, err := Parse([]byte(tc.raw), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := as[0]
+			if a.GetAlertSource() != "opsgenie" {
+				t.Errorf("source = %q, want opsgenie", a.GetAlertSource())
+			}
+			if a.GetNamespace() != tc.wantNS || a.GetService() != tc.wantSvc {
+				t.Errorf("namespace/service = %q/%q, want %q/%q", a.GetNamespace(), a.GetService(), tc.wantNS, tc.wantSvc)
+			}
+			if tc.wantSev != "" && a.GetSeverity() != tc.wantSev {
+				t.Errorf("severity = %q, want %q", a.GetSeverity(), tc.wantSev)
+			}
+			if a.GetResolved() != tc.wantResolved {
+				t.Errorf("resolved = %v, want %v", a.GetResolved(), tc.wantResolved)
+			}
+		})
+	}
+}
+
+// An uptime check's payload with no name or title still parses: what it
+// probes is the target and its error is the title.
+func TestGenericCheckWithoutTitle(t *testing.T) {
+	as, err := Parse([]byte(`{"status":"DOWN","error":"HTTP 503 from 2 of 3 regions","url":"http://cart.shop.svc.cluster.local/health","started_at":"2026-03-01T10:00:00Z"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := as[0]
+	if a.GetTitle() == "" || a.GetNamespace() != "shop" || a.GetService() != "cart" {
+		t.Errorf("title %q namespace %q service %q; want a title and shop/cart from the probed URL", a.GetTitle(), a.GetNamespace(), a.GetService())
+	}
+}
