@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	triagev1 "github.com/rcamesh/rcamesh/gen/rcamesh/triage/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
@@ -82,6 +83,8 @@ type Deps struct {
 	Bus *bus.Bus
 	// LLM, when set, drives the model agent; nil: the offline analyser.
 	LLM llm.Provider
+	// Critic judges every evidence package (EvaluateFinding), over gRPC.
+	Critic criticv1.CriticServiceClient
 }
 
 // Service implements triagev1.TriageServiceServer.
@@ -90,7 +93,8 @@ type Service struct {
 	cfg Config
 	log *slog.Logger
 	bus *bus.Bus
-	llm llm.Provider
+	llm    llm.Provider
+	critic criticv1.CriticServiceClient
 }
 
 // New builds the service.
@@ -102,7 +106,10 @@ func New(cfg Config, d Deps) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: log, bus: d.Bus, llm: d.LLM}, nil
+	if d.Critic == nil {
+		return nil, errors.New("triage: the critic client is required (the evaluator)")
+	}
+	return &Service{cfg: cfg, log: log, bus: d.Bus, llm: d.LLM, critic: d.Critic}, nil
 }
 
 // Register implements app.Module.
@@ -178,7 +185,7 @@ func (s *Service) TriageFindings(ctx context.Context, req *triagev1.TriageFindin
 	}
 	s.lifecycle(ctx, session, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_STARTED, "triage",
 		fmt.Sprintf("SAST triage of %d findings in %s", len(findings), req.GetRepo()), nil)
-	t := sast.NewTriager(r, s.log)
+	t := sast.NewTriager(r, &sast.CriticEvaluator{Client: s.critic, Session: session}, s.log)
 	t.Parallel = s.cfg.Parallel
 	t.Limits.MaxToolCalls = s.cfg.MaxToolCalls
 	if s.llm != nil {

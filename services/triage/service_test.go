@@ -18,6 +18,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	triagev1 "github.com/rcamesh/rcamesh/gen/rcamesh/triage/v1"
 	"github.com/rcamesh/rcamesh/internal/modules"
+	"github.com/rcamesh/rcamesh/internal/sast/sasttest"
 	"github.com/rcamesh/rcamesh/services/triage"
 )
 
@@ -46,7 +47,10 @@ func examplesRoot(t *testing.T) string {
 func TestTriageFindings(t *testing.T) {
 	cfg := triage.DefaultConfig()
 	cfg.CodeRoot = examplesRoot(t)
-	s, err := triage.New(cfg, triage.Deps{})
+	if _, err := triage.New(cfg, triage.Deps{}); err == nil {
+		t.Error("a triage service without the critic's evaluator was built")
+	}
+	s, err := triage.New(cfg, triage.Deps{Critic: sasttest.Critic(t, cfg.CodeRoot, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +89,7 @@ func TestTriageFindings(t *testing.T) {
 			if tc.cfg != nil {
 				tc.cfg(&c)
 			}
-			s, err := triage.New(c, triage.Deps{})
+			s, err := triage.New(c, triage.Deps{Critic: sasttest.Critic(t, examplesRoot(t), nil)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +140,7 @@ func TestFindingsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.SessionID != "sast-demo-1" || out.TruePositives != 5 || out.FalsePositives != 5 || out.NeedsReview != 2 {
-		t.Fatalf("%+v", out)
+		t.Fatalf("%+v %s", out, rb[:min(len(rb), 3000)])
 	}
 	pins, err := brainv1.NewBrainServiceClient(l.Conn).ListPins(ctx, &brainv1.ListPinsRequest{SessionId: "sast-demo-1"})
 	if err != nil {
