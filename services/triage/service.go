@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -254,8 +255,10 @@ func (s *Service) pin(ctx context.Context, session string, r sast.Result) {
 	for _, c := range r.Evidence {
 		snippets = append(snippets, redact.Text(fmt.Sprintf("%s:%d %s", c.File, c.StartLine, strings.TrimSpace(c.Snippet))))
 	}
+	// the finding's verdict, claims, cited code and unknowns, in the
+	// API's JSON (proto names, enum names) for the war room
 	md := map[string]any{}
-	if b, err := json.Marshal(toProto(r)); err == nil {
+	if b, err := (protojson.MarshalOptions{UseProtoNames: true}).Marshal(toProto(r)); err == nil {
 		_ = json.Unmarshal(b, &md)
 	}
 	meta, err := structpb.NewStruct(md)
