@@ -91,9 +91,9 @@ type Deps struct {
 // Service implements triagev1.TriageServiceServer.
 type Service struct {
 	triagev1.UnimplementedTriageServiceServer
-	cfg Config
-	log *slog.Logger
-	bus *bus.Bus
+	cfg    Config
+	log    *slog.Logger
+	bus    *bus.Bus
 	llm    llm.Provider
 	critic criticv1.CriticServiceClient
 }
