@@ -318,6 +318,18 @@ func TestLoopBreakers(t *testing.T) {
 			t.Error("the evidence gathered before the failure was lost")
 		}
 	})
+	t.Run("wall time", func(t *testing.T) {
+		tr := newTriager(t, r)
+		tr.Limits.MaxWall = 20 * time.Millisecond
+		tr.Analyst = &scripted{move: func(ctx context.Context, st *State, n int) (Package, error) {
+			<-ctx.Done() // an analyst (a slow model) still working when the finding's time is up
+			return Package{}, errRetrieve
+		}}
+		res := tr.One(context.Background(), f)
+		if res.StopReason != "wall_time" || res.Verdict != javaflow.NeedsReview {
+			t.Fatalf("stop %s verdict %s, want wall_time NEEDS_REVIEW", res.StopReason, res.Verdict)
+		}
+	})
 	t.Run("tool-call cap", func(t *testing.T) {
 		tr := newTriager(t, r)
 		tr.Limits.MaxToolCalls = 3
