@@ -115,7 +115,11 @@ func (e *CriticEvaluator) Evaluate(ctx context.Context, root string, pkg Package
 	if pause <= 0 {
 		pause = 100 * time.Millisecond
 	}
-	req := pkg.Request(e.Session, root, history)
+	session := e.Session
+	if session == "" {
+		session = "sast-triage" // the mesh refuses an RPC without a session
+	}
+	req := pkg.Request(session, root, history)
 	var err error
 	for i := 0; i < attempts; i++ {
 		var resp *criticv1.EvaluateFindingResponse
