@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/rcamesh/rcamesh/internal/eval/owasp"
+	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/sast"
 )
 
@@ -20,7 +21,18 @@ const suiteOwasp = "owasp"
 // (verdicts.jsonl, in the reference scorer's format) and the tables under
 // out/owasp.
 func runOwaspSuite(ctx context.Context, root, out, half string, parallel int, logger *slog.Logger, stdout io.Writer) error {
-	rep, err := owasp.Run(ctx, owasp.Options{Root: root, Parallel: parallel, Logger: logger, Half: half})
+	// the critic of an in-process mesh judges every verdict over gRPC
+	dataDir, err := os.MkdirTemp("", "rcamesh-owasp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dataDir)
+	l, ev, err := modules.StartTriageMesh(ctx, root, dataDir, "eval-owasp", logger)
+	if err != nil {
+		return err
+	}
+	defer l.Stop()
+	rep, err := owasp.Run(ctx, owasp.Options{Root: root, Parallel: parallel, Logger: logger, Half: half, Evaluator: ev})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/rcamesh/rcamesh/internal/llm"
+	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/sast"
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
 )
@@ -77,7 +78,19 @@ func triageCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t := sast.NewTriager(r, logger)
+	// the critic of an in-process mesh (every service, embedded NATS)
+	// judges every verdict over gRPC, re-reading the checkout itself
+	dataDir, err := os.MkdirTemp("", "rcamesh-triage-data-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dataDir)
+	l, ev, err := modules.StartTriageMesh(ctx, r.Root(), dataDir, "triage-cli", logger)
+	if err != nil {
+		return err
+	}
+	defer l.Stop()
+	t := sast.NewTriager(r, ev, logger)
 	// with a model configured the model agent drives the same tools and
 	// evaluator; without one the offline analyser does its work
 	provider, err := llm.New(model, logger)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,52 @@ func TestTriageExample(t *testing.T) {
 	}
 	if err := triageCmd(context.Background(), []string{"-sarif", sarif, "-repo", repoDir, "-allowed-root", t.TempDir()}, &bytes.Buffer{}); err == nil {
 		t.Error("a repository outside -allowed-root: want an error")
+	}
+}
+
+// TestTriageSplit runs the triage service and the critic in two processes:
+// every verdict of POST /api/v4/findings is judged by the other process's
+// critic over gRPC (the triage process runs no critic), which re-reads the
+// cited code under its own -critic.code-root.
+func TestTriageSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the binary twice")
+	}
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	natsAddr := freeAddr(t)
+	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
+	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
+	key, _, _ := meshSecrets(t)
+	startBinary(t, aHTTP, "-target=router,brain,delivery,triage", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr,
+		"-mesh.key-file="+key, "-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-tools.addr="+bGRPC, "-critic.addr="+bGRPC,
+		"-triage.code-root="+examples)
+	startBinary(t, bHTTP, "-target=tools,critic", "-nats.url=nats://"+natsAddr, "-mesh.key-file="+key,
+		"-http.addr="+bHTTP, "-grpc.addr="+bGRPC, "-brain.addr="+aGRPC, "-router.addr="+aGRPC, "-delivery.addr="+aGRPC,
+		"-critic.code-root="+examples)
+	doc, err := os.ReadFile("../../examples/sast-demo/findings.sarif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"repo": "sast-demo", "session_id": "split-triage", "sarif": json.RawMessage(doc)})
+	code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/findings", string(body))
+	if code != 200 {
+		t.Fatalf("findings: %d %v", code, resp)
+	}
+	results, _ := resp["results"].([]any)
+	passed, failed := 0, 0
+	for _, r := range results {
+		m, _ := r.(map[string]any)
+		if e, _ := m["error"].(string); e != "" {
+			failed++ // the example's bad locations (a missing file, a path outside)
+		}
+		if m["stop_reason"] == "evaluator_passed" {
+			passed++
+		}
+	}
+	if len(results) != 12 || passed != 10 || failed != 2 || resp["true_positives"] != float64(5) || resp["false_positives"] != float64(5) {
+		t.Fatalf("%d results, %d passed by the critic, TP %v FP %v", len(results), passed, resp["true_positives"], resp["false_positives"])
 	}
 }

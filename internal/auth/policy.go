@@ -91,6 +91,7 @@ var Policy = map[string]Role{
 	criticv1.CriticService_RevalidatePin_FullMethodName:     RoleService,
 	criticv1.CriticService_ReviewHypotheses_FullMethodName:  RoleService,
 	criticv1.CriticService_AcceptConclusion_FullMethodName:  RoleService,
+	criticv1.CriticService_EvaluateFinding_FullMethodName:   RoleService,
 
 	// Delivery: reports are readable, delivering one is internal.
 	deliveryv1.DeliveryService_DeliverReport_FullMethodName: RoleService,

@@ -109,6 +109,7 @@ func TestInternalRPCsNeedTheServiceRole(t *testing.T) {
 		"/rcamesh.critic.v1.CriticService/RevalidatePin",
 		"/rcamesh.critic.v1.CriticService/ReviewHypotheses",
 		"/rcamesh.critic.v1.CriticService/AcceptConclusion",
+		"/rcamesh.critic.v1.CriticService/EvaluateFinding",
 		"/rcamesh.router.v1.RouterService/PlanActions",
 	} {
 		if need, _ := auth.Required(m); need != auth.RoleService {

@@ -129,10 +129,16 @@ func Register(r *app.Registry, opt Options) error {
 		return err
 	}
 
+	triageCfg := triage.DefaultConfig()
 	criticCfg := critic.DefaultConfig()
 	if err := r.Register(mesh.Critic, func(ctx context.Context, env app.Env) (app.Module, error) {
 		if err := criticCfg.Validate(); err != nil {
 			return nil, err
+		}
+		if criticCfg.CodeRoot == "" {
+			// one process: the SAST evaluator re-reads the checkouts the
+			// triage service reads
+			criticCfg.CodeRoot = triageCfg.CodeRoot
 		}
 		return critic.New(criticCfg, critic.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients})
 	}, app.WithFlags(criticCfg.RegisterFlags)); err != nil {
@@ -163,14 +169,13 @@ func Register(r *app.Registry, opt Options) error {
 		return err
 	}
 
-	triageCfg := triage.DefaultConfig()
 	if err := r.Register(Triage, func(ctx context.Context, env app.Env) (app.Module, error) {
 		p, err := model.get(env.Logger)
 		if err != nil {
 			return nil, err
 		}
-		return triage.New(triageCfg, triage.Deps{Logger: env.Logger, Bus: env.Bus, LLM: p})
-	}, app.WithFlags(triageCfg.RegisterFlags), app.WithFlags(modelFlags)); err != nil {
+		return triage.New(triageCfg, triage.Deps{Logger: env.Logger, Bus: env.Bus, LLM: p, Critic: env.Clients.Critic})
+	}, app.WithFlags(triageCfg.RegisterFlags), app.WithFlags(modelFlags), app.Needs(mesh.Critic)); err != nil {
 		return err
 	}
 

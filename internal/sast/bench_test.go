@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
+	"github.com/rcamesh/rcamesh/internal/sast/sasttest"
 )
 
-// BenchmarkTriageExample triages the bundled example's ten findings (a
+// BenchmarkTriageExample triages the bundled example's findings; every verdict judged by the critic over gRPC (in memory) (a
 // fresh parse cache each time: the cold cost of a run).
 func BenchmarkTriageExample(b *testing.B) {
 	doc, err := os.ReadFile("../../examples/sast-demo/findings.sarif")
@@ -23,9 +24,10 @@ func BenchmarkTriageExample(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	ev := &CriticEvaluator{Client: sasttest.Critic(b, r.Root(), nil)}
 	b.ReportAllocs()
 	for b.Loop() {
-		tr := NewTriager(r, nil)
+		tr := NewTriager(r, ev, nil)
 		tr.Parallel = 1
 		_ = tr.Run(context.Background(), fs)
 	}

@@ -1,10 +1,16 @@
 package sast
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"regexp"
-	"strings"
+	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	triagev1 "github.com/rcamesh/rcamesh/gen/rcamesh/triage/v1"
 	"github.com/rcamesh/rcamesh/internal/sast/javaflow"
 )
 
@@ -40,140 +46,100 @@ type Package struct {
 type Rejection struct {
 	BlockingGaps  []string `json:"blockingGaps"`
 	RequiredFetch []string `json:"requiredNextFetches,omitempty"`
+	// EvidenceCount is the citations of the refused package (the evaluator
+	// reads progress between rejections from it).
+	EvidenceCount int `json:"evidenceCount"`
 }
 
 // Verification is the evaluator's answer.
 type Verification struct {
 	Passed bool      `json:"verificationPassed"`
 	Reject Rejection `json:"rejection,omitempty"`
+	// LimitReached: the evaluator's rejection limit ends the investigation
+	// as NEEDS_REVIEW.
+	LimitReached bool   `json:"limitReached,omitempty"`
+	Reason       string `json:"reason,omitempty"`
 }
 
-// checkItem is one false-positive criterion of a category's checklist: the
-// claim that answers it and the raw code its evidence must show.
-type checkItem struct {
-	claim    string
-	question string
-	shows    *regexp.Regexp // a cited snippet must match
-	verdicts string         // which verdicts need it: "TP", "FP" or "TP,FP"
+// Evaluator judges an evidence package: the critic's EvaluateFinding.
+type Evaluator interface {
+	// Evaluate judges pkg, whose citations are relative to the checkout
+	// root, given the earlier rejections of the same finding.
+	Evaluate(ctx context.Context, root string, pkg Package, history []Rejection) (Verification, error)
 }
 
-var (
-	reSource = regexp.MustCompile(`getParameter|getHeader|getQueryString|getCookies|getReader|getInputStream|getRequestURI|getPathInfo|getPart|getTheParameter|getTheCookie|getParameterValues|getParameterMap|getParameterNames|getHeaders|getHeaderNames|getValue\(\)`)
-	reAlg    = regexp.MustCompile(`getInstance|getProperty|=|getCipher|return`)
-	reRandom = regexp.MustCompile(`(?i)random`)
-	reCookie = regexp.MustCompile(`setSecure|setHttpOnly|addCookie|Cookie`)
-)
-
-var taintChecklist = []checkItem{
-	{"source", "is the source attacker-controlled?", reSource, "TP,FP"},
-	{"path", "does the value reach the sink on a feasible path?", nil, "TP"},
-	{"sanitiser", "is it sanitised or replaced on the way?", nil, "TP"},
+// CriticEvaluator is the evaluator of the critic service, called over
+// gRPC like every call of the mesh.
+type CriticEvaluator struct {
+	Client criticv1.CriticServiceClient
+	// Session is the session the evaluations belong to.
+	Session string
+	// Attempts on an unavailable critic (default 3), with a doubling pause
+	// from Backoff (default 100ms).
+	Attempts int
+	Backoff  time.Duration
 }
 
-// Checklists are the per-category false-positive criteria.
-var checklists = map[string][]checkItem{
-	"weakrand":     {{"algorithm", "is the generator a predictable one?", reRandom, "TP,FP"}},
-	"hash":         {{"algorithm", "is the configuration that decides the algorithm read from a file that says otherwise?", reAlg, "TP,FP"}},
-	"crypto":       {{"algorithm", "is the configuration that decides the algorithm read from a file that says otherwise?", reAlg, "TP,FP"}},
-	"securecookie": {{"flag", "is the API called with a safe argument?", reCookie, "TP,FP"}},
-	"httponly":     {{"flag", "is the API called with a safe argument?", reCookie, "TP,FP"}},
-	"samesite":     {{"flag", "is a SameSite attribute set?", reCookie, "TP"}},
+var verdictProto = map[string]triagev1.Verdict{
+	javaflow.TruePositive:  triagev1.Verdict_VERDICT_TRUE_POSITIVE,
+	javaflow.FalsePositive: triagev1.Verdict_VERDICT_FALSE_POSITIVE,
+	javaflow.NeedsReview:   triagev1.Verdict_VERDICT_NEEDS_REVIEW,
 }
 
-func checklist(cat string) []checkItem {
-	if javaflow.TaintCategories[cat] {
-		return taintChecklist
+// Request is pkg as the critic's request.
+func (p Package) Request(session, root string, history []Rejection) *criticv1.EvaluateFindingRequest {
+	req := &criticv1.EvaluateFindingRequest{SessionId: session, Repo: root, Category: p.Category, Verdict: verdictProto[p.Verdict],
+		Analysis: p.Analysis, Unknowns: p.Unknowns}
+	for _, c := range p.Claims {
+		req.Claims = append(req.Claims, &triagev1.Claim{Id: c.ID, Text: c.Text, Status: c.Status, Evidence: c.Evidence})
 	}
-	return checklists[cat]
-}
-
-// SourceReader reads a file of the repository for the evaluator, which
-// re-reads every cited snippet.
-type SourceReader func(path string) ([]string, error)
-
-// Evaluate is the skeptical evaluator: it assumes the agent missed
-// something and rejects unless the raw code in the evidence shows every
-// claim, and every item of the category's checklist is answered.
-func Evaluate(p Package, read SourceReader) Verification {
-	var gaps, fetch []string
-	if p.Verdict != javaflow.TruePositive && p.Verdict != javaflow.FalsePositive {
-		gaps = append(gaps, "verdict "+p.Verdict+" is not a final verdict")
-		return Verification{Reject: Rejection{BlockingGaps: gaps}}
-	}
-	if len(p.Unknowns) > 0 {
-		for _, u := range p.Unknowns {
-			gaps = append(gaps, "open unknown: "+u)
-		}
-	}
-	cites := map[string]Citation{}
 	for _, c := range p.Evidence {
-		cites[c.ID] = c
-		lines, err := read(c.File)
-		if err != nil {
-			gaps = append(gaps, fmt.Sprintf("evidence %s: %s cannot be read: %v", c.ID, c.File, err))
-			fetch = append(fetch, "fetch_code "+c.File)
-			continue
-		}
-		if c.StartLine < 1 || c.EndLine < c.StartLine || c.EndLine > len(lines) {
-			gaps = append(gaps, fmt.Sprintf("evidence %s: lines %d-%d are not in %s", c.ID, c.StartLine, c.EndLine, c.File))
-			continue
-		}
-		if strings.Join(lines[c.StartLine-1:c.EndLine], "\n") != c.Snippet {
-			gaps = append(gaps, fmt.Sprintf("evidence %s: the snippet is not the raw code of %s:%d-%d", c.ID, c.File, c.StartLine, c.EndLine))
-			fetch = append(fetch, fmt.Sprintf("fetch_code %s:%d-%d", c.File, c.StartLine, c.EndLine))
-		}
+		req.Evidence = append(req.Evidence, &triagev1.Citation{Id: c.ID, File: c.File, StartLine: int32(c.StartLine), EndLine: int32(c.EndLine), Snippet: c.Snippet, Note: c.Note})
 	}
-	byID := map[string]Claim{}
-	for _, cl := range p.Claims {
-		byID[cl.ID] = cl
-		if cl.Status != "supported" {
-			gaps = append(gaps, "claim "+cl.ID+" is "+cl.Status+", not supported")
-		}
-		if len(cl.Evidence) == 0 {
-			gaps = append(gaps, "claim "+cl.ID+" cites no code")
-		}
-		for _, id := range cl.Evidence {
-			if _, ok := cites[id]; !ok {
-				gaps = append(gaps, "claim "+cl.ID+" cites missing evidence "+id)
+	for _, h := range history {
+		req.History = append(req.History, &criticv1.FindingRejection{BlockingGaps: h.BlockingGaps, RequiredNextFetches: h.RequiredFetch, EvidenceCount: int32(h.EvidenceCount)})
+	}
+	return req
+}
+
+// Evaluate implements Evaluator: it retries an unavailable critic, then
+// fails visibly.
+func (e *CriticEvaluator) Evaluate(ctx context.Context, root string, pkg Package, history []Rejection) (Verification, error) {
+	if e.Client == nil {
+		return Verification{}, errors.New("evaluator: no critic client")
+	}
+	attempts, pause := e.Attempts, e.Backoff
+	if attempts < 1 {
+		attempts = 3
+	}
+	if pause <= 0 {
+		pause = 100 * time.Millisecond
+	}
+	session := e.Session
+	if session == "" {
+		session = "sast-triage" // the mesh refuses an RPC without a session
+	}
+	req := pkg.Request(session, root, history)
+	var err error
+	for i := 0; i < attempts; i++ {
+		var resp *criticv1.EvaluateFindingResponse
+		resp, err = e.Client.EvaluateFinding(ctx, req)
+		if err == nil {
+			v := Verification{Passed: resp.GetPassed(), LimitReached: resp.GetLimitReached(), Reason: resp.GetReason()}
+			if rj := resp.GetRejection(); rj != nil {
+				v.Reject = Rejection{BlockingGaps: rj.GetBlockingGaps(), RequiredFetch: rj.GetRequiredNextFetches(), EvidenceCount: int(rj.GetEvidenceCount())}
 			}
+			return v, nil
 		}
-	}
-	v := "TP"
-	if p.Verdict == javaflow.FalsePositive {
-		v = "FP"
-	}
-	items := checklist(p.Category)
-	if items == nil {
-		gaps = append(gaps, "no checklist for category "+p.Category)
-	}
-	for _, it := range items {
-		if !strings.Contains(it.verdicts, v) {
-			continue
+		if status.Code(err) != codes.Unavailable || i == attempts-1 {
+			break
 		}
-		cl, ok := byID[it.claim]
-		if !ok {
-			if v == "FP" && it.claim == "source" {
-				if _, ok := byID["sanitiser"]; ok { // a sanitised flow answers it
-					continue
-				}
-			}
-			gaps = append(gaps, "checklist: "+it.question+" (no "+it.claim+" claim)")
-			continue
+		select {
+		case <-ctx.Done():
+			return Verification{}, fmt.Errorf("evaluator (critic): %w", ctx.Err())
+		case <-time.After(pause):
 		}
-		if it.shows != nil && (it.claim != "source" || v == "TP") {
-			shown := false
-			for _, id := range cl.Evidence {
-				if c, ok := cites[id]; ok && it.shows.MatchString(c.Snippet) {
-					shown = true
-				}
-			}
-			if !shown {
-				gaps = append(gaps, "checklist: "+it.question+" (the "+it.claim+" claim's evidence does not show it)")
-			}
-		}
+		pause *= 2
 	}
-	if len(gaps) > 0 {
-		return Verification{Reject: Rejection{BlockingGaps: gaps, RequiredFetch: fetch}}
-	}
-	return Verification{Passed: true}
+	return Verification{}, fmt.Errorf("evaluator (critic): %w", err)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/redact"
+	"github.com/rcamesh/rcamesh/internal/sast/checklist"
 )
 
 // ModelAnalyst is the model agent of seed 004: the model drives the same
@@ -66,8 +67,8 @@ func (m *ModelAnalyst) opening(ctx context.Context, st *State) []llm.Message {
 		fmt.Fprintf(&b, "\nSource around the finding (%s:%d-%d):\n%s\n", code.File, code.StartLine, code.EndLine, numbered(code))
 	}
 	b.WriteString("\nChecklist (answer each with a claim of that id):\n")
-	for _, it := range checklist(f.Category) {
-		fmt.Fprintf(&b, "- %s: %s\n", it.claim, it.question)
+	for _, it := range checklist.For(f.Category) {
+		fmt.Fprintf(&b, "- %s: %s\n", it.Claim, it.Question)
 	}
 	return []llm.Message{{Role: llm.RoleSystem, Content: modelSystem}, {Role: llm.RoleUser, Content: redact.Text(b.String())}}
 }

@@ -20,7 +20,7 @@ func modelTriager(t *testing.T, turns ...llmtest.Turn) (*Triager, *llmtest.Serve
 		t.Fatal(err)
 	}
 	r := newRepo(t, map[string]string{"app/App.java": app})
-	tr := NewTriager(r, nil)
+	tr := newTriager(t, r)
 	tr.Analyst = &ModelAnalyst{Model: p}
 	return tr, srv
 }

@@ -5,13 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	"github.com/rcamesh/rcamesh/internal/sast/javaflow"
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
+	"github.com/rcamesh/rcamesh/internal/sast/sasttest"
 )
 
 const app = `package app;
@@ -36,6 +44,12 @@ func sarifDoc(results ...string) []byte {
 
 func result(file string, line int) string {
 	return fmt.Sprintf(`{"ruleId":"sql","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":%q},"region":{"startLine":%d}}}]}`, file, line)
+}
+
+// newTriager triages r with the critic's evaluator reached over gRPC.
+func newTriager(t testing.TB, r *repo.Repo) *Triager {
+	t.Helper()
+	return NewTriager(r, &CriticEvaluator{Client: sasttest.Critic(t, r.Root(), nil)}, nil)
 }
 
 func newRepo(t *testing.T, files map[string]string) *repo.Repo {
@@ -66,7 +80,7 @@ func TestTriageBadInputOthersGoOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := NewTriager(r, nil).Run(context.Background(), fs)
+	rs := newTriager(t, r).Run(context.Background(), fs)
 	want := []struct{ verdict, err string }{
 		{javaflow.TruePositive, ""},
 		{javaflow.NeedsReview, "file not found"},
@@ -123,7 +137,7 @@ func TestAnnotateSARIF(t *testing.T) {
 	r := newRepo(t, map[string]string{"app/App.java": app})
 	doc := sarifDoc(result("app/App.java", 9), result("app/App.java", 11))
 	fs, _ := ParseSARIF(doc)
-	rs := NewTriager(r, nil).Run(context.Background(), fs)
+	rs := newTriager(t, r).Run(context.Background(), fs)
 	out, err := AnnotateSARIF(doc, rs)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +185,9 @@ func goodPackage(t *testing.T, tools *Tools) Package {
 func TestEvaluatorRejections(t *testing.T) {
 	r := newRepo(t, map[string]string{"app/App.java": app})
 	tools := NewTools(r, javaflow.NewProgram(r))
-	if v := Evaluate(goodPackage(t, tools), tools.Lines); !v.Passed {
+	ev := &CriticEvaluator{Client: sasttest.Critic(t, r.Root(), nil)}
+	ctx := context.Background()
+	if v, err := ev.Evaluate(ctx, r.Root(), goodPackage(t, tools), nil); err != nil || !v.Passed {
 		t.Fatalf("a sound package was rejected: %v", v.Reject.BlockingGaps)
 	}
 	cases := []struct {
@@ -193,7 +209,10 @@ func TestEvaluatorRejections(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := goodPackage(t, tools)
 			tc.mutate(&p)
-			v := Evaluate(p, tools.Lines)
+			v, err := ev.Evaluate(ctx, r.Root(), p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if v.Passed {
 				t.Fatal("passed")
 			}
@@ -239,6 +258,17 @@ func TestLoopBreakers(t *testing.T) {
 			_, _ = st.Tools.FetchCode(ctx, fmt.Sprintf("app/App.java:%d-%d", 10+n, 10+n))
 			return Package{}, errRetrieve
 		}, "iteration_cap", javaflow.NeedsReview, 8, 0},
+		{"rejections that each progress (new code, other gaps) do not reach the limit", func(ctx context.Context, st *State, n int) (Package, error) {
+			p := goodPackage(t, st.Tools)
+			drop := 1 + n%2 // path, then sanitiser, then path...
+			p.Claims = append(p.Claims[:drop:drop], p.Claims[drop+1:]...)
+			for i := 0; i < n; i++ { // one more citation each time
+				c, _ := st.Tools.Cite("app/App.java", 10+i, 10+i, "more")
+				c.ID = fmt.Sprintf("X%d", i)
+				p.Evidence = append(p.Evidence, c)
+			}
+			return p, nil
+		}, "iteration_cap", javaflow.NeedsReview, 0, 8},
 		{"evaluator passes a sound package", func(_ context.Context, st *State, _ int) (Package, error) {
 			return goodPackage(t, st.Tools), nil
 		}, "evaluator_passed", javaflow.TruePositive, 0, 0},
@@ -252,7 +282,7 @@ func TestLoopBreakers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := NewTriager(r, nil)
+			tr := newTriager(t, r)
 			tr.Analyst = &scripted{move: tc.move}
 			tr.Limits.MaxToolCalls = 100
 			res := tr.One(context.Background(), f)
@@ -270,8 +300,38 @@ func TestLoopBreakers(t *testing.T) {
 			}
 		})
 	}
+	t.Run("critic down: retried, then the finding fails visibly", func(t *testing.T) {
+		lis := bufconn.Listen(1 << 10)
+		lis.Close()
+		cc, err := grpc.NewClient("passthrough:///down", grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+			grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		tr := NewTriager(r, &CriticEvaluator{Client: criticv1.NewCriticServiceClient(cc), Attempts: 2, Backoff: time.Millisecond}, nil)
+		res := tr.One(context.Background(), f)
+		if res.Verdict != javaflow.NeedsReview || res.StopReason != "error" || !strings.Contains(res.Error, "evaluator (critic)") {
+			t.Fatalf("verdict %s stop %s error %q", res.Verdict, res.StopReason, res.Error)
+		}
+		if len(res.Evidence) == 0 {
+			t.Error("the evidence gathered before the failure was lost")
+		}
+	})
+	t.Run("wall time", func(t *testing.T) {
+		tr := newTriager(t, r)
+		tr.Limits.MaxWall = 20 * time.Millisecond
+		tr.Analyst = &scripted{move: func(ctx context.Context, st *State, n int) (Package, error) {
+			<-ctx.Done() // an analyst (a slow model) still working when the finding's time is up
+			return Package{}, errRetrieve
+		}}
+		res := tr.One(context.Background(), f)
+		if res.StopReason != "wall_time" || res.Verdict != javaflow.NeedsReview {
+			t.Fatalf("stop %s verdict %s, want wall_time NEEDS_REVIEW", res.StopReason, res.Verdict)
+		}
+	})
 	t.Run("tool-call cap", func(t *testing.T) {
-		tr := NewTriager(r, nil)
+		tr := newTriager(t, r)
 		tr.Limits.MaxToolCalls = 3
 		tr.Analyst = &scripted{move: func(ctx context.Context, st *State, n int) (Package, error) {
 			_, _ = st.Tools.SearchCodebase(ctx, "executeQuery", "")
@@ -336,7 +396,7 @@ func TestRunParallelSharedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := NewTriager(r, nil)
+	tr := newTriager(t, r)
 	tr.Parallel = 4
 	for i, res := range tr.Run(context.Background(), fs) {
 		want := javaflow.TruePositive

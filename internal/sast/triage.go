@@ -22,13 +22,12 @@ type Limits struct {
 	MaxIterations  int           // loop iterations
 	MaxWall        time.Duration // wall time per finding
 	Stagnation     int           // consecutive retrievals adding nothing
-	MaxRejections  int           // evaluator rejections
 	FindingTimeout time.Duration
 }
 
 // DefaultLimits follow seed 004.
 func DefaultLimits() Limits {
-	return Limits{MaxToolCalls: 15, MaxIterations: 8, MaxWall: 5 * time.Minute, Stagnation: 3, MaxRejections: 3}
+	return Limits{MaxToolCalls: 15, MaxIterations: 8, MaxWall: 5 * time.Minute, Stagnation: 3}
 }
 
 // Cost is what one investigation spent.
@@ -86,21 +85,24 @@ type State struct {
 
 // Triager runs investigations.
 type Triager struct {
-	Repo     *repo.Repo
-	Prog     *javaflow.Program
-	Analyst  Analyst // nil: the offline analyser
-	Limits   Limits
-	Parallel int
-	Logger   *slog.Logger
+	Repo    *repo.Repo
+	Prog    *javaflow.Program
+	Analyst Analyst // nil: the offline analyser
+	// Evaluator judges every package: the critic's EvaluateFinding over
+	// gRPC (CriticEvaluator). Without one every finding ends in an error.
+	Evaluator Evaluator
+	Limits    Limits
+	Parallel  int
+	Logger    *slog.Logger
 }
 
-// NewTriager reads the repository r.
-func NewTriager(r *repo.Repo, logger *slog.Logger) *Triager {
+// NewTriager reads the repository r; ev judges the packages.
+func NewTriager(r *repo.Repo, ev Evaluator, logger *slog.Logger) *Triager {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := javaflow.NewProgram(r)
-	return &Triager{Repo: r, Prog: p, Limits: DefaultLimits(), Parallel: runtime.GOMAXPROCS(0), Logger: logger}
+	return &Triager{Repo: r, Prog: p, Evaluator: ev, Limits: DefaultLimits(), Parallel: runtime.GOMAXPROCS(0), Logger: logger}
 }
 
 // Run triages every finding, in parallel (bounded), in input order. Each
@@ -172,9 +174,10 @@ func (t *Triager) one(ctx context.Context, f Finding, prog *javaflow.Program) (r
 	if _, err := st.Tools.FetchCode(ctx, fmt.Sprintf("%s:%d-%d", f.File, max(1, f.StartLine-3), f.StartLine+3)); err != nil {
 		return failed(res, err.Error())
 	}
+	if t.Evaluator == nil {
+		return failed(res, "no evaluator configured (the critic's EvaluateFinding)")
+	}
 	stagnant := 0
-	var lastGaps string
-	sameGaps := 0
 	for iter := 1; ; iter++ {
 		res.Cost.Iterations = iter
 		if iter > lim.MaxIterations {
@@ -209,24 +212,23 @@ func (t *Triager) one(ctx context.Context, f Finding, prog *javaflow.Program) (r
 			// nothing more to retrieve that the analyst knows of
 			return t.stop(res, st, "analyst_needs_review")
 		}
-		ver := Evaluate(pkg, st.Tools.Lines)
-		st.Trace = append(st.Trace, TraceEntry{Action: "evaluator", Detail: fmt.Sprintf("verdict %s passed=%v", pkg.Verdict, ver.Passed)})
+		ver, err := t.Evaluator.Evaluate(ctx, t.Repo.Root(), pkg, st.History)
+		if err != nil {
+			if ctx.Err() != nil {
+				return t.stop(res, st, "wall_time")
+			}
+			res = finish(res, st)
+			return failed(res, err.Error())
+		}
+		st.Trace = append(st.Trace, TraceEntry{Action: "evaluator", Detail: fmt.Sprintf("verdict %s passed=%v %s", pkg.Verdict, ver.Passed, ver.Reason)})
 		if ver.Passed {
 			res.Verdict = pkg.Verdict
 			res.StopReason = "evaluator_passed"
 			return finish(res, st)
 		}
 		st.History = append(st.History, ver.Reject)
-		g := strings.Join(ver.Reject.BlockingGaps, "|")
-		if g == lastGaps {
-			sameGaps++
-		} else {
-			sameGaps = 1
-		}
-		lastGaps = g
-		if len(st.History) >= lim.MaxRejections || sameGaps >= lim.MaxRejections {
-			st.Unknowns = append(st.Unknowns, ver.Reject.BlockingGaps...)
-			st.Next = append(st.Next, ver.Reject.RequiredFetch...)
+		if ver.LimitReached {
+			// the critic's rejection limit (same gaps or no progress)
 			return t.stop(res, st, "evaluator_rejections")
 		}
 		// retrieval for the evaluator's required fetches
@@ -248,6 +250,11 @@ func failed(res Result, msg string) Result {
 }
 
 func (t *Triager) stop(res Result, st *State, why string) Result {
+	if n := len(st.History); n > 0 {
+		// what the evaluator still found missing is what remains unknown
+		st.Unknowns = append(st.Unknowns, st.History[n-1].BlockingGaps...)
+		st.Next = append(st.Next, st.History[n-1].RequiredFetch...)
+	}
 	res.Verdict = javaflow.NeedsReview
 	res.StopReason = why
 	return finish(res, st)

@@ -75,6 +75,7 @@ func TestCheckIDsOnEveryRPC(t *testing.T) {
 	optional := map[string]bool{
 		"rcamesh.brain.v1.BrainService/SubmitAlert":         true,
 		"rcamesh.tools.v1.ToolsService/ListToolDefinitions": true,
+		"rcamesh.triage.v1.TriageService/TriageFindings":    true,
 	}
 	bad := []struct{ name, id string }{
 		{"129 bytes", strings.Repeat("a", 129)},

@@ -49,6 +49,10 @@ type Config struct {
 	// their pins, twice, for the profiles built from them); least recently
 	// used pools go first.
 	MaxPoolBytes int64
+	// CodeRoot holds the checkouts the SAST evaluator (EvaluateFinding) may
+	// re-read cited code from; empty: it refuses (in one process it
+	// defaults to -triage.code-root).
+	CodeRoot string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -76,6 +80,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ChangeWindow, "critic.change-window", c.ChangeWindow, "how long before an onset a deploy is still a root-cause candidate")
 	fs.DurationVar(&c.OnsetTolerance, "critic.onset-tolerance", c.OnsetTolerance, "clock skew allowed between onset and deploy start")
 	fs.IntVar(&c.MaxSessions, "critic.max-sessions", c.MaxSessions, "session pools kept in memory")
+	fs.StringVar(&c.CodeRoot, "critic.code-root", c.CodeRoot, "folder of the checkouts the SAST evaluator re-reads cited code from (empty: -triage.code-root)")
 	fs.Int64Var(&c.MaxPoolBytes, "critic.max-pool-bytes", c.MaxPoolBytes, "bytes of the session pools kept in memory (least recently used dropped first)")
 }
 

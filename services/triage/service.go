@@ -24,9 +24,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	triagev1 "github.com/rcamesh/rcamesh/gen/rcamesh/triage/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
@@ -82,15 +84,18 @@ type Deps struct {
 	Bus *bus.Bus
 	// LLM, when set, drives the model agent; nil: the offline analyser.
 	LLM llm.Provider
+	// Critic judges every evidence package (EvaluateFinding), over gRPC.
+	Critic criticv1.CriticServiceClient
 }
 
 // Service implements triagev1.TriageServiceServer.
 type Service struct {
 	triagev1.UnimplementedTriageServiceServer
-	cfg Config
-	log *slog.Logger
-	bus *bus.Bus
-	llm llm.Provider
+	cfg    Config
+	log    *slog.Logger
+	bus    *bus.Bus
+	llm    llm.Provider
+	critic criticv1.CriticServiceClient
 }
 
 // New builds the service.
@@ -102,7 +107,10 @@ func New(cfg Config, d Deps) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: log, bus: d.Bus, llm: d.LLM}, nil
+	if d.Critic == nil {
+		return nil, errors.New("triage: the critic client is required (the evaluator)")
+	}
+	return &Service{cfg: cfg, log: log, bus: d.Bus, llm: d.LLM, critic: d.Critic}, nil
 }
 
 // Register implements app.Module.
@@ -178,7 +186,7 @@ func (s *Service) TriageFindings(ctx context.Context, req *triagev1.TriageFindin
 	}
 	s.lifecycle(ctx, session, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_STARTED, "triage",
 		fmt.Sprintf("SAST triage of %d findings in %s", len(findings), req.GetRepo()), nil)
-	t := sast.NewTriager(r, s.log)
+	t := sast.NewTriager(r, &sast.CriticEvaluator{Client: s.critic, Session: session}, s.log)
 	t.Parallel = s.cfg.Parallel
 	t.Limits.MaxToolCalls = s.cfg.MaxToolCalls
 	if s.llm != nil {
@@ -247,8 +255,10 @@ func (s *Service) pin(ctx context.Context, session string, r sast.Result) {
 	for _, c := range r.Evidence {
 		snippets = append(snippets, redact.Text(fmt.Sprintf("%s:%d %s", c.File, c.StartLine, strings.TrimSpace(c.Snippet))))
 	}
+	// the finding's verdict, claims, cited code and unknowns, in the
+	// API's JSON (proto names, enum names) for the war room
 	md := map[string]any{}
-	if b, err := json.Marshal(toProto(r)); err == nil {
+	if b, err := (protojson.MarshalOptions{UseProtoNames: true}).Marshal(toProto(r)); err == nil {
 		_ = json.Unmarshal(b, &md)
 	}
 	meta, err := structpb.NewStruct(md)

@@ -270,6 +270,9 @@ function SessionPage({ id }) {
   };
 
   const title = session && session.session ? (session.session.title || id) : id;
+  // A SAST triage session: its pins are the findings' verdicts.
+  const findings = Object.values(pins).filter(isFinding);
+  if (findings.length > 0) return html`<${TriageSession} id=${id} title=${title} conn=${conn} findings=${findings} pins=${pins} highlight=${highlight} />`;
   return html`<${Header} title=${title} conn=${conn} />
   <main>
     <div class="layout">
@@ -293,6 +296,61 @@ function SessionPage({ id }) {
       </div>
     </div>
   </main>`;
+}
+
+// SAST triage (seed 004): a session whose pins are findings' verdicts, each
+// with its claims, the raw code they cite, the unknowns left and the cost.
+const isFinding = (p) => p.source_tool === "sast_triage" && p.metadata;
+const VERDICTS = ["TRUE_POSITIVE", "FALSE_POSITIVE", "NEEDS_REVIEW"];
+const verdictOf = (m) => strip(m.verdict, "VERDICT_").toUpperCase() || "NEEDS_REVIEW";
+
+function TriageSession({ id, title, conn, findings, pins, highlight }) {
+  const [filter, setFilter] = useState("");
+  const sorted = [...findings].sort((a, b) => Number(a.metadata.index || 0) - Number(b.metadata.index || 0));
+  const counts = Object.fromEntries(VERDICTS.map(v => [v, sorted.filter(p => verdictOf(p.metadata) === v).length]));
+  const shown = filter ? sorted.filter(p => verdictOf(p.metadata) === filter) : sorted;
+  return html`<${Header} title=${title === id ? "SAST triage " + id : title} conn=${conn} />
+  <main>
+    <div class="layout">
+      <div>
+        <section class="panel"><h2>Findings</h2>
+          <div class="toolbar" role="toolbar" aria-label="filter by verdict">
+            <button aria-pressed=${filter === ""} onClick=${() => setFilter("")}>all ${sorted.length}</button>
+            ${VERDICTS.map(v => html`<button key=${v} aria-pressed=${filter === v} data-testid=${"filter-" + v} onClick=${() => setFilter(filter === v ? "" : v)}>
+              <span class=${"badge verdict " + v.toLowerCase()}>${v}</span> ${counts[v]}</button>`)}
+          </div>
+          <div class="findings" data-testid="findings">${shown.map(p => html`<${Finding} key=${p.id} p=${p} highlight=${highlight} />`)}</div>
+        </section>
+      </div>
+      <div>
+        <section class="panel"><h2>Verdicts</h2><ul class="tally" data-testid="tally">
+          ${VERDICTS.map(v => html`<li key=${v}><span class=${"badge verdict " + v.toLowerCase()}>${v}</span> ${counts[v]}</li>`)}</ul>
+          <div class="answer">Each verdict was accepted by the critic's evaluator on raw code, or ends as NEEDS_REVIEW with what is still unknown.</div></section>
+        <section class="panel"><h2>Evidence pins</h2><${EvidenceGrid} pins=${pins} highlight=${highlight} /></section>
+      </div>
+    </div>
+  </main>`;
+}
+
+function Finding({ p, highlight }) {
+  const m = p.metadata, v = verdictOf(m);
+  const cites = Object.fromEntries((m.evidence || []).map(c => [c.id, c]));
+  const cost = m.cost || {};
+  return html`<article class=${"finding " + v.toLowerCase() + (highlight === p.id ? " highlight" : "")} id=${"pin-" + p.id} data-testid="finding" data-verdict=${v}>
+    <header><span class=${"badge verdict " + v.toLowerCase()} data-testid="verdict">${v}</span>
+      <strong>${m.rule_id}</strong> <code>${m.file}${m.start_line ? ":" + m.start_line : ""}</code>
+      ${m.category && html`<span class="badge">${m.category}</span>`}</header>
+    ${m.reason && html`<div class="reason">${m.reason}</div>`}
+    ${m.error && html`<div class="error" role="alert">${m.error}</div>`}
+    ${(m.claims || []).length > 0 && html`<h4>Claims</h4><ul class="claims">${m.claims.map(c => html`<li key=${c.id} data-testid="claim" data-claim=${c.id}>
+      <strong>${c.id}</strong> <span class=${"badge " + (c.status || "")}>${c.status}</span> ${c.text}
+      ${(c.evidence || []).map(eid => cites[eid] && html`<figure class="cite" key=${eid} data-testid="cited-code">
+        <figcaption><code>${cites[eid].file}:${cites[eid].start_line}${cites[eid].end_line !== cites[eid].start_line ? "-" + cites[eid].end_line : ""}</code> ${cites[eid].note || ""}</figcaption>
+        <pre>${cites[eid].snippet}</pre></figure>`)}</li>`)}</ul>`}
+    ${(m.unknowns || []).length > 0 && html`<h4>Unknowns</h4><ul class="unknowns" data-testid="unknowns">${m.unknowns.map(u => html`<li>${u}</li>`)}</ul>`}
+    ${(m.next_fetches || []).length > 0 && html`<h4>Next fetches</h4><ul>${m.next_fetches.map(u => html`<li><code>${u}</code></li>`)}</ul>`}
+    <div class="answer">${(m.stop_reason || "").replaceAll("_", " ")}${m.rejections ? ` · ${m.rejections} rejection(s) by the critic` : ""} · ${cost.tool_calls || 0} tool calls · ${cost.iterations || 0} iterations · ${Number(cost.wall_ms || 0).toFixed(1)} ms</div>
+  </article>`;
 }
 
 function download(name, text) {

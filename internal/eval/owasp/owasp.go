@@ -212,6 +212,9 @@ type Options struct {
 	// pseudo-random half of the public cases (by a hash of the name), to
 	// check that a change does not fit one half only.
 	Half string
+	// Evaluator judges every package: the critic's EvaluateFinding over
+	// gRPC, reading the suite folder (required).
+	Evaluator sast.Evaluator
 }
 
 // Report is the suite's result.
@@ -236,6 +239,9 @@ func InHalf(t, h string) bool {
 
 // Run triages findings-all.sarif and findings-semgrep.sarif.
 func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Evaluator == nil {
+		return nil, fmt.Errorf("owasp: an evaluator (the critic) is required")
+	}
 	exp, err := LoadExpected(filepath.Join(o.Root, "expected.csv"))
 	if err != nil {
 		return nil, err
@@ -251,7 +257,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	sort.Strings(cases)
-	tr := sast.NewTriager(r, o.Logger)
+	tr := sast.NewTriager(r, o.Evaluator, o.Logger)
 	if o.Parallel > 0 {
 		tr.Parallel = o.Parallel
 	}

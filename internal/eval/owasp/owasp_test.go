@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rcamesh/rcamesh/internal/eval/benchdata"
+	"github.com/rcamesh/rcamesh/internal/modules"
 )
 
 func TestScoreRule(t *testing.T) {
@@ -51,7 +52,14 @@ func TestOwaspSuite(t *testing.T) {
 	if root == "" {
 		return
 	}
-	rep, err := Run(context.Background(), Options{Root: root})
+	// the whole mesh in this process: every verdict is judged by the
+	// critic over gRPC
+	l, ev, err := modules.StartTriageMesh(context.Background(), root, t.TempDir(), "owasp-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	rep, err := Run(context.Background(), Options{Root: root, Evaluator: ev})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/eval/benchdata"
 	"github.com/rcamesh/rcamesh/internal/sast"
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
+	"github.com/rcamesh/rcamesh/internal/sast/sasttest"
 )
 
 // rewrite blanks comments and renames the test cases' habitual identifiers
@@ -98,8 +99,8 @@ func TestVerdictsIgnoreNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := sast.NewTriager(orig, nil).Run(context.Background(), fs0)
-	b := sast.NewTriager(renamed, nil).Run(context.Background(), fs0)
+	a := sast.NewTriager(orig, &sast.CriticEvaluator{Client: sasttest.Critic(t, orig.Root(), nil)}, nil).Run(context.Background(), fs0)
+	b := sast.NewTriager(renamed, &sast.CriticEvaluator{Client: sasttest.Critic(t, renamed.Root(), nil)}, nil).Run(context.Background(), fs0)
 	diff := 0
 	for i := range a {
 		if a[i].Verdict != b[i].Verdict {

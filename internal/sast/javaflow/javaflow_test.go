@@ -142,6 +142,12 @@ func TestAnalyzeCategories(t *testing.T) {
         String bar = sb.append("_x").toString();
         javax.xml.xpath.XPath xp = null;
         xp.compile("/a[@id='" + bar + "']").evaluate(null); // SINK`, TruePositive, nil},
+		{"xpathi value replaced by a constant on the way", "xpathi", param + `        java.util.List<String> l = new java.util.ArrayList<>();
+        l.add(param);
+        l.add("safe");
+        String bar = l.get(1);
+        javax.xml.xpath.XPath xp = null;
+        xp.compile("/a[@id='" + bar + "']").evaluate(null); // SINK`, FalsePositive, nil},
 		{"trustbound header loop", "trustbound", `        String param = "";
         java.util.Enumeration<String> headers = request.getHeaders("h");
         if (headers != null && headers.hasMoreElements()) { param = headers.nextElement(); }

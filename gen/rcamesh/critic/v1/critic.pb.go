@@ -9,6 +9,7 @@ package criticv1
 import (
 	v1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	v11 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	v12 "github.com/rcamesh/rcamesh/gen/rcamesh/triage/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -463,11 +464,270 @@ func (x *AcceptConclusionResponse) GetTrips() []*v11.GuardrailTrip {
 	return nil
 }
 
+// FindingRejection is one refusal of the evaluator.
+type FindingRejection struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What blocks the verdict, each gap named.
+	BlockingGaps []string `protobuf:"bytes,1,rep,name=blocking_gaps,json=blockingGaps,proto3" json:"blocking_gaps,omitempty"`
+	// Retrievals that would close gaps ("fetch_code FILE:LINES").
+	RequiredNextFetches []string `protobuf:"bytes,2,rep,name=required_next_fetches,json=requiredNextFetches,proto3" json:"required_next_fetches,omitempty"`
+	// Citations in the package that was refused (progress between rejections).
+	EvidenceCount int32 `protobuf:"varint,3,opt,name=evidence_count,json=evidenceCount,proto3" json:"evidence_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindingRejection) Reset() {
+	*x = FindingRejection{}
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindingRejection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindingRejection) ProtoMessage() {}
+
+func (x *FindingRejection) ProtoReflect() protoreflect.Message {
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindingRejection.ProtoReflect.Descriptor instead.
+func (*FindingRejection) Descriptor() ([]byte, []int) {
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *FindingRejection) GetBlockingGaps() []string {
+	if x != nil {
+		return x.BlockingGaps
+	}
+	return nil
+}
+
+func (x *FindingRejection) GetRequiredNextFetches() []string {
+	if x != nil {
+		return x.RequiredNextFetches
+	}
+	return nil
+}
+
+func (x *FindingRejection) GetEvidenceCount() int32 {
+	if x != nil {
+		return x.EvidenceCount
+	}
+	return 0
+}
+
+// EvaluateFindingRequest is the agent's evidence package for one finding.
+type EvaluateFindingRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The checkout the citations are relative to, inside the critic's code
+	// root (-critic.code-root).
+	Repo string `protobuf:"bytes,2,opt,name=repo,proto3" json:"repo,omitempty"`
+	// The checklist category (sqli, xss, crypto, ...).
+	Category string `protobuf:"bytes,3,opt,name=category,proto3" json:"category,omitempty"`
+	// TRUE_POSITIVE or FALSE_POSITIVE (anything else is refused).
+	Verdict  v12.Verdict     `protobuf:"varint,4,opt,name=verdict,proto3,enum=rcamesh.triage.v1.Verdict" json:"verdict,omitempty"`
+	Analysis string          `protobuf:"bytes,5,opt,name=analysis,proto3" json:"analysis,omitempty"`
+	Claims   []*v12.Claim    `protobuf:"bytes,6,rep,name=claims,proto3" json:"claims,omitempty"`
+	Evidence []*v12.Citation `protobuf:"bytes,7,rep,name=evidence,proto3" json:"evidence,omitempty"`
+	// Open unknowns: each one blocks the verdict.
+	Unknowns []string `protobuf:"bytes,8,rep,name=unknowns,proto3" json:"unknowns,omitempty"`
+	// The evaluator's earlier rejections of this finding, oldest first.
+	History       []*FindingRejection `protobuf:"bytes,9,rep,name=history,proto3" json:"history,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EvaluateFindingRequest) Reset() {
+	*x = EvaluateFindingRequest{}
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EvaluateFindingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EvaluateFindingRequest) ProtoMessage() {}
+
+func (x *EvaluateFindingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EvaluateFindingRequest.ProtoReflect.Descriptor instead.
+func (*EvaluateFindingRequest) Descriptor() ([]byte, []int) {
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *EvaluateFindingRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *EvaluateFindingRequest) GetRepo() string {
+	if x != nil {
+		return x.Repo
+	}
+	return ""
+}
+
+func (x *EvaluateFindingRequest) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *EvaluateFindingRequest) GetVerdict() v12.Verdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return v12.Verdict(0)
+}
+
+func (x *EvaluateFindingRequest) GetAnalysis() string {
+	if x != nil {
+		return x.Analysis
+	}
+	return ""
+}
+
+func (x *EvaluateFindingRequest) GetClaims() []*v12.Claim {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
+func (x *EvaluateFindingRequest) GetEvidence() []*v12.Citation {
+	if x != nil {
+		return x.Evidence
+	}
+	return nil
+}
+
+func (x *EvaluateFindingRequest) GetUnknowns() []string {
+	if x != nil {
+		return x.Unknowns
+	}
+	return nil
+}
+
+func (x *EvaluateFindingRequest) GetHistory() []*FindingRejection {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+// EvaluateFindingResponse is the evaluator's decision.
+type EvaluateFindingResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Passed bool                   `protobuf:"varint,1,opt,name=passed,proto3" json:"passed,omitempty"`
+	// Set when passed is false.
+	Rejection *FindingRejection `protobuf:"bytes,2,opt,name=rejection,proto3" json:"rejection,omitempty"`
+	// True when this rejection reaches the rejection limit: the investigation
+	// ends as NEEDS_REVIEW with the remaining gaps as unknowns.
+	LimitReached  bool                 `protobuf:"varint,3,opt,name=limit_reached,json=limitReached,proto3" json:"limit_reached,omitempty"`
+	Reason        string               `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Trips         []*v11.GuardrailTrip `protobuf:"bytes,5,rep,name=trips,proto3" json:"trips,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EvaluateFindingResponse) Reset() {
+	*x = EvaluateFindingResponse{}
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EvaluateFindingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EvaluateFindingResponse) ProtoMessage() {}
+
+func (x *EvaluateFindingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EvaluateFindingResponse.ProtoReflect.Descriptor instead.
+func (*EvaluateFindingResponse) Descriptor() ([]byte, []int) {
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *EvaluateFindingResponse) GetPassed() bool {
+	if x != nil {
+		return x.Passed
+	}
+	return false
+}
+
+func (x *EvaluateFindingResponse) GetRejection() *FindingRejection {
+	if x != nil {
+		return x.Rejection
+	}
+	return nil
+}
+
+func (x *EvaluateFindingResponse) GetLimitReached() bool {
+	if x != nil {
+		return x.LimitReached
+	}
+	return false
+}
+
+func (x *EvaluateFindingResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *EvaluateFindingResponse) GetTrips() []*v11.GuardrailTrip {
+	if x != nil {
+		return x.Trips
+	}
+	return nil
+}
+
 var File_rcamesh_critic_v1_critic_proto protoreflect.FileDescriptor
 
 const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"\n" +
-	"\x1ercamesh/critic/v1/critic.proto\x12\x11rcamesh.critic.v1\x1a\"rcamesh/evidence/v1/evidence.proto\x1a,rcamesh/investigation/v1/investigation.proto\"\xa3\x01\n" +
+	"\x1ercamesh/critic/v1/critic.proto\x12\x11rcamesh.critic.v1\x1a\"rcamesh/evidence/v1/evidence.proto\x1a,rcamesh/investigation/v1/investigation.proto\x1a\x1ercamesh/triage/v1/triage.proto\"\xa3\x01\n" +
 	"\x14RevalidatePinRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x15\n" +
@@ -506,11 +766,33 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"\x0fmissing_intents\x18\x03 \x03(\tR\x0emissingIntents\x12#\n" +
 	"\rblocking_gaps\x18\x04 \x03(\tR\fblockingGaps\x12#\n" +
 	"\rlimit_reached\x18\x05 \x01(\bR\flimitReached\x12=\n" +
-	"\x05trips\x18\x06 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips2\xcd\x02\n" +
+	"\x05trips\x18\x06 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\"\x92\x01\n" +
+	"\x10FindingRejection\x12#\n" +
+	"\rblocking_gaps\x18\x01 \x03(\tR\fblockingGaps\x122\n" +
+	"\x15required_next_fetches\x18\x02 \x03(\tR\x13requiredNextFetches\x12%\n" +
+	"\x0eevidence_count\x18\x03 \x01(\x05R\revidenceCount\"\xff\x02\n" +
+	"\x16EvaluateFindingRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04repo\x18\x02 \x01(\tR\x04repo\x12\x1a\n" +
+	"\bcategory\x18\x03 \x01(\tR\bcategory\x124\n" +
+	"\averdict\x18\x04 \x01(\x0e2\x1a.rcamesh.triage.v1.VerdictR\averdict\x12\x1a\n" +
+	"\banalysis\x18\x05 \x01(\tR\banalysis\x120\n" +
+	"\x06claims\x18\x06 \x03(\v2\x18.rcamesh.triage.v1.ClaimR\x06claims\x127\n" +
+	"\bevidence\x18\a \x03(\v2\x1b.rcamesh.triage.v1.CitationR\bevidence\x12\x1a\n" +
+	"\bunknowns\x18\b \x03(\tR\bunknowns\x12=\n" +
+	"\ahistory\x18\t \x03(\v2#.rcamesh.critic.v1.FindingRejectionR\ahistory\"\xf0\x01\n" +
+	"\x17EvaluateFindingResponse\x12\x16\n" +
+	"\x06passed\x18\x01 \x01(\bR\x06passed\x12A\n" +
+	"\trejection\x18\x02 \x01(\v2#.rcamesh.critic.v1.FindingRejectionR\trejection\x12#\n" +
+	"\rlimit_reached\x18\x03 \x01(\bR\flimitReached\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12=\n" +
+	"\x05trips\x18\x05 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips2\xb7\x03\n" +
 	"\rCriticService\x12b\n" +
 	"\rRevalidatePin\x12'.rcamesh.critic.v1.RevalidatePinRequest\x1a(.rcamesh.critic.v1.RevalidatePinResponse\x12k\n" +
 	"\x10ReviewHypotheses\x12*.rcamesh.critic.v1.ReviewHypothesesRequest\x1a+.rcamesh.critic.v1.ReviewHypothesesResponse\x12k\n" +
-	"\x10AcceptConclusion\x12*.rcamesh.critic.v1.AcceptConclusionRequest\x1a+.rcamesh.critic.v1.AcceptConclusionResponseB\xc5\x01\n" +
+	"\x10AcceptConclusion\x12*.rcamesh.critic.v1.AcceptConclusionRequest\x1a+.rcamesh.critic.v1.AcceptConclusionResponse\x12h\n" +
+	"\x0fEvaluateFinding\x12).rcamesh.critic.v1.EvaluateFindingRequest\x1a*.rcamesh.critic.v1.EvaluateFindingResponseB\xc5\x01\n" +
 	"\x15com.rcamesh.critic.v1B\vCriticProtoP\x01Z9github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1;criticv1\xa2\x02\x03RCX\xaa\x02\x11Rcamesh.Critic.V1\xca\x02\x11Rcamesh\\Critic\\V1\xe2\x02\x1dRcamesh\\Critic\\V1\\GPBMetadata\xea\x02\x13Rcamesh::Critic::V1b\x06proto3"
 
 var (
@@ -525,7 +807,7 @@ func file_rcamesh_critic_v1_critic_proto_rawDescGZIP() []byte {
 	return file_rcamesh_critic_v1_critic_proto_rawDescData
 }
 
-var file_rcamesh_critic_v1_critic_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_rcamesh_critic_v1_critic_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_rcamesh_critic_v1_critic_proto_goTypes = []any{
 	(*RevalidatePinRequest)(nil),     // 0: rcamesh.critic.v1.RevalidatePinRequest
 	(*RevalidatePinResponse)(nil),    // 1: rcamesh.critic.v1.RevalidatePinResponse
@@ -533,39 +815,53 @@ var file_rcamesh_critic_v1_critic_proto_goTypes = []any{
 	(*ReviewHypothesesResponse)(nil), // 3: rcamesh.critic.v1.ReviewHypothesesResponse
 	(*AcceptConclusionRequest)(nil),  // 4: rcamesh.critic.v1.AcceptConclusionRequest
 	(*AcceptConclusionResponse)(nil), // 5: rcamesh.critic.v1.AcceptConclusionResponse
-	(*v1.EvidencePin)(nil),           // 6: rcamesh.evidence.v1.EvidencePin
-	(*v11.HypothesisSet)(nil),        // 7: rcamesh.investigation.v1.HypothesisSet
-	(*v11.Alert)(nil),                // 8: rcamesh.investigation.v1.Alert
-	(*v11.CriticReview)(nil),         // 9: rcamesh.investigation.v1.CriticReview
-	(*v11.GuardrailTrip)(nil),        // 10: rcamesh.investigation.v1.GuardrailTrip
-	(*v11.TaskPlan)(nil),             // 11: rcamesh.investigation.v1.TaskPlan
-	(*v11.Diagnosis)(nil),            // 12: rcamesh.investigation.v1.Diagnosis
+	(*FindingRejection)(nil),         // 6: rcamesh.critic.v1.FindingRejection
+	(*EvaluateFindingRequest)(nil),   // 7: rcamesh.critic.v1.EvaluateFindingRequest
+	(*EvaluateFindingResponse)(nil),  // 8: rcamesh.critic.v1.EvaluateFindingResponse
+	(*v1.EvidencePin)(nil),           // 9: rcamesh.evidence.v1.EvidencePin
+	(*v11.HypothesisSet)(nil),        // 10: rcamesh.investigation.v1.HypothesisSet
+	(*v11.Alert)(nil),                // 11: rcamesh.investigation.v1.Alert
+	(*v11.CriticReview)(nil),         // 12: rcamesh.investigation.v1.CriticReview
+	(*v11.GuardrailTrip)(nil),        // 13: rcamesh.investigation.v1.GuardrailTrip
+	(*v11.TaskPlan)(nil),             // 14: rcamesh.investigation.v1.TaskPlan
+	(*v11.Diagnosis)(nil),            // 15: rcamesh.investigation.v1.Diagnosis
+	(v12.Verdict)(0),                 // 16: rcamesh.triage.v1.Verdict
+	(*v12.Claim)(nil),                // 17: rcamesh.triage.v1.Claim
+	(*v12.Citation)(nil),             // 18: rcamesh.triage.v1.Citation
 }
 var file_rcamesh_critic_v1_critic_proto_depIdxs = []int32{
-	6,  // 0: rcamesh.critic.v1.RevalidatePinRequest.pin:type_name -> rcamesh.evidence.v1.EvidencePin
-	6,  // 1: rcamesh.critic.v1.RevalidatePinResponse.pin:type_name -> rcamesh.evidence.v1.EvidencePin
-	6,  // 2: rcamesh.critic.v1.RevalidatePinResponse.contradicted:type_name -> rcamesh.evidence.v1.EvidencePin
-	7,  // 3: rcamesh.critic.v1.ReviewHypothesesRequest.hypotheses:type_name -> rcamesh.investigation.v1.HypothesisSet
-	8,  // 4: rcamesh.critic.v1.ReviewHypothesesRequest.alert:type_name -> rcamesh.investigation.v1.Alert
-	6,  // 5: rcamesh.critic.v1.ReviewHypothesesRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
-	9,  // 6: rcamesh.critic.v1.ReviewHypothesesResponse.review:type_name -> rcamesh.investigation.v1.CriticReview
-	7,  // 7: rcamesh.critic.v1.ReviewHypothesesResponse.reranked:type_name -> rcamesh.investigation.v1.HypothesisSet
-	10, // 8: rcamesh.critic.v1.ReviewHypothesesResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	11, // 9: rcamesh.critic.v1.AcceptConclusionRequest.plan:type_name -> rcamesh.investigation.v1.TaskPlan
-	12, // 10: rcamesh.critic.v1.AcceptConclusionRequest.proposed:type_name -> rcamesh.investigation.v1.Diagnosis
-	6,  // 11: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
-	10, // 12: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	0,  // 13: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
-	2,  // 14: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
-	4,  // 15: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
-	1,  // 16: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
-	3,  // 17: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
-	5,  // 18: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
-	16, // [16:19] is the sub-list for method output_type
-	13, // [13:16] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	9,  // 0: rcamesh.critic.v1.RevalidatePinRequest.pin:type_name -> rcamesh.evidence.v1.EvidencePin
+	9,  // 1: rcamesh.critic.v1.RevalidatePinResponse.pin:type_name -> rcamesh.evidence.v1.EvidencePin
+	9,  // 2: rcamesh.critic.v1.RevalidatePinResponse.contradicted:type_name -> rcamesh.evidence.v1.EvidencePin
+	10, // 3: rcamesh.critic.v1.ReviewHypothesesRequest.hypotheses:type_name -> rcamesh.investigation.v1.HypothesisSet
+	11, // 4: rcamesh.critic.v1.ReviewHypothesesRequest.alert:type_name -> rcamesh.investigation.v1.Alert
+	9,  // 5: rcamesh.critic.v1.ReviewHypothesesRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
+	12, // 6: rcamesh.critic.v1.ReviewHypothesesResponse.review:type_name -> rcamesh.investigation.v1.CriticReview
+	10, // 7: rcamesh.critic.v1.ReviewHypothesesResponse.reranked:type_name -> rcamesh.investigation.v1.HypothesisSet
+	13, // 8: rcamesh.critic.v1.ReviewHypothesesResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	14, // 9: rcamesh.critic.v1.AcceptConclusionRequest.plan:type_name -> rcamesh.investigation.v1.TaskPlan
+	15, // 10: rcamesh.critic.v1.AcceptConclusionRequest.proposed:type_name -> rcamesh.investigation.v1.Diagnosis
+	9,  // 11: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
+	13, // 12: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	16, // 13: rcamesh.critic.v1.EvaluateFindingRequest.verdict:type_name -> rcamesh.triage.v1.Verdict
+	17, // 14: rcamesh.critic.v1.EvaluateFindingRequest.claims:type_name -> rcamesh.triage.v1.Claim
+	18, // 15: rcamesh.critic.v1.EvaluateFindingRequest.evidence:type_name -> rcamesh.triage.v1.Citation
+	6,  // 16: rcamesh.critic.v1.EvaluateFindingRequest.history:type_name -> rcamesh.critic.v1.FindingRejection
+	6,  // 17: rcamesh.critic.v1.EvaluateFindingResponse.rejection:type_name -> rcamesh.critic.v1.FindingRejection
+	13, // 18: rcamesh.critic.v1.EvaluateFindingResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	0,  // 19: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
+	2,  // 20: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
+	4,  // 21: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
+	7,  // 22: rcamesh.critic.v1.CriticService.EvaluateFinding:input_type -> rcamesh.critic.v1.EvaluateFindingRequest
+	1,  // 23: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
+	3,  // 24: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
+	5,  // 25: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
+	8,  // 26: rcamesh.critic.v1.CriticService.EvaluateFinding:output_type -> rcamesh.critic.v1.EvaluateFindingResponse
+	23, // [23:27] is the sub-list for method output_type
+	19, // [19:23] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_rcamesh_critic_v1_critic_proto_init() }
@@ -579,7 +875,7 @@ func file_rcamesh_critic_v1_critic_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rcamesh_critic_v1_critic_proto_rawDesc), len(file_rcamesh_critic_v1_critic_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

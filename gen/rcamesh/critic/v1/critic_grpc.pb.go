@@ -22,6 +22,7 @@ const (
 	CriticService_RevalidatePin_FullMethodName    = "/rcamesh.critic.v1.CriticService/RevalidatePin"
 	CriticService_ReviewHypotheses_FullMethodName = "/rcamesh.critic.v1.CriticService/ReviewHypotheses"
 	CriticService_AcceptConclusion_FullMethodName = "/rcamesh.critic.v1.CriticService/AcceptConclusion"
+	CriticService_EvaluateFinding_FullMethodName  = "/rcamesh.critic.v1.CriticService/EvaluateFinding"
 )
 
 // CriticServiceClient is the client API for CriticService service.
@@ -38,6 +39,12 @@ type CriticServiceClient interface {
 	ReviewHypotheses(ctx context.Context, in *ReviewHypothesesRequest, opts ...grpc.CallOption) (*ReviewHypothesesResponse, error)
 	// AcceptConclusion decides whether the ReAct loop may stop.
 	AcceptConclusion(ctx context.Context, in *AcceptConclusionRequest, opts ...grpc.CallOption) (*AcceptConclusionResponse, error)
+	// EvaluateFinding is the skeptical evaluator of SAST triage (seed 004): it
+	// re-reads every cited line from the checkout, rejects a verdict whose
+	// claims are not shown by raw code, applies the finding category's
+	// checklist of false-positive criteria, and says when the rejection limit
+	// ends the investigation as NEEDS_REVIEW.
+	EvaluateFinding(ctx context.Context, in *EvaluateFindingRequest, opts ...grpc.CallOption) (*EvaluateFindingResponse, error)
 }
 
 type criticServiceClient struct {
@@ -78,6 +85,16 @@ func (c *criticServiceClient) AcceptConclusion(ctx context.Context, in *AcceptCo
 	return out, nil
 }
 
+func (c *criticServiceClient) EvaluateFinding(ctx context.Context, in *EvaluateFindingRequest, opts ...grpc.CallOption) (*EvaluateFindingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EvaluateFindingResponse)
+	err := c.cc.Invoke(ctx, CriticService_EvaluateFinding_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CriticServiceServer is the server API for CriticService service.
 // All implementations must embed UnimplementedCriticServiceServer
 // for forward compatibility.
@@ -92,6 +109,12 @@ type CriticServiceServer interface {
 	ReviewHypotheses(context.Context, *ReviewHypothesesRequest) (*ReviewHypothesesResponse, error)
 	// AcceptConclusion decides whether the ReAct loop may stop.
 	AcceptConclusion(context.Context, *AcceptConclusionRequest) (*AcceptConclusionResponse, error)
+	// EvaluateFinding is the skeptical evaluator of SAST triage (seed 004): it
+	// re-reads every cited line from the checkout, rejects a verdict whose
+	// claims are not shown by raw code, applies the finding category's
+	// checklist of false-positive criteria, and says when the rejection limit
+	// ends the investigation as NEEDS_REVIEW.
+	EvaluateFinding(context.Context, *EvaluateFindingRequest) (*EvaluateFindingResponse, error)
 	mustEmbedUnimplementedCriticServiceServer()
 }
 
@@ -110,6 +133,9 @@ func (UnimplementedCriticServiceServer) ReviewHypotheses(context.Context, *Revie
 }
 func (UnimplementedCriticServiceServer) AcceptConclusion(context.Context, *AcceptConclusionRequest) (*AcceptConclusionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AcceptConclusion not implemented")
+}
+func (UnimplementedCriticServiceServer) EvaluateFinding(context.Context, *EvaluateFindingRequest) (*EvaluateFindingResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EvaluateFinding not implemented")
 }
 func (UnimplementedCriticServiceServer) mustEmbedUnimplementedCriticServiceServer() {}
 func (UnimplementedCriticServiceServer) testEmbeddedByValue()                       {}
@@ -186,6 +212,24 @@ func _CriticService_AcceptConclusion_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CriticService_EvaluateFinding_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EvaluateFindingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CriticServiceServer).EvaluateFinding(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CriticService_EvaluateFinding_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CriticServiceServer).EvaluateFinding(ctx, req.(*EvaluateFindingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CriticService_ServiceDesc is the grpc.ServiceDesc for CriticService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -204,6 +248,10 @@ var CriticService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AcceptConclusion",
 			Handler:    _CriticService_AcceptConclusion_Handler,
+		},
+		{
+			MethodName: "EvaluateFinding",
+			Handler:    _CriticService_EvaluateFinding_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
