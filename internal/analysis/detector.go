@@ -208,6 +208,7 @@ var registry = map[string]Constructor{
 	"db_healthy":            fn("db_healthy", detectDBHealthy),
 	"environment_not_paged": fn("environment_not_paged", detectNotPaged),
 	"condition_cleared":     fn("condition_cleared", detectConditionCleared),
+	"resource_cleared":      fn("resource_cleared", detectResourceCleared),
 }
 
 // NewDetector builds the named detector.

@@ -60,8 +60,36 @@ func (ev *Evidence) limitsReached() []limitHit {
 	return ev.limits
 }
 
+// limitPair is a measurement and the bound published beside it; free
+// says the measurement is what is left of the bound.
+type limitPair struct {
+	usage, limit Series
+	free         bool
+}
+
+// util is the pair's share of its bound at one value of the measurement.
+func (p limitPair) util(v, bound float64) float64 {
+	if p.free {
+		return 1 - v/bound
+	}
+	return v / bound
+}
+
 // pairLimits does the pairing limitsReached caches.
 func (ev *Evidence) pairLimits() []limitHit {
+	var out []limitHit
+	for _, p := range ev.limitPairs() {
+		if h, ok := pairHit(p.usage, p.limit, p.free); ok {
+			out = append(out, h)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].util > out[j].util })
+	return out
+}
+
+// limitPairs pairs every measurement with its bound (see the top of the
+// file), each measurement once.
+func (ev *Evidence) limitPairs() []limitPair {
 	type keyed struct {
 		s      Series
 		tokens []string
@@ -75,8 +103,14 @@ func (ev *Evidence) pairLimits() []limitHit {
 		name := strings.ToLower(signal.MetricName(s.Name))
 		all = append(all, keyed{s: s, tokens: strings.Split(name, "_"), labels: labelKey(s.Labels, "")})
 	}
-	var out []limitHit
+	var out []limitPair
 	seen := map[string]bool{}
+	add := func(x, y Series, free bool) {
+		if k := x.Name + labelKey(x.Labels, ""); !seen[k] {
+			seen[k] = true
+			out = append(out, limitPair{usage: x, limit: y, free: free})
+		}
+	}
 	for i := range all {
 		for j := range all {
 			if i == j || all[i].labels != all[j].labels {
@@ -86,15 +120,9 @@ func (ev *Evidence) pairLimits() []limitHit {
 			x, y := all[i].s, all[j].s
 			switch {
 			case len(dy) == 1 && limitWords[dy[0]] && (len(dx) == 0 || len(dx) == 1 && usageWords[dx[0]]):
-				if h, ok := pairHit(x, y, false); ok && !seen[x.Name+labelKey(x.Labels, "")] {
-					seen[x.Name+labelKey(x.Labels, "")] = true
-					out = append(out, h)
-				}
+				add(x, y, false)
 			case len(dx) == 1 && freeWords[dx[0]] && (len(dy) == 0 || len(dy) == 1 && limitWords[dy[0]]):
-				if h, ok := pairHit(x, y, true); ok && !seen[x.Name+labelKey(x.Labels, "")] {
-					seen[x.Name+labelKey(x.Labels, "")] = true
-					out = append(out, h)
-				}
+				add(x, y, true)
 			}
 		}
 	}
@@ -110,13 +138,10 @@ func (ev *Evidence) pairLimits() []limitHit {
 				if i == j || all[j].s.Name != all[i].s.Name || !strings.EqualFold(all[j].s.Labels[key], bound) || labelKey(all[j].s.Labels, key)+"|"+key+"="+bound != want {
 					continue
 				}
-				if h, ok := pairHit(all[i].s, all[j].s, false); ok {
-					out = append(out, h)
-				}
+				add(all[i].s, all[j].s, false)
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].util > out[j].util })
 	return out
 }
 
