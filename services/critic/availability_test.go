@@ -12,6 +12,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+	"github.com/rcamesh/rcamesh/internal/analysis"
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
@@ -108,6 +109,14 @@ func TestHealthyHypothesisToleratesHistory(t *testing.T) {
 	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins, nil)
 	if resp.GetReview().GetAction() == investigationv1.CriticAction_CRITIC_ACTION_ACCEPT {
 		t.Fatalf("healthy accepted over a failing current pod: %s", resp.GetReview().GetSummary())
+	}
+	// A not-paged verdict does not claim the system works: the failing pod
+	// it reports is no contradiction; the same pod contradicts plain health.
+	notPaged := &investigationv1.Hypothesis{Id: "np", Statement: "No production action needed: the alert comes from the preview environment, which is not paged",
+		Category: catHealth, Detector: analysis.ModeNotPaged, Entity: "deployment/shop/api", Confidence: 0.9, PinIds: []string{"pods"}}
+	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{notPaged}}, nil, 1, pins, nil)
+	if o := objection(resp.GetReview(), CheckContradictingPins); o != nil && !o.GetPassed() {
+		t.Fatalf("not-paged verdict contradicted by the failures it reports: %+v", o)
 	}
 }
 

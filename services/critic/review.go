@@ -879,7 +879,9 @@ func (s *Service) checkContradictions(lead *investigationv1.Hypothesis, accused 
 	if validated == 0 {
 		return failed(CheckContradictingPins, "the hypothesis cites no validated pin: "+strings.Join(bad, "; "), suggestions(lead.GetCategory()), pins...)
 	}
-	if isHealthy(lead) {
+	if isHealthy(lead) && lead.GetDetector() != analysis.ModeNotPaged {
+		// A not-paged verdict does not claim the system works: pods failing
+		// in that environment are what it reports, not a contradiction.
 		views := make([]*pinView, 0, len(byID))
 		for _, v := range byID {
 			views = append(views, v)
