@@ -82,3 +82,19 @@ func TestNearestChangePrefersTheSpecificChange(t *testing.T) {
 		t.Errorf("without symptoms the nearest change (the deploy) must win, got %+v", ch)
 	}
 }
+
+// Another service's deploy is related only when the symptoms name it (a
+// call edge): then it is a candidate release; otherwise it is context and
+// casts no code vote.
+func TestAnotherServiceDeployNeedsACallEdge(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 5, 4, 10, m, 0, 0, time.UTC); return &x }
+	ev := NewEvidence(&investigationv1.Alert{Namespace: "shop", Service: "home-rows"}, nil)
+	ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: "title-catalog", Revision: "8.4.0", PreviousRevision: "8.3.2", FinishedAt: at(10)}}}
+	named := []string{"GetRow from title-catalog failed: message larger than max"}
+	if ch := ev.nearestChange("home-rows", at(20), named...); ch == nil || ch.unrelated || !ch.deploy {
+		t.Fatalf("a deploy of the dependency the errors name: %+v, want a related release", ch)
+	}
+	if ch := ev.nearestChange("home-rows", at(20), "upstream timed out"); ch == nil || !ch.unrelated {
+		t.Fatalf("a deploy of a service no symptom names: %+v, want it marked unrelated", ch)
+	}
+}

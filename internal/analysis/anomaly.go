@@ -614,7 +614,7 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 		}
 	}
 	// Code: exceptions right after a release of the same entity.
-	if change != nil && change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) <= codeDeployWindow && onset.Sub(*change.at) >= -time.Minute {
+	if change != nil && change.deploy && !change.unrelated && onset != nil && change.at != nil && onset.Sub(*change.at) <= codeDeployWindow && onset.Sub(*change.at) >= -time.Minute {
 		if v := votes[catCode]; v != nil {
 			v.score += 2
 			v.kinds["changes"] = true
@@ -675,6 +675,8 @@ type changeRef struct {
 	// entity is the changed object (kind/namespace/name) of an object
 	// change.
 	entity string
+	// service is the service a deploy, rollout or commit belongs to.
+	service string
 }
 
 // nearestChange finds the latest deploy, rollout or commit of the entity (or
@@ -694,6 +696,11 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		}
 		if !same {
 			r.text += " (another service)"
+			// Another service's change is related only when the symptoms
+			// name it (its callers' errors, its host): a call edge.
+			if r.service == "" || !namedIn(r.service, symptoms) {
+				r.unrelated = true
+			}
 		}
 		if !r.unrelated && len(sharedIdentifiers(r.text, symptoms)) > 0 && (specific == nil || r.at.After(*specific.at)) {
 			rr := r
@@ -723,7 +730,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				}
 			}
 		}
-		consider(changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind}, d.Service == "" || d.Service == name)
+		consider(changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind, service: d.Service}, d.Service == "" || d.Service == name)
 	}
 	for _, d := range ev.Deployments {
 		for _, rv := range d.RolloutHistory {
@@ -731,7 +738,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				continue
 			}
 			txt := fmt.Sprintf("rollout of deployment %s to revision %s (ReplicaSet %s, %s) at %s", d.Name, rv.Revision, rv.Name, strings.Join(rv.Images, ", "), hhmm(rv.CreatedAt))
-			consider(changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite, kind: changeCode}, d.Name == name)
+			consider(changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite, kind: changeCode, service: d.Name}, d.Name == name)
 		}
 	}
 	if best == nil {
@@ -740,7 +747,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				continue
 			}
 			txt := fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), hhmm(c.Timestamp))
-			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit)}, c.Service == "" || c.Service == name)
+			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service}, c.Service == "" || c.Service == name)
 		}
 	}
 	// Changes announced in logs (a flag flipped, a policy synced, a node
@@ -1126,4 +1133,18 @@ func (c *candidate) symptomTexts() []string {
 		out = append(out, cd.name+" "+cd.c.Type+" "+cd.c.Reason+": "+cd.c.Message)
 	}
 	return out
+}
+
+// namedIn: name (at least 4 characters) occurs in one of the texts.
+func namedIn(name string, texts []string) bool {
+	if len(name) < 4 {
+		return false
+	}
+	name = strings.ToLower(name)
+	for _, t := range texts {
+		if strings.Contains(strings.ToLower(t), name) {
+			return true
+		}
+	}
+	return false
 }

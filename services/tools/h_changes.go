@@ -57,6 +57,10 @@ func (s *Service) changeWindow(c *Call) (time.Time, time.Time) {
 	return c.Window.Start.Add(-s.cfg.ChangeLookback), c.Window.End
 }
 
+// otherDeploysBefore: how far before the incident window other services'
+// deploys are listed when the alerted service shipped nothing.
+const otherDeploysBefore = 2 * time.Hour
+
 func handleGetDeployHistory(ctx context.Context, s *Service, c *Call, r *Result) error {
 	start, end := s.changeWindow(c)
 	q := backend.ChangeQuery{Service: c.Params.String("service"), Namespace: c.Params.String("namespace"), Start: start, End: end}
@@ -72,6 +76,27 @@ func handleGetDeployHistory(ctx context.Context, s *Service, c *Call, r *Result)
 		deploys = []facts.Deploy{}
 	}
 	sort.SliceStable(deploys, func(i, j int) bool { return timeBefore(deploys[i].StartedAt, deploys[j].StartedAt) })
+	if len(deploys) == 0 && q.Service != "" {
+		// Nothing of this service shipped: what else shipped around the
+		// incident is the next question (a dependency's release breaks its
+		// callers), asked of the incident window only.
+		others, err := s.be.Changes.Deploys(ctx, backend.ChangeQuery{Start: c.Window.Start.Add(-otherDeploysBefore), End: c.Window.End})
+		if err == nil && len(others) > 0 {
+			sort.SliceStable(others, func(i, j int) bool { return timeBefore(others[i].StartedAt, others[j].StartedAt) })
+			r.Put(facts.KeyDeploys, others)
+			r.Source(s.be.Source(backend.AreaDeploys))
+			r.Severity = evidencev1.Severity_SEVERITY_INFO
+			var names []string
+			for _, d := range others {
+				line := fmt.Sprintf("%s %s/%s %s -> %s rollback=%v status=%s image=%s finished=%s (another service)", fmtTime(d.StartedAt), d.Namespace, d.Service, first(d.PreviousRevision, "?"), d.Revision, d.IsRollback, first(d.Status, "-"), d.Image, fmtTime(d.FinishedAt))
+				r.Rawf("%s", line)
+				r.Snippet(line)
+				names = append(names, first(d.Service, "?")+" "+d.Revision)
+			}
+			r.Summary = fmt.Sprintf("No deploys of %s between %s; other services deployed around the incident: %s.", scope, win, strings.Join(names, ", "))
+			return nil
+		}
+	}
 	r.Put(facts.KeyDeploys, deploys)
 	if len(deploys) == 0 {
 		r.NoData = true

@@ -116,7 +116,13 @@ type fakeChanges struct {
 
 func (f *fakeChanges) Deploys(ctx context.Context, q backend.ChangeQuery) ([]facts.Deploy, error) {
 	f.last = q
-	return f.deploys, nil
+	var out []facts.Deploy
+	for _, d := range f.deploys {
+		if q.Service == "" || d.Service == "" || d.Service == q.Service {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeChanges) Commits(ctx context.Context, q backend.ChangeQuery) ([]facts.Commit, error) {

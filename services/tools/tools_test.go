@@ -251,6 +251,21 @@ func TestToolsOverFakeBackend(t *testing.T) {
 			},
 		},
 		{
+			// Nothing of the alerted service shipped: the other services'
+			// deploys around the incident are listed, as such.
+			intent: "get_deploy_history", params: map[string]any{"service": "payments"},
+			severity: evidencev1.Severity_SEVERITY_INFO, domain: evidencev1.Domain_DOMAIN_COMPUTE, sources: []string{"deploys"},
+			summary: "other services deployed around the incident: cart r3",
+			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
+				if q := ts.changes.last; q.Service != "" {
+					t.Errorf("second query = %+v, want every service", q)
+				}
+				if d := decode[[]facts.Deploy](t, r, facts.KeyDeploys); len(d) != 1 || d[0].Service != "cart" {
+					t.Errorf("deploys = %+v", d)
+				}
+			},
+		},
+		{
 			intent: "get_commits", params: map[string]any{"hint": "requests time out"},
 			severity: evidencev1.Severity_SEVERITY_MEDIUM, sources: []string{"commits"}, summary: "1 of 2 commits",
 			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
