@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
@@ -96,5 +99,44 @@ func TestAnotherServiceDeployNeedsACallEdge(t *testing.T) {
 	}
 	if ch := ev.nearestChange("home-rows", at(20), "upstream timed out"); ch == nil || !ch.unrelated {
 		t.Fatalf("a deploy of a service no symptom names: %+v, want it marked unrelated", ch)
+	}
+}
+
+// The ledger's rows the leading explanation does not rest on are ruled out
+// with their concrete reason.
+func TestChangesRuledOut(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 5, 4, 10, m, 0, 0, time.UTC); return &x }
+	alert := &investigationv1.Alert{Namespace: "shop", Service: "basket", Labels: map[string]string{"namespace": "shop", "deployment": "basket"},
+		StartsAt: timestamppb.New(*at(20))}
+	ev := NewEvidence(alert, nil)
+	ev.Deploys = []Deploy{
+		{Deploy: facts.Deploy{Service: "banner", Revision: "b7", FinishedAt: at(5)}},
+		{Deploy: facts.Deploy{Service: "basket", Revision: "r9", FinishedAt: at(40)}},
+		{Deploy: facts.Deploy{Service: "basket", Revision: "r8", FinishedAt: at(2)}},
+	}
+	lead := Finding{Mode: "x", Entity: "deployment/shop/basket", Statement: "release r8 of basket broke checkout", Score: 0.8}
+	got := map[string]string{}
+	for _, ro := range ev.ruleOut([]Finding{lead}, []Finding{lead}) {
+		got[ro.GetAlternative()] = ro.GetReason()
+	}
+	want := map[string]string{"b7": "belongs to banner", "r9": "after the alert fired"}
+	for rev, reason := range want {
+		found := false
+		for alt, why := range got {
+			if strings.Contains(alt, rev) {
+				found = true
+				if !strings.Contains(why, reason) {
+					t.Errorf("%s ruled out because %q, want %q", alt, why, reason)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("deploy %s not ruled out: %v", rev, got)
+		}
+	}
+	for alt := range got {
+		if strings.Contains(alt, "r8") {
+			t.Errorf("the release the lead rests on was ruled out: %s", alt)
+		}
 	}
 }

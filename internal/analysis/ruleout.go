@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 )
@@ -57,6 +58,7 @@ func (ev *Evidence) ruleOut(leads []Finding, findings []Finding) []*investigatio
 		r.database(v, leads)
 	}
 	r.commits(leads)
+	r.changes(leads)
 	r.exporterDatabases(leads)
 	if len(ev.Logs) > 0 && !r.leads[ModeDNSFailure] {
 		dns := false
@@ -442,5 +444,56 @@ func (r *ruler) exporterDatabases(leads []Finding) {
 			continue
 		}
 		r.add("database:"+inst, "Database "+inst+" failure or saturation", fmt.Sprintf("database %s is not at fault: %s", inst, strings.Join(parts, ", ")), d.cite)
+	}
+}
+
+// changes rules out the ledger's other rows: the deploys and object edits
+// the leading explanation does not rest on, each with the concrete reason
+// (it came after the alert, it belongs to a service no symptom names, it
+// is in another namespace, or the leading explanation accounts for the
+// symptoms without it).
+func (r *ruler) changes(leads []Finding) {
+	ev := r.ev
+	text := strings.ToLower(leadText(leads))
+	alertAt := ev.alertTime()
+	alerted := ""
+	if _, name := splitEntity(ev.workloadEntity()); name != "" {
+		alerted = strings.ToLower(name)
+	}
+	base := "the leading explanation accounts for the symptoms without it"
+	if leads[0].Healthy {
+		base = "no fault is active: " + clip(leads[0].Statement, 160)
+	}
+	reason := func(at *time.Time, owner string, elsewhere bool) string {
+		switch {
+		case at != nil && alertAt != nil && at.After(alertAt.Add(time.Minute)):
+			return fmt.Sprintf("it happened at %s, after the alert fired at %s: it cannot have caused it", hhmm(at), hhmm(alertAt))
+		case elsewhere:
+			return "it is in another namespace and touches nothing the alert names; " + base
+		case owner != "" && alerted != "" && !strings.EqualFold(owner, alerted) && !strings.Contains(text, strings.ToLower(owner)):
+			return fmt.Sprintf("it belongs to %s, which none of the failing entity's symptoms names; %s", owner, base)
+		}
+		return base
+	}
+	for _, d := range ev.Deploys {
+		if d.Revision == "" || strings.Contains(text, strings.ToLower(d.Revision)) {
+			continue
+		}
+		t := d.FinishedAt
+		if t == nil {
+			t = d.StartedAt
+		}
+		what := fmt.Sprintf("Deploy of %s %s -> %s at %s", firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t))
+		r.add("deploy:"+d.Service+":"+d.Revision, what, reason(t, d.Service, false), d.Cite)
+	}
+	for _, c := range ev.objectChanges() {
+		if c.entity == "" || strings.Contains(text, strings.ToLower(c.entity)) {
+			continue
+		}
+		_, name := splitEntity(c.entity)
+		if name != "" && strings.Contains(text, strings.ToLower(name)) {
+			continue
+		}
+		r.add("change:"+c.entity, "Change: "+c.text, reason(c.at, "", c.unrelated), c.cite)
 	}
 }
