@@ -532,6 +532,7 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 		f.Score = math.Min(f.Score, unobservedHealthyScore)
 		f.inferred("The alert's own signal was not found in the evidence; healthy pods and nodes do not establish that its condition cleared")
 		f.Statement += "; but the alert's own signal was not observed, so this is not a clean bill of health"
+		f.Category = catUnknown // no verdict of health without the alerted signal
 	}
 	f.Chain = []string{"No active causal chain: all signals are normal"}
 	f.Remediation = []string{"No action needed"}

@@ -141,6 +141,10 @@ func TestHealthyNeedsTheAlertedSignal(t *testing.T) {
 			if fs[0].Score > tc.max || (tc.max == 1 && fs[0].Score <= unobservedHealthyScore) {
 				t.Errorf("score %.2f (max %.2f)", fs[0].Score, tc.max)
 			}
+			// Health is claimed only when the alerted signal was seen.
+			if wantHealthy := tc.max == 1; (fs[0].Category == catHealthy) != wantHealthy {
+				t.Errorf("category %v, want healthy=%v", fs[0].Category, wantHealthy)
+			}
 		})
 	}
 }
