@@ -20,7 +20,7 @@ import (
 var conditionPolarity = map[string]string{
 	// Normal when True.
 	"available": "True", "progressing": "True", "ready": "True", "containersready": "True",
-	"initialized": "True", "podscheduled": "True", "scalingactive": "True", "abletoscale": "True", "established": "True", "synced": "True",
+	"initialized": "True", "podscheduled": "True", "scalingactive": "True", "abletoscale": "True", "disruptionallowed": "True", "established": "True", "synced": "True",
 	"healthy": "True", "bound": "True", "reconciled": "True", "accepted": "True", "programmed": "True",
 	// Normal when False.
 	"replicafailure": "False", "failed": "False", "degraded": "False", "stalled": "False",

@@ -140,3 +140,15 @@ func TestChangesRuledOut(t *testing.T) {
 		}
 	}
 }
+
+// An object whose own condition is abnormal is a candidate, and its
+// category is configuration (its spec blocks the operation).
+func TestObjectConditionCandidate(t *testing.T) {
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "NodeDrainStuck", Labels: map[string]string{"node": "worker-4"}}, nil)
+	ev.Resources = []Resource{{Resource: facts.Resource{Kind: "PodDisruptionBudget", Namespace: "rides", Name: "matcher-pdb",
+		Conditions: []facts.Condition{{Type: "DisruptionAllowed", Status: "False", Reason: "InsufficientPods"}}}}}
+	f, ok := ev.anomalySummary(nil)
+	if !ok || f.Entity != "poddisruptionbudget/rides/matcher-pdb" || f.Category != catConfig {
+		t.Fatalf("finding %q %v (ok %v), want the budget as a configuration error", f.Entity, f.Category, ok)
+	}
+}

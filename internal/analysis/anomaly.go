@@ -306,6 +306,22 @@ func (ev *Evidence) anomalyCandidates() []*candidate {
 			c.mark("conditions")
 		}
 	}
+	// Described objects (budgets, autoscalers, certificates, claims, custom
+	// resources) whose own condition is abnormal.
+	for _, res := range ev.Resources {
+		switch strings.ToLower(res.Kind) {
+		case "pod", "node", "deployment", "":
+			continue // read through their own facts above and below
+		}
+		for _, cond := range res.Conditions {
+			if abnormalCondition(cond) {
+				ns := firstNonEmptyStr(res.Namespace, defNS)
+				c := get(strings.ToLower(res.Kind)+"/"+qualifiedName(ns, res.Name), res.Name, "object")
+				c.conditions = append(c.conditions, condOf{kind: res.Kind, ns: ns, name: res.Name, c: cond})
+				c.mark("conditions")
+			}
+		}
+	}
 	// Nodes with failing conditions.
 	for _, n := range ev.Nodes {
 		if nodeReadyStatus(n.Node) == "True" && len(nodePressures(n.Node)) == 0 {
@@ -578,6 +594,13 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 		if len(top.callers) >= 2 {
 			add(catDependency, 1, "", "", "logs") // several callers see it fail
 		}
+	}
+	// An object whose own condition is abnormal (a budget that allows no
+	// disruption, an autoscaler that cannot scale, a certificate not
+	// ready): its spec is what blocks, which is configuration.
+	if top.kind == "object" && len(top.conditions) > 0 {
+		co := top.conditions[0]
+		add(catConfig, 2, co.text(), "the object's own state, set by its spec, blocks the operation ("+co.c.Type+"="+co.c.Status+")", "conditions")
 	}
 	// Node: a node-level candidate is infrastructure.
 	if top.kind == "node" {

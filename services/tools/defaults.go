@@ -87,15 +87,14 @@ func defaultTools() []*Tool {
 		{
 			Def: &evidencev1.ToolDefinition{
 				Intent: "describe_resource", Label: "Describe Resource", Icon: "info", SlashCommand: "/describe", Category: catCluster,
-				Description: "kubectl describe for a pod, deployment, service, node, configmap, ingress or PVC: status, conditions, key signals and the object's events (never Secret values).",
+				Description: "kubectl describe for a pod, deployment, service, node, configmap, ingress, PVC, PodDisruptionBudget or HorizontalPodAutoscaler: status, conditions, key signals and the object's events (never Secret values).",
 				ParamsSchema: []*evidencev1.ToolParam{
 					req(pString("kind", "resource kind: "+strings.Join(describeKinds, ", ")+", or any custom resource kind (externalsecret, certificate, rollout, ...)")),
 					req(ph(pString("name", "resource name"), "web")),
-					nsParam(true),
+					nsParam(false), // required for namespaced kinds; a node or a cluster-scoped resource has none
 				},
-				RequiresContext: []string{"namespace"},
-				Integrations:    []string{backend.AreaResources, backend.AreaPods, backend.AreaDeployments, backend.AreaNodes, backend.AreaEvents},
-				Usage:           "/describe kind=<pod|deployment|service|node|configmap|secret|ingress|pvc|networkpolicy|any custom kind> name=<name, or * for every networkpolicy> namespace=<namespace>",
+				Integrations: []string{backend.AreaResources, backend.AreaPods, backend.AreaDeployments, backend.AreaNodes, backend.AreaEvents},
+				Usage:        "/describe kind=<pod|deployment|service|node|configmap|secret|ingress|pvc|networkpolicy|pdb|hpa|any custom kind> name=<name, or * for every networkpolicy> namespace=<namespace>",
 			},
 			Needs: []string{backend.AreaResources}, Handler: handleDescribeResource,
 			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_K8S_RESOURCE, Domain: evidencev1.Domain_DOMAIN_COMPUTE,

@@ -21,7 +21,7 @@ import (
 // describeKinds are the built-in kinds describe_resource has handlers for
 // (a Secret: metadata and key names only, never values); any other kind is
 // read through the dynamic client.
-var describeKinds = []string{"pod", "deployment", "service", "node", "configmap", "secret", "ingress", "pvc", "networkpolicy"}
+var describeKinds = []string{"pod", "deployment", "service", "node", "configmap", "secret", "ingress", "pvc", "networkpolicy", "pdb", "hpa"}
 
 func kindDomain(kind string) evidencev1.Domain {
 	switch kind {
@@ -46,10 +46,18 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 	if kind == "node" {
 		res.Namespace = ""
 	}
+	kind = builtinKind(kind)
+	if ns == "" && kind != "node" && containsStr(describeKinds, kind) {
+		return fmt.Errorf("namespace is required to describe a %s", res.Kind)
+	}
 	area := backend.AreaResources
 	var err error
 	var extra []facts.Resource // objects described along the way (an ingress's backend services)
 	switch kind {
+	case "pdb":
+		err = s.describePDB(ctx, r, &res)
+	case "hpa":
+		err = s.describeHPA(ctx, r, &res)
 	case "pod":
 		area = backend.AreaPods
 		err = s.describePod(ctx, r, &res)
