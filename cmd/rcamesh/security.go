@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rcamesh/rcamesh/internal/auth"
@@ -79,5 +80,45 @@ func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
 		return os.WriteFile(*out, conf, 0o644)
 	}
 	_, err = stdout.Write(conf)
+	return err
+}
+
+// meshCredentialsCmd issues the credentials of a split process running
+// -targets: the signing keys of those services only, the NATS password of
+// its user only, the service token and every service's public key. The
+// process then runs with -mesh.credentials-file instead of the mesh key,
+// so a compromise of it cannot sign or publish as another service.
+func meshCredentialsCmd(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("mesh-credentials", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	keyFile := fs.String("mesh.key-file", "", "the mesh key file (required)")
+	targets := fs.String("targets", "", "comma list of the services the process runs, as its -target (required)")
+	out := fs.String("out", "", "file to write (mode 0600; required)")
+	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
+		return err
+	}
+	if *keyFile == "" || *targets == "" || *out == "" {
+		return fmt.Errorf("%w: -mesh.key-file, -targets and -out are required", errUsage)
+	}
+	var svcs []string
+	for _, t := range strings.Split(*targets, ",") {
+		t = strings.TrimSpace(t)
+		if !slices.Contains(bus.Services, t) {
+			return fmt.Errorf("%w: -targets: %q is not one of %v", errUsage, t, bus.Services)
+		}
+		svcs = append(svcs, t)
+	}
+	key, err := auth.LoadMeshKey(*keyFile)
+	if err != nil {
+		return err
+	}
+	c, err := auth.IssueCredentials(key, svcs, bus.UserFor(svcs), bus.Services)
+	if err != nil {
+		return err
+	}
+	if err := auth.WriteCredentials(*out, c); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "credentials of %s (NATS user %s) written to %s\n", strings.Join(svcs, ","), c.NATSUser, *out)
 	return err
 }

@@ -60,11 +60,12 @@ type Config struct {
 	Replicas int
 	// TracerProvider for producer and consumer spans; nil uses the global one.
 	TracerProvider trace.TracerProvider
-	// SigningKey, when set, signs every session event this process
-	// publishes and refuses, on every read, events whose signature is
-	// missing, wrong, or by a service that may not publish them (sign.go).
-	// Not a flag: the app derives it from the mesh key.
-	SigningKey []byte
+	// Keys, when set, sign every session event this process publishes with
+	// the key of the service publishing it, and refuse, on every read,
+	// events whose signature is missing or wrong, or by a service that may
+	// not publish them (sign.go). Not a flag: the app gives its identity
+	// (the mesh key or the process's issued credentials).
+	Keys Keys
 }
 
 // DefaultConfig returns the production defaults.
@@ -353,7 +354,9 @@ func (b *Bus) message(ctx context.Context, subject, kind string, payload proto.M
 		msg.Header.Set(HeaderPublisher, name)
 	}
 	InjectTrace(ctx, msg.Header)
-	b.sign(msg)
+	if err := b.sign(msg); err != nil {
+		return nil, err
+	}
 	return msg, nil
 }
 
@@ -421,10 +424,7 @@ func (b *Bus) decodeMsg(ctx context.Context, msg jetstream.Msg) (*evidencev1.Ses
 	if err != nil {
 		return nil, nil, fmt.Errorf("bus: message metadata: %w", err)
 	}
-	if err := b.verify(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data()); err != nil {
-		return nil, md, err
-	}
-	ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
+	ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 	return ev, md, err
 }
 
@@ -632,10 +632,7 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		Replicas:      b.cfg.Replicas,
 	}
 	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
-		if err := b.verify(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data()); err != nil {
-			return errPoison{err}
-		}
-		ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
+		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 		if err != nil {
 			return errPoison{err}
 		}

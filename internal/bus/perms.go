@@ -27,11 +27,12 @@ var writers = map[string][]string{
 	BucketSessions:     {"brain"},
 	BucketRecords:      {"brain"},
 	BucketReports:      {"delivery"},
-	BucketFingerprints: {"brain", "delivery"}, // delivery's own dedup keys (delivery_*) share the bucket
-	BucketCritic:       {"critic"},            // the critic replicas' per-session lease and verdict stamp
-	BucketHistory:      {"history"},           // past investigations (the history module's KV store)
-	BucketOpen:         {"brain"},             // investigations not yet final (the orphan sweeper's index)
-	BucketOutbox:       {"delivery"},          // pages no destination has accepted yet
+	BucketFingerprints: {"brain"},    // the intake's alert dedup guardrail: one writer
+	BucketPageClaims:   {"delivery"}, // delivery's one page per fingerprint and window
+	BucketCritic:       {"critic"},   // the critic replicas' per-session lease and verdict stamp
+	BucketHistory:      {"history"},  // past investigations (the history module's KV store)
+	BucketOpen:         {"brain"},    // investigations not yet final (the orphan sweeper's index)
+	BucketOutbox:       {"delivery"}, // pages no destination has accepted yet
 }
 
 // workPublishers enqueue alerts.
