@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -87,13 +88,16 @@ func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
 // -targets: the signing keys of those services only, the NATS password of
 // its user only, the service token and every service's public key. The
 // process then runs with -mesh.credentials-file instead of the mesh key,
-// so a compromise of it cannot sign or publish as another service.
+// so a compromise of it cannot sign or publish as another service. With
+// -per-service, each of -targets gets its own file, <out>/<service>/mesh.cred
+// (the compose job writes one volume per service this way).
 func meshCredentialsCmd(_ context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("mesh-credentials", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	keyFile := fs.String("mesh.key-file", "", "the mesh key file (required)")
 	targets := fs.String("targets", "", "comma list of the services the process runs, as its -target (required)")
-	out := fs.String("out", "", "file to write (mode 0600; required)")
+	out := fs.String("out", "", "file to write (mode 0600; required); with -per-service, a directory")
+	perService := fs.Bool("per-service", false, "one process per service: write <out>/<service>/mesh.cred for each of -targets")
 	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
 		return err
 	}
@@ -112,13 +116,28 @@ func meshCredentialsCmd(_ context.Context, args []string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	c, err := auth.IssueCredentials(key, svcs, bus.UserFor(svcs), bus.Services)
-	if err != nil {
+	issue := func(svcs []string, path string) error {
+		c, err := auth.IssueCredentials(key, svcs, bus.UserFor(svcs), bus.Services)
+		if err != nil {
+			return err
+		}
+		if err := auth.WriteCredentials(path, c); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "credentials of %s (NATS user %s) written to %s\n", strings.Join(svcs, ","), c.NATSUser, path)
 		return err
 	}
-	if err := auth.WriteCredentials(*out, c); err != nil {
-		return err
+	if !*perService {
+		return issue(svcs, *out)
 	}
-	_, err = fmt.Fprintf(stdout, "credentials of %s (NATS user %s) written to %s\n", strings.Join(svcs, ","), c.NATSUser, *out)
-	return err
+	for _, s := range svcs {
+		dir := filepath.Join(*out, s)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := issue([]string{s}, filepath.Join(dir, "mesh.cred")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
