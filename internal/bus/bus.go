@@ -123,6 +123,8 @@ type Bus struct {
 	kv     *kvCache
 	// signer is the service whose name signs what this Bus publishes (As).
 	signer string
+	// verified remembers signatures already checked (sign.go).
+	verified *verifiedCache
 }
 
 // kvCache is shared by a Bus and its As copies.
@@ -153,7 +155,7 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 	if err != nil {
 		return nil, fmt.Errorf("bus: jetstream: %w", err)
 	}
-	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}}
+	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}, verified: &verifiedCache{}}
 	for _, sc := range b.streamConfigs() {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return nil, fmt.Errorf("bus: create or update stream %s: %w", sc.Name, err)
@@ -166,7 +168,7 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 // reader user): it neither creates nor updates streams.
 func ConnectReader(nc *nats.Conn, cfg Config) *Bus {
 	js, _ := jetstream.New(nc) // fails only for a nil connection
-	return &Bus{nc: nc, js: js, logger: slog.New(slog.DiscardHandler), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}}
+	return &Bus{nc: nc, js: js, logger: slog.New(slog.DiscardHandler), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}, verified: &verifiedCache{}}
 }
 
 func (b *Bus) streamConfigs() []jetstream.StreamConfig {

@@ -3,11 +3,13 @@ package bus
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
@@ -161,7 +163,7 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 		reason = fmt.Sprintf("%s may not publish %s events", signer, publisherKey(subject))
 	case !known:
 		reason = "unknown signer"
-	case err != nil || len(raw) != ed25519.SignatureSize || !ed25519.Verify(pub, signedBytes(signer, subject, kind, data), raw):
+	case err != nil || len(raw) != ed25519.SignatureSize || !b.verified.check(pub, signedBytes(signer, subject, kind, data), raw):
 		reason = "bad signature"
 	}
 	var ev *evidencev1.SessionEvent
@@ -182,4 +184,41 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 	trace.SpanFromContext(ctx).AddEvent("rcamesh.event_refused", trace.WithAttributes(
 		attribute.String("messaging.destination.name", subject), attribute.Int64("rcamesh.seq", int64(seq)), attribute.String("rcamesh.reason", reason)))
 	return nil, fmt.Errorf("%w (seq %d on %s: %s)", ErrForged, seq, subject, reason)
+}
+
+// verifiedCacheMax bounds the signatures remembered (about 100 bytes each).
+const verifiedCacheMax = 1 << 15
+
+// verifiedCache remembers the signed messages already verified, by a hash
+// of the message and its signature: replaying a session (which the brain
+// does at every stage) checks each event's signature once. A message
+// whose bytes or signature differ hashes apart and is verified anew.
+type verifiedCache struct {
+	mu sync.Mutex
+	ok map[[sha256.Size + ed25519.SignatureSize]byte]struct{}
+}
+
+func (c *verifiedCache) check(pub ed25519.PublicKey, msg, sig []byte) bool {
+	var k [sha256.Size + ed25519.SignatureSize]byte
+	h := sha256.New()
+	h.Write(pub)
+	h.Write(msg)
+	h.Sum(k[:0])
+	copy(k[sha256.Size:], sig)
+	c.mu.Lock()
+	_, hit := c.ok[k]
+	c.mu.Unlock()
+	if hit {
+		return true
+	}
+	if !ed25519.Verify(pub, msg, sig) {
+		return false
+	}
+	c.mu.Lock()
+	if c.ok == nil || len(c.ok) >= verifiedCacheMax {
+		c.ok = make(map[[sha256.Size + ed25519.SignatureSize]byte]struct{})
+	}
+	c.ok[k] = struct{}{}
+	c.mu.Unlock()
+	return true
 }
