@@ -464,7 +464,9 @@ func (b *Bus) lastSequence(ctx context.Context) (uint64, error) {
 
 // Replay returns the stored events matching filter ("" = every session
 // event) whose sequence is greater than fromSeq, oldest first, as of the
-// call; it does not wait for new events.
+// call; it does not wait for new events. With keys, a replay from the start
+// binds every critic verdict to the pin it judges (bindVerdicts): the
+// content is the added pin's, the verdict adds its own fields only.
 func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
 	filter, err := eventFilter(filter)
 	if err != nil {
@@ -535,6 +537,9 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 			}
 			return nil, fmt.Errorf("bus: replay %s: no progress after %d of %d events", filter, len(out), pending)
 		}
+	}
+	if b.cfg.Keys != nil && fromSeq == 0 {
+		out = b.bindVerdicts(ctx, out) // a whole replay: every verdict's pin is in it
 	}
 	return out, nil
 }

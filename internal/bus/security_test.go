@@ -654,3 +654,50 @@ func mustStructpb(t *testing.T, m map[string]any) *structpb.Struct {
 	}
 	return s
 }
+
+// TestVerdictsCarryOnlyTheCriticsFields: a verdict (signed by the critic)
+// that rewrites the judged pin's claim and output keeps only its own
+// fields on a whole-session replay, and a verdict on a pin never added
+// brings no pin in.
+func TestVerdictsCarryOnlyTheCriticsFields(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	ctx := testCtx(t)
+	cfg := bus.DefaultConfig()
+	cfg.Keys = meshIdentity(t, testKey)
+	_, nc := bustest.Server(t)
+	b, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := pinEvent("v", "p1", added, 1)
+	orig.Pin.Success, orig.Pin.RawOutput, orig.Pin.SourceTool = true, "restarts=0", "check_pod_status"
+	mustPublishPin(t, ctx, b.As("tools"), orig)
+	verdict := pinEvent("v", "p1", updated, 2)
+	verdict.Pin.Success, verdict.Pin.RawOutput, verdict.Pin.Claim, verdict.Pin.SourceTool = true, "OOMKilled x40", "rewritten by the critic", "get_events"
+	verdict.Pin.ValidationStatus, verdict.Pin.Confidence, verdict.Pin.CriticRationale = evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED, 90, "VALIDATED"
+	verdict.Pin.Supports = []string{"p0"}
+	mustPublishPin(t, ctx, b.As("critic"), verdict)
+	mustPublishPin(t, ctx, b.As("critic"), pinEvent("v", "ghost", updated, 2))
+
+	evs, err := b.Replay(ctx, bus.SessionFilter("v"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 {
+		t.Fatalf("replay: %d events, want the pin and its verdict (not the ghost's): %v", len(evs), evs)
+	}
+	got := evs[1].GetPin().GetPin()
+	if got.GetClaim() != orig.Pin.GetClaim() || got.GetRawOutput() != "restarts=0" || got.GetSourceTool() != "check_pod_status" {
+		t.Errorf("the verdict rewrote the tool's content: claim %q output %q tool %q", got.GetClaim(), got.GetRawOutput(), got.GetSourceTool())
+	}
+	if got.GetValidationStatus() != evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED || got.GetConfidence() != 90 ||
+		got.GetCriticRationale() != "VALIDATED" || got.GetVersion() != 2 || len(got.GetSupports()) != 1 {
+		t.Errorf("the verdict's own fields are lost: %v", got)
+	}
+	// An incremental read (a cursor) is not rebound; a whole one is.
+	if evs, _ := b.Replay(ctx, bus.SessionFilter("v"), evs[0].GetSequence()); len(evs) != 2 {
+		t.Errorf("a replay after a cursor: %d events, want the two verdicts as stored", len(evs))
+	}
+}

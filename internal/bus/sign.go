@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 )
@@ -221,4 +222,52 @@ func (c *verifiedCache) check(pub ed25519.PublicKey, msg, sig []byte) bool {
 	c.ok[k] = struct{}{}
 	c.mu.Unlock()
 	return true
+}
+
+// VerdictOf is the pin a critic's verdict makes of an added pin: the added
+// pin as its writer signed it, with the verdict's own fields (validation
+// status, causal role, confidence, rationale, supports, contradicts,
+// version). Whatever else a verdict carries (the claim, the output, the
+// source) is not the critic's to write and is ignored.
+func VerdictOf(added, verdict *evidencev1.EvidencePin) *evidencev1.EvidencePin {
+	p := proto.CloneOf(added)
+	p.ValidationStatus = verdict.GetValidationStatus()
+	p.CausalRole = verdict.GetCausalRole()
+	p.Confidence = verdict.GetConfidence()
+	p.CriticRationale = verdict.GetCriticRationale()
+	p.Supports = slices.Clone(verdict.GetSupports())
+	p.Contradicts = slices.Clone(verdict.GetContradicts())
+	p.Version = verdict.GetVersion()
+	return p
+}
+
+// bindVerdicts rewrites the verdicts of a whole-session replay onto the
+// pins they judge (VerdictOf) and drops a verdict on a pin the session
+// never had added: a verdict cannot bring in evidence of its own.
+func (b *Bus) bindVerdicts(ctx context.Context, evs []*evidencev1.SessionEvent) []*evidencev1.SessionEvent {
+	added := map[string]*evidencev1.EvidencePin{}
+	out := evs[:0]
+	for _, ev := range evs {
+		pe := ev.GetPin()
+		session, _, isPin := strings.Cut(ev.GetSubject(), ".pin.")
+		if pe == nil || !isPin {
+			out = append(out, ev)
+			continue
+		}
+		key := session + "\x00" + pe.GetPin().GetId()
+		if pe.GetKind() == evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED {
+			added[key] = pe.GetPin()
+			out = append(out, ev)
+			continue
+		}
+		a, ok := added[key]
+		if !ok {
+			b.logger.WarnContext(ctx, "refused a forged or unsigned event", "subject", ev.GetSubject(), "seq", ev.GetSequence(),
+				"reason", "a verdict on a pin the session never had added")
+			continue
+		}
+		pe.Pin = VerdictOf(a, pe.GetPin())
+		out = append(out, ev)
+	}
+	return out
 }
