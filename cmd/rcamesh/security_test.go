@@ -593,6 +593,25 @@ func TestSplitFiveProcessesWithPerServiceNATSUsers(t *testing.T) {
 	if !strings.Contains(pins, "VALIDATION_STATUS_VALIDATED") {
 		t.Errorf("no critic verdict reached the brain:\n%s", pins)
 	}
+	// The REST gateway of split mode, a sixth process on its own NATS user
+	// with its own credentials, serves every service's routes.
+	gwHTTP := freeAddr(t)
+	gwCred := filepath.Join(t.TempDir(), "gateway.cred")
+	if err := meshCredentialsCmd(context.Background(), []string{"-mesh.key-file=" + key, "-targets=gateway", "-out=" + gwCred}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	gwArgs := []string{"-target=gateway", "-data.dir=" + t.TempDir(), "-http.addr=" + gwHTTP, "-grpc.addr=" + freeAddr(t),
+		"-nats.url=nats://" + natsAddr, "-mesh.credentials-file=" + gwCred}
+	for svc, p := range ps {
+		gwArgs = append(gwArgs, "-"+svc+".addr="+p.grpc)
+	}
+	logs = append(logs, startBinary(t, gwHTTP, gwArgs...))
+	if code, _, body := request(t, "GET", "http://"+gwHTTP+"/api/v4/session/"+sid+"/report", ""); code != 200 || !strings.Contains(body, "Root cause") {
+		t.Errorf("the gateway's report: %d %.300s", code, body)
+	}
+	if code, _, body := request(t, "GET", "http://"+gwHTTP+"/api/v4/session/"+sid+"/tools?page_size=2", ""); code != 200 || !strings.Contains(body, "next_page_token") {
+		t.Errorf("the gateway's tools page: %d %.300s", code, body)
+	}
 	if strings.Contains(strings.ToLower(dump()), "permissions violation") {
 		t.Errorf("a service hit a NATS permissions violation:\n%s", dump())
 	}

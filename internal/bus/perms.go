@@ -39,8 +39,9 @@ var writers = map[string][]string{
 var workPublishers = []string{"brain"}
 
 // Services are the services (and the modules that publish or write: SAST
-// triage, the history recorder) the permission tables know.
-var Services = []string{"router", "tools", "critic", "brain", "delivery", "triage", "history"}
+// triage, the history recorder; and the REST gateway of split mode, which
+// publishes and writes nothing) the permission tables know.
+var Services = []string{"router", "tools", "critic", "brain", "delivery", "triage", "history", "gateway"}
 
 func eventSubject(key string) string {
 	switch key {

@@ -99,7 +99,7 @@ func TestServicePublishersMatchTheMesh(t *testing.T) {
 	// The five services, the SAST triage module (it publishes the pins and
 	// lifecycle of its own sessions; its module name signs them) and the
 	// history recorder (it writes its own bucket).
-	known := append(append([]string(nil), mesh.All...), "triage", "history")
+	known := append(append([]string(nil), mesh.All...), "triage", "history", "gateway")
 	for key, pubs := range bus.Publishers {
 		for _, p := range pubs {
 			if !contains(known, p) {
