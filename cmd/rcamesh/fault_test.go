@@ -225,7 +225,11 @@ func TestFaultDeliveryKilledDuringRetries(t *testing.T) {
 	startBinary(t, aHTTP, "-target=tools,router,critic,brain", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr, "-mesh.key-file="+key,
 		"-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-delivery.addr="+cGRPC, "-tools.scenario="+demoScenario,
 		"-brain.retry-backoff=250ms", "-brain.retry-max-backoff=1s", "-brain.dependency-attempts=30")
-	cArgs := []string{"-target=delivery", "-nats.url=nats://" + natsAddr, "-mesh.key-file=" + key, "-http.addr=" + cHTTP, "-grpc.addr=" + cGRPC,
+	cred := t.TempDir() + "/delivery.cred" // delivery holds only its own credentials
+	if err := meshCredentialsCmd(t.Context(), []string{"-mesh.key-file=" + key, "-targets=delivery", "-out=" + cred}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cArgs := []string{"-target=delivery", "-nats.url=nats://" + natsAddr, "-mesh.credentials-file=" + cred, "-http.addr=" + cHTTP, "-grpc.addr=" + cGRPC,
 		"-brain.addr=" + aGRPC, "-tools.addr=" + aGRPC, "-router.addr=" + aGRPC, "-critic.addr=" + aGRPC,
 		"-delivery.webhook-url=" + hook.URL + "/page", "-delivery.confidence-gate=0",
 		"-delivery.max-tries=5", "-delivery.backoff-base=100ms", "-delivery.backoff-max=200ms", "-delivery.http-timeout=1s",
