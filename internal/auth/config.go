@@ -4,7 +4,8 @@
 // service identity, one table of the role every RPC and REST route needs
 // (Policy), gRPC interceptors and HTTP middleware that enforce it, browser
 // rules (JSON content type, explicit CORS), and the mesh key from which the
-// service token, the pin-signing key and the NATS service passwords derive.
+// service token, each service's Ed25519 event-signing key and the NATS
+// service passwords derive (or a process's issued credentials: Identity).
 //
 // Secrets are read from files and never logged: a token appears in logs only
 // as the name its line in the tokens file gives it.
@@ -30,9 +31,9 @@ type Config struct {
 	// (-auth.insecure-open): the documented "open" mode for a laptop or a
 	// network that is trusted as a whole.
 	InsecureOpen bool
-	// MeshKeyFile holds the secret every process of one mesh shares
-	// (-mesh.key-file); the service token, the pin-signing key and the NATS
-	// service passwords derive from it. Empty: <data.dir>/mesh.key, created
+	// MeshKeyFile holds the root secret of one mesh (-mesh.key-file); the
+	// service token, each service's event-signing key and the NATS service
+	// passwords derive from it (Identity). Empty: <data.dir>/mesh.key, created
 	// on first start (one process only; split mode needs the file).
 	MeshKeyFile string
 	// CredentialsFile holds the credentials issued for this process's
