@@ -464,10 +464,30 @@ func (b *Bus) lastSequence(ctx context.Context) (uint64, error) {
 
 // Replay returns the stored events matching filter ("" = every session
 // event) whose sequence is greater than fromSeq, oldest first, as of the
-// call; it does not wait for new events. With keys, a replay from the start
-// binds every critic verdict to the pin it judges (bindVerdicts): the
-// content is the added pin's, the verdict adds its own fields only.
+// call; it does not wait for new events. With keys, every critic verdict
+// is bound to the pin it judges (verdictBinder): the content is the added
+// pin's, the verdict adds its own fields only.
 func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
+	evs, err := b.replay(ctx, filter, fromSeq)
+	if err != nil {
+		return nil, err
+	}
+	vb := b.newVerdictBinder()
+	out := evs[:0]
+	for _, ev := range evs {
+		keep, err := vb.bind(ctx, ev)
+		if err != nil {
+			return nil, fmt.Errorf("bus: replay: %w", err)
+		}
+		if keep {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// replay is Replay without the binding of verdicts.
+func (b *Bus) replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
 	filter, err := eventFilter(filter)
 	if err != nil {
 		return nil, err
@@ -538,9 +558,6 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 			return nil, fmt.Errorf("bus: replay %s: no progress after %d of %d events", filter, len(out), pending)
 		}
 	}
-	if b.cfg.Keys != nil && fromSeq == 0 {
-		out = b.bindVerdicts(ctx, out) // a whole replay: every verdict's pin is in it
-	}
 	return out, nil
 }
 
@@ -582,6 +599,7 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 		return fmt.Errorf("bus: follow %s: %w", filter, err)
 	}
 	defer it.Stop()
+	vb := b.newVerdictBinder()
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -593,6 +611,14 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 		ev, md, err := b.decodeMsg(ctx, msg)
 		if err != nil {
 			b.logger.WarnContext(ctx, "follow skips undecodable message", "subject", msg.Subject(), "err", err)
+			continue
+		}
+		if keep, err := vb.bind(ctx, ev); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("bus: follow %s: %w", filter, err)
+		} else if !keep {
 			continue
 		}
 		if err := b.handle(ctx, msg, md, "follow", func(hctx context.Context) error { return fn(hctx, ev) }); err != nil {

@@ -657,8 +657,9 @@ func mustStructpb(t *testing.T, m map[string]any) *structpb.Struct {
 
 // TestVerdictsCarryOnlyTheCriticsFields: a verdict (signed by the critic)
 // that rewrites the judged pin's claim and output keeps only its own
-// fields on a whole-session replay, and a verdict on a pin never added
-// brings no pin in.
+// fields, and a verdict on a pin never added brings no pin in: on a
+// whole-session replay, a replay from a cursor, a replay of verdicts only
+// and a follow from a cursor.
 func TestVerdictsCarryOnlyTheCriticsFields(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server")
@@ -696,8 +697,48 @@ func TestVerdictsCarryOnlyTheCriticsFields(t *testing.T) {
 		got.GetCriticRationale() != "VALIDATED" || got.GetVersion() != 2 || len(got.GetSupports()) != 1 {
 		t.Errorf("the verdict's own fields are lost: %v", got)
 	}
-	// An incremental read (a cursor) is not rebound; a whole one is.
-	if evs, _ := b.Replay(ctx, bus.SessionFilter("v"), evs[0].GetSequence()); len(evs) != 2 {
-		t.Errorf("a replay after a cursor: %d events, want the two verdicts as stored", len(evs))
+	// Reads from a cursor after the added pin, and of verdicts only, bind
+	// the same way.
+	bound := func(name string, evs []*evidencev1.SessionEvent) {
+		t.Helper()
+		if len(evs) != 1 || evs[0].GetPin().GetPin().GetClaim() != orig.Pin.GetClaim() ||
+			evs[0].GetPin().GetPin().GetValidationStatus() != evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED {
+			t.Errorf("%s: %v, want the one verdict bound to the tool's pin", name, evs)
+		}
+	}
+	after, err := b.Replay(ctx, bus.SessionFilter("v"), evs[0].GetSequence())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound("replay after a cursor", after)
+	only, err := b.Replay(ctx, bus.PinSubject("v", updated), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound("replay of verdicts only", only)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got2 := make(chan *evidencev1.SessionEvent, 4)
+	go func() {
+		_ = b.Follow(fctx, bus.SessionFilter("v"), evs[0].GetSequence(), func(_ context.Context, e *evidencev1.SessionEvent) error {
+			got2 <- e
+			return nil
+		})
+	}()
+	select {
+	case e := <-got2:
+		bound("follow from a cursor", []*evidencev1.SessionEvent{e})
+	case <-ctx.Done():
+		t.Fatal("follow delivered nothing")
+	}
+	// The ghost's verdict never follows (the next event is a new one).
+	mustPublishPin(t, ctx, b.As("tools"), pinEvent("v", "p2", added, 1))
+	select {
+	case e := <-got2:
+		if id := e.GetPin().GetPin().GetId(); id != "p2" {
+			t.Errorf("follow delivered %s after the bound verdict, want p2", id)
+		}
+	case <-ctx.Done():
+		t.Fatal("follow delivered nothing more")
 	}
 }

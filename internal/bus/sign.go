@@ -241,33 +241,56 @@ func VerdictOf(added, verdict *evidencev1.EvidencePin) *evidencev1.EvidencePin {
 	return p
 }
 
-// bindVerdicts rewrites the verdicts of a whole-session replay onto the
-// pins they judge (VerdictOf) and drops a verdict on a pin the session
-// never had added: a verdict cannot bring in evidence of its own.
-func (b *Bus) bindVerdicts(ctx context.Context, evs []*evidencev1.SessionEvent) []*evidencev1.SessionEvent {
-	added := map[string]*evidencev1.EvidencePin{}
-	out := evs[:0]
-	for _, ev := range evs {
-		pe := ev.GetPin()
-		session, _, isPin := strings.Cut(ev.GetSubject(), ".pin.")
-		if pe == nil || !isPin {
-			out = append(out, ev)
-			continue
-		}
-		key := session + "\x00" + pe.GetPin().GetId()
-		if pe.GetKind() == evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED {
-			added[key] = pe.GetPin()
-			out = append(out, ev)
-			continue
-		}
-		a, ok := added[key]
-		if !ok {
-			b.logger.WarnContext(ctx, "refused a forged or unsigned event", "subject", ev.GetSubject(), "seq", ev.GetSequence(),
-				"reason", "a verdict on a pin the session never had added")
-			continue
-		}
-		pe.Pin = VerdictOf(a, pe.GetPin())
-		out = append(out, ev)
+// verdictBinder binds critic verdicts to the pins they judge (VerdictOf)
+// as events are read, and drops a verdict on a pin its session never had
+// added: a verdict cannot bring in evidence of its own. The added pins come
+// from the events read; a verdict whose pin is not among them (a read from
+// a cursor, or a filter without added pins) has its session's added pins
+// read again.
+type verdictBinder struct {
+	b     *Bus
+	added map[string]*evidencev1.EvidencePin // <session subject>\x00<pin id>
+}
+
+func (b *Bus) newVerdictBinder() *verdictBinder {
+	if b.cfg.Keys == nil {
+		return nil
 	}
-	return out
+	return &verdictBinder{b: b, added: map[string]*evidencev1.EvidencePin{}}
+}
+
+// bind reports whether ev is kept; a kept verdict now carries the added
+// pin's content. A nil binder keeps everything.
+func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent) (bool, error) {
+	pe := ev.GetPin()
+	session, _, isPin := strings.Cut(ev.GetSubject(), ".pin.")
+	if v == nil || pe == nil || !isPin {
+		return true, nil
+	}
+	key := session + "\x00" + pe.GetPin().GetId()
+	if pe.GetKind() == evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED {
+		v.added[key] = pe.GetPin()
+		return true, nil
+	}
+	a, ok := v.added[key]
+	if !ok {
+		evs, err := v.b.replay(ctx, session+".pin.added", 0)
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs {
+			k := session + "\x00" + e.GetPin().GetPin().GetId()
+			if _, seen := v.added[k]; !seen {
+				v.added[k] = e.GetPin().GetPin()
+			}
+		}
+		a, ok = v.added[key]
+	}
+	if !ok {
+		v.b.logger.WarnContext(ctx, "refused a forged or unsigned event", "subject", ev.GetSubject(), "seq", ev.GetSequence(),
+			"reason", "a verdict on a pin the session never had added")
+		return false, nil
+	}
+	pe.Pin = VerdictOf(a, pe.GetPin())
+	return true, nil
 }
