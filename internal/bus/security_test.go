@@ -742,3 +742,60 @@ func TestVerdictsCarryOnlyTheCriticsFields(t *testing.T) {
 		t.Fatal("follow delivered nothing more")
 	}
 }
+
+// TestProcessOfSeveralServicesHasTheirRightsOnly: a process running tools,
+// router and critic connects as their combined user, which may publish
+// pins and verdicts but not lifecycle events, and may not write the
+// fingerprints bucket.
+func TestProcessOfSeveralServicesHasTheirRightsOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	if u := bus.UserFor([]string{"tools", "router", "critic"}); u != bus.UserPrefix+"critic+router+tools" {
+		t.Fatalf("UserFor = %s", u)
+	}
+	if u := bus.UserFor([]string{"brain", "history"}); u != bus.UserAll {
+		t.Errorf("a mix with a module: %s, want %s", u, bus.UserAll)
+	}
+	url := securedServer(t)
+	ctx := testCtx(t)
+	// The brain creates the fingerprints bucket (its only writer).
+	bnc, err := dialAs(t, url, bus.UserPrefix+"brain", password(bus.UserPrefix+"brain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bb, err := bus.ConnectConfig(ctx, bnc, nil, bus.DefaultConfig()); err != nil {
+		t.Fatal(err)
+	} else if _, err := bb.KV(ctx, bus.BucketFingerprints); err != nil {
+		t.Fatal(err)
+	}
+	u := bus.UserFor([]string{"tools", "router", "critic"})
+	nc, err := dialAs(t, url, u, password(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bus.DefaultConfig()
+	cfg.Keys = meshIdentity(t, testKey)
+	b, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := pinEvent("c", "p1", added, 1)
+	tp.Pin.Success, tp.Pin.RawOutput = true, "x"
+	if _, err := b.As("tools").PublishPin(ctx, tp); err != nil {
+		t.Errorf("tools' pin: %v", err)
+	}
+	if _, err := b.As("critic").PublishPin(ctx, pinEvent("c", "p1", updated, 2)); err != nil {
+		t.Errorf("critic's verdict: %v", err)
+	}
+	if _, err := b.As("brain").PublishLifecycle(deny(t), &evidencev1.LifecycleEvent{SessionId: "c", Kind: stage}); err == nil {
+		t.Error("the tools+router+critic user published a lifecycle event")
+	}
+	kv, err := b.KV(ctx, bus.BucketFingerprints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(deny(t), "fp", []byte(`{}`)); err == nil {
+		t.Error("the tools+router+critic user wrote a fingerprint")
+	}
+}
