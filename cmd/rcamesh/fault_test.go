@@ -151,7 +151,7 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	startBinary(t, bHTTP, bArgs...)
+	b2 := startBinary(t, bHTTP, bArgs...)
 
 	completed, failed, retries := 0, 0, 0
 	deadline = time.Now().Add(5 * time.Minute)
@@ -187,6 +187,13 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 	}
 	if retries == 0 {
 		t.Errorf("no dependency retries recorded")
+	}
+	// The second process runs on its combined NATS user (tools, router and
+	// critic's rights only) and never needed more.
+	for _, p := range []proc{b, b2} {
+		if l := p.log(); strings.Contains(strings.ToLower(l), "permissions violation") {
+			t.Errorf("tools+router+critic hit a NATS permissions violation:\n%s", l)
+		}
 	}
 }
 
