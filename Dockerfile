@@ -15,12 +15,15 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     go build -trimpath -tags netgo,osusergo \
       -ldflags "-s -w -X main.version=${VERSION} -linkmode external -extldflags -static" -o /out/rcamesh ./cmd/rcamesh \
- && mkdir -p /out/data
+ && mkdir -p /out/data /out/creds/router /out/creds/tools /out/creds/critic /out/creds/brain /out/creds/delivery
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/rcamesh /usr/local/bin/rcamesh
 # Data (embedded NATS store), writable by the nonroot user (uid 65532).
 COPY --from=build --chown=65532:65532 /out/data /data
+# Per-service credentials in split mode (docker-compose.yml: the
+# mesh-credentials job writes them, each service mounts its own volume).
+COPY --from=build --chown=65532:65532 /out/creds /creds
 VOLUME ["/data"]
 # NATS stays inside the process (no -nats.listen): nothing but the API is exposed.
 EXPOSE 8080 9090

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Creates the secrets docker-compose.yml mounts (once): the mesh key every
-# service shares and an API tokens file with one admin token, printed once.
+# Creates the secrets docker-compose.yml mounts (once): the mesh key (read
+# only by the nats-config and mesh-credentials jobs, which derive the NATS
+# users and each service's own credentials from it) and an API tokens file
+# with one admin token, printed once.
 # Re-running keeps existing files. Needs openssl and sha256sum.
 set -euo pipefail
 dir=deploy/secrets

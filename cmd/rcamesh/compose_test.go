@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/cli"
 
+	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
@@ -54,6 +57,34 @@ func TestDockerCompose(t *testing.T) {
 		t.Error("nats does not wait for nats-config")
 	}
 
+	if job, ok := project.Services["mesh-credentials"]; !ok || len(job.Command) == 0 || job.Command[0] != "mesh-credentials" {
+		t.Error("no mesh-credentials job issuing the services' credentials")
+	} else {
+		var out bytes.Buffer
+		dir := t.TempDir()
+		key := filepath.Join(dir, "mesh.key")
+		if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args := slices.Clone([]string(job.Command[1:]))
+		for i, a := range args {
+			switch {
+			case strings.HasPrefix(a, "-mesh.key-file="):
+				args[i] = "-mesh.key-file=" + key
+			case strings.HasPrefix(a, "-out="):
+				args[i] = "-out=" + dir
+			}
+		}
+		if err := meshCredentialsCmd(context.Background(), args, &out); err != nil {
+			t.Errorf("the mesh-credentials job %v fails: %v", job.Command, err)
+		}
+		for _, svc := range mesh.All {
+			if _, err := auth.LoadCredentials(filepath.Join(dir, svc, "mesh.cred")); err != nil {
+				t.Errorf("the job wrote no credentials for %s: %v", svc, err)
+			}
+		}
+	}
+
 	for _, svc := range mesh.All {
 		s, ok := project.Services[svc]
 		if !ok {
@@ -76,8 +107,33 @@ func TestDockerCompose(t *testing.T) {
 		if sf.cfg.Target != svc {
 			t.Errorf("%s runs -target=%s", svc, sf.cfg.Target)
 		}
-		if !sf.cfg.Auth.Enabled() || sf.cfg.Auth.InsecureOpen || sf.cfg.Auth.MeshKeyFile == "" {
-			t.Errorf("%s: authentication is not on by default (tokens file, mesh key, no open mode)", svc)
+		if !sf.cfg.Auth.Enabled() || sf.cfg.Auth.InsecureOpen || sf.cfg.Auth.CredentialsFile == "" {
+			t.Errorf("%s: authentication is not on by default (tokens file, credentials, no open mode)", svc)
+		}
+		// No service holds the mesh key: each mounts its own credentials
+		// volume, written by the mesh-credentials job, and no other's.
+		if sf.cfg.Auth.MeshKeyFile != "" {
+			t.Errorf("%s holds the mesh key", svc)
+		}
+		for _, sec := range s.Secrets {
+			if sec.Source == "mesh_key" {
+				t.Errorf("%s mounts the mesh key secret", svc)
+			}
+		}
+		var creds []string
+		for _, v := range s.Volumes {
+			if strings.HasPrefix(v.Source, "cred-") {
+				creds = append(creds, v.Source)
+				if !strings.HasPrefix(sf.cfg.Auth.CredentialsFile, v.Target+"/") || !v.ReadOnly {
+					t.Errorf("%s: -mesh.credentials-file=%s is not on its read-only volume %s", svc, sf.cfg.Auth.CredentialsFile, v.Target)
+				}
+			}
+		}
+		if len(creds) != 1 || creds[0] != "cred-"+svc {
+			t.Errorf("%s mounts credentials volumes %v, want only cred-%s", svc, creds, svc)
+		}
+		if _, ok := s.DependsOn["mesh-credentials"]; !ok {
+			t.Errorf("%s does not wait for the mesh-credentials job", svc)
 		}
 		if u := sf.cfg.NATSURL; !strings.HasPrefix(u, "nats://") || hostOf(t, strings.TrimPrefix(u, "nats://")) != "nats" {
 			t.Errorf("%s: -nats.url=%q, want nats://nats:4222", svc, u)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,10 +52,15 @@ func startSplit(t *testing.T, brainArgs ...string) (aHTTP, bHTTP string, bArgs [
 	natsAddr := freeAddr(t)
 	aHTTP, aGRPC := freeAddr(t), freeAddr(t)
 	bHTTP, bGRPC := freeAddr(t), freeAddr(t)
-	key, _, _ := meshSecrets(t) // a split mesh shares one mesh key
+	key, _, _ := meshSecrets(t) // the process with the embedded NATS holds the mesh key
 	startBinary(t, aHTTP, append([]string{"-target=brain,delivery", "-data.dir=" + t.TempDir(), "-nats.listen=" + natsAddr, "-mesh.key-file=" + key,
 		"-http.addr=" + aHTTP, "-grpc.addr=" + aGRPC, "-tools.addr=" + bGRPC, "-router.addr=" + bGRPC, "-critic.addr=" + bGRPC}, brainArgs...)...)
-	return aHTTP, bHTTP, []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr, "-mesh.key-file=" + key,
+	// The other holds the credentials issued for its three services.
+	cred := t.TempDir() + "/mesh.cred"
+	if err := meshCredentialsCmd(t.Context(), []string{"-mesh.key-file=" + key, "-targets=tools,router,critic", "-out=" + cred}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	return aHTTP, bHTTP, []string{"-target=tools,router,critic", "-nats.url=nats://" + natsAddr, "-mesh.credentials-file=" + cred,
 		"-http.addr=" + bHTTP, "-grpc.addr=" + bGRPC, "-brain.addr=" + aGRPC, "-delivery.addr=" + aGRPC,
 		"-tools.scenario=" + demoScenario}
 }
@@ -88,8 +94,8 @@ func (r recordView) evidence() int {
 
 // TestFaultSplitKillToolsRouterCritic is the fault test of issue 10: in
 // split mode (brain and delivery in one process with the embedded NATS
-// server, tools, router and critic in another), the second process is
-// killed, 20 investigations are queued, and the process comes back. Every
+// server, tools, router and critic in another), 20 investigations are
+// queued, the second process is killed at once, and it comes back. Every
 // investigation must end completed with evidence or failed with its reason;
 // none may complete empty.
 func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
@@ -114,8 +120,10 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 	if fetchJSON(t, "http://"+aHTTP+"/api/v4/sessions", &list) != 200 || len(list.Sessions) != 0 {
 		t.Fatalf("a refused request left sessions: %v", list.Sessions)
 	}
-	kill(t, startBinary(t, bHTTP, bArgs...))
+	b := startBinary(t, bHTTP, bArgs...)
 
+	// 20 alerts are queued, and the second process is killed (SIGKILL) at
+	// once, with the investigations queued or in their first stages.
 	sessions := make([]string, n)
 	for i := range n {
 		code, resp := postJSON(t, "http://"+aHTTP+"/api/v4/alerts", demoAlertIn(t, fmt.Sprintf("eu-prod-%d", i+1)))
@@ -127,6 +135,7 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 			t.Fatalf("alert %d not queued: %v", i, resp)
 		}
 	}
+	kill(t, b)
 	// The workers meet the outage: wait until some investigation is retrying.
 	deadline := time.Now().Add(60 * time.Second)
 	for retrying := false; !retrying; {
@@ -142,7 +151,7 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	startBinary(t, bHTTP, bArgs...)
+	b2 := startBinary(t, bHTTP, bArgs...)
 
 	completed, failed, retries := 0, 0, 0
 	deadline = time.Now().Add(5 * time.Minute)
@@ -178,6 +187,13 @@ func TestFaultSplitKillToolsRouterCritic(t *testing.T) {
 	}
 	if retries == 0 {
 		t.Errorf("no dependency retries recorded")
+	}
+	// The second process runs on its combined NATS user (tools, router and
+	// critic's rights only) and never needed more.
+	for _, p := range []proc{b, b2} {
+		if l := p.log(); strings.Contains(strings.ToLower(l), "permissions violation") {
+			t.Errorf("tools+router+critic hit a NATS permissions violation:\n%s", l)
+		}
 	}
 }
 
@@ -216,7 +232,11 @@ func TestFaultDeliveryKilledDuringRetries(t *testing.T) {
 	startBinary(t, aHTTP, "-target=tools,router,critic,brain", "-data.dir="+t.TempDir(), "-nats.listen="+natsAddr, "-mesh.key-file="+key,
 		"-http.addr="+aHTTP, "-grpc.addr="+aGRPC, "-delivery.addr="+cGRPC, "-tools.scenario="+demoScenario,
 		"-brain.retry-backoff=250ms", "-brain.retry-max-backoff=1s", "-brain.dependency-attempts=30")
-	cArgs := []string{"-target=delivery", "-nats.url=nats://" + natsAddr, "-mesh.key-file=" + key, "-http.addr=" + cHTTP, "-grpc.addr=" + cGRPC,
+	cred := t.TempDir() + "/delivery.cred" // delivery holds only its own credentials
+	if err := meshCredentialsCmd(t.Context(), []string{"-mesh.key-file=" + key, "-targets=delivery", "-out=" + cred}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cArgs := []string{"-target=delivery", "-nats.url=nats://" + natsAddr, "-mesh.credentials-file=" + cred, "-http.addr=" + cHTTP, "-grpc.addr=" + cGRPC,
 		"-brain.addr=" + aGRPC, "-tools.addr=" + aGRPC, "-router.addr=" + aGRPC, "-critic.addr=" + aGRPC,
 		"-delivery.webhook-url=" + hook.URL + "/page", "-delivery.confidence-gate=0",
 		"-delivery.max-tries=5", "-delivery.backoff-base=100ms", "-delivery.backoff-max=200ms", "-delivery.http-timeout=1s",

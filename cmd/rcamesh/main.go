@@ -22,28 +22,30 @@ type command func(ctx context.Context, args []string, stdout io.Writer) error
 // commands maps subcommand names to their implementation. investigate, eval
 // and scenarios are hooks the lead fills in (see notYet).
 var commands = map[string]command{
-	"serve":       serveCmd,
-	"version":     versionCmd,
-	"healthcheck": healthcheckCmd,
-	"investigate": investigateCmd,
-	"eval":        evalCmd,
-	"scenarios":   scenariosCmd,
-	"triage":      triageCmd,
-	"token":       tokenCmd,
-	"nats-config": natsConfigCmd,
+	"serve":            serveCmd,
+	"version":          versionCmd,
+	"healthcheck":      healthcheckCmd,
+	"investigate":      investigateCmd,
+	"eval":             evalCmd,
+	"scenarios":        scenariosCmd,
+	"triage":           triageCmd,
+	"token":            tokenCmd,
+	"nats-config":      natsConfigCmd,
+	"mesh-credentials": meshCredentialsCmd,
 }
 
 // summaries are the one-line descriptions `rcamesh help` prints.
 var summaries = map[string]string{
-	"serve":       "run services: -target=all (default, embedded NATS) or a comma list",
-	"version":     "print the version",
-	"healthcheck": "probe a running process's /readyz (container health checks)",
-	"investigate": "investigate a scenario or alert and print the report",
-	"eval":        "run the evaluation suites and print their tables",
-	"scenarios":   "list the bundled scenarios",
-	"triage":      "triage a SARIF file's findings against a repository (TRUE_POSITIVE, FALSE_POSITIVE, NEEDS_REVIEW)",
-	"token":       "create an API token and its -auth.tokens-file line",
-	"nats-config": "print the nats-server config (users, permissions) of a split mesh's external NATS",
+	"serve":            "run services: -target=all (default, embedded NATS) or a comma list",
+	"version":          "print the version",
+	"healthcheck":      "probe a running process's /readyz (container health checks)",
+	"investigate":      "investigate a scenario or alert and print the report",
+	"eval":             "run the evaluation suites and print their tables",
+	"scenarios":        "list the bundled scenarios",
+	"triage":           "triage a SARIF file's findings against a repository (TRUE_POSITIVE, FALSE_POSITIVE, NEEDS_REVIEW)",
+	"token":            "create an API token and its -auth.tokens-file line",
+	"nats-config":      "print the nats-server config (users, permissions) of a split mesh's external NATS",
+	"mesh-credentials": "issue a split process's credentials (its services' signing keys and NATS password only) from the mesh key",
 }
 
 // errUsage marks command-line mistakes (exit code 2).

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rcamesh/rcamesh/internal/auth"
@@ -80,4 +82,62 @@ func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(conf)
 	return err
+}
+
+// meshCredentialsCmd issues the credentials of a split process running
+// -targets: the signing keys of those services only, the NATS password of
+// its user only, the service token and every service's public key. The
+// process then runs with -mesh.credentials-file instead of the mesh key,
+// so a compromise of it cannot sign or publish as another service. With
+// -per-service, each of -targets gets its own file, <out>/<service>/mesh.cred
+// (the compose job writes one volume per service this way).
+func meshCredentialsCmd(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("mesh-credentials", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	keyFile := fs.String("mesh.key-file", "", "the mesh key file (required)")
+	targets := fs.String("targets", "", "comma list of the services the process runs, as its -target (required)")
+	out := fs.String("out", "", "file to write (mode 0600; required); with -per-service, a directory")
+	perService := fs.Bool("per-service", false, "one process per service: write <out>/<service>/mesh.cred for each of -targets")
+	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
+		return err
+	}
+	if *keyFile == "" || *targets == "" || *out == "" {
+		return fmt.Errorf("%w: -mesh.key-file, -targets and -out are required", errUsage)
+	}
+	var svcs []string
+	for _, t := range strings.Split(*targets, ",") {
+		t = strings.TrimSpace(t)
+		if !slices.Contains(bus.Services, t) {
+			return fmt.Errorf("%w: -targets: %q is not one of %v", errUsage, t, bus.Services)
+		}
+		svcs = append(svcs, t)
+	}
+	key, err := auth.LoadMeshKey(*keyFile)
+	if err != nil {
+		return err
+	}
+	issue := func(svcs []string, path string) error {
+		c, err := auth.IssueCredentials(key, svcs, bus.UserFor(svcs), bus.Services)
+		if err != nil {
+			return err
+		}
+		if err := auth.WriteCredentials(path, c); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "credentials of %s (NATS user %s) written to %s\n", strings.Join(svcs, ","), c.NATSUser, path)
+		return err
+	}
+	if !*perService {
+		return issue(svcs, *out)
+	}
+	for _, s := range svcs {
+		dir := filepath.Join(*out, s)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := issue([]string{s}, filepath.Join(dir, "mesh.cred")); err != nil {
+			return err
+		}
+	}
+	return nil
 }

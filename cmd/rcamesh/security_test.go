@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -253,8 +256,11 @@ func freePort(t *testing.T) string {
 
 // TestForgedPinIsRejectedAndDoesNotChangeTheDiagnosis: a client holding a
 // NATS publish right (the tools user's password) but not the mesh key
-// injects pins into a finished session; the brain refuses them, and a new
-// investigation of that session reaches the same diagnosis.
+// injects pins into a finished session: unsigned, badly signed, signed by
+// delivery's own key as the tools service, and a tool result signed by the
+// router's genuine key (the router may record failed calls only); the
+// brain refuses them, and a new investigation of that session reaches the
+// same diagnosis.
 func TestForgedPinIsRejectedAndDoesNotChangeTheDiagnosis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole mesh")
@@ -304,23 +310,43 @@ func TestForgedPinIsRejectedAndDoesNotChangeTheDiagnosis(t *testing.T) {
 	}
 	defer nc.Close()
 	genuine := pins1.GetPins()[0]
-	forge := func(id, claim, signer, sig string) {
+	forgeSigned := func(id, claim, signer string, sign func(subject string, data []byte) string) {
 		p := proto.CloneOf(genuine)
-		p.Id, p.Claim, p.RawOutput = id, claim, claim
+		p.Id, p.Claim, p.RawOutput, p.Success = id, claim, claim, true
 		p.Severity, p.Confidence, p.EvidenceType = evidencev1.Severity_SEVERITY_CRITICAL, 99, evidencev1.EvidenceType_EVIDENCE_TYPE_K8S_EVENT
 		data, _ := proto.Marshal(&evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, SessionId: session, Pin: p})
 		msg := &nats.Msg{Subject: bus.PinSubject(session, evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED), Data: data, Header: nats.Header{}}
 		msg.Header.Set(bus.HeaderEventKind, bus.EventKindPin)
 		if signer != "" {
 			msg.Header.Set(bus.HeaderSigner, signer)
-			msg.Header.Set(bus.HeaderSignature, sig)
+			msg.Header.Set(bus.HeaderSignature, sign(msg.Subject, data))
 		}
 		if _, err := nc.RequestMsg(msg, 5*time.Second); err != nil {
 			t.Fatalf("the attacker could not store its pin (the test needs it stored): %v", err)
 		}
 	}
+	forge := func(id, claim, signer, sig string) {
+		forgeSigned(id, claim, signer, func(string, []byte) string { return sig })
+	}
 	forge("forged-unsigned", "OOMKilled: orders-api exceeded its memory limit 40 times", "", "")
 	forge("forged-badsig", "OOMKilled: orders-api exceeded its memory limit 40 times", "tools", "AAAA")
+	// A compromised delivery (its issued credentials: its own signing key)
+	// signs as the tools service; a compromised router signs a tool result
+	// with its own genuine key (it may record failed calls only).
+	creds, err := auth.IssueCredentials(key, []string{"delivery"}, bus.UserPrefix+"delivery", bus.Services)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := hex.DecodeString(creds.SigningSeeds["delivery"])
+	full, _ := auth.IdentityFromMeshKey(key)
+	routerKey, _ := full.SigningKey("router")
+	signWith := func(k ed25519.PrivateKey, signer string) func(subject string, data []byte) string {
+		return func(subject string, data []byte) string {
+			return base64.RawStdEncoding.EncodeToString(ed25519.Sign(k, []byte(signer+"\n"+subject+"\n"+bus.EventKindPin+"\n"+string(data))))
+		}
+	}
+	forgeSigned("forged-delivery-as-tools", "OOMKilled: orders-api exceeded its memory limit 40 times", "tools", signWith(ed25519.NewKeyFromSeed(seed), "tools"))
+	forgeSigned("forged-router-result", "OOMKilled: orders-api exceeded its memory limit 40 times", "router", signWith(routerKey, "router"))
 
 	pins2, err := bc.ListPins(ctx, &brainv1.ListPinsRequest{SessionId: session})
 	if err != nil {
@@ -494,9 +520,11 @@ func meshSecrets(t testing.TB) (keyFile, readerFile, readerPassword string) {
 
 // TestSplitFiveProcessesWithPerServiceNATSUsers runs each service in its
 // own process; four connect to the brain's embedded NATS as their own
-// service user (rcamesh-<service>, password from the shared mesh key), so
-// every permission a service needs is exercised: an alert is investigated,
-// the critic's verdicts and the delivered report come back.
+// service user (rcamesh-<service>), holding only the credentials issued for
+// their service (`rcamesh mesh-credentials`: their own signing key and NATS
+// password), so every permission and signature a service needs is
+// exercised: an alert is investigated, the critic's verdicts and the
+// delivered report come back.
 func TestSplitFiveProcessesWithPerServiceNATSUsers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts five processes")
@@ -509,12 +537,19 @@ func TestSplitFiveProcessesWithPerServiceNATSUsers(t *testing.T) {
 		ps[svc] = proc5{freeAddr(t), freeAddr(t)}
 	}
 	args := func(svc string) []string {
-		a := []string{"-target=" + svc, "-data.dir=" + t.TempDir(), "-mesh.key-file=" + key,
+		a := []string{"-target=" + svc, "-data.dir=" + t.TempDir(),
 			"-http.addr=" + ps[svc].http, "-grpc.addr=" + ps[svc].grpc, "-tools.scenario=" + demoScenario}
 		if svc == "brain" {
-			a = append(a, "-nats.listen="+natsAddr)
+			a = append(a, "-nats.listen="+natsAddr, "-mesh.key-file="+key)
 		} else {
-			a = append(a, "-nats.url=nats://"+natsAddr)
+			// Only the brain (it runs the embedded NATS) holds the mesh key;
+			// the others hold the credentials issued for their service.
+			cred := filepath.Join(t.TempDir(), svc+".cred")
+			var out bytes.Buffer
+			if err := meshCredentialsCmd(context.Background(), []string{"-mesh.key-file=" + key, "-targets=" + svc, "-out=" + cred}, &out); err != nil {
+				t.Fatal(err)
+			}
+			a = append(a, "-nats.url=nats://"+natsAddr, "-mesh.credentials-file="+cred)
 		}
 		for other, p := range ps {
 			if other != svc {
@@ -557,6 +592,25 @@ func TestSplitFiveProcessesWithPerServiceNATSUsers(t *testing.T) {
 	_, _, pins := request(t, "GET", "http://"+ps["brain"].http+"/api/v4/session/"+sid+"/pins", "")
 	if !strings.Contains(pins, "VALIDATION_STATUS_VALIDATED") {
 		t.Errorf("no critic verdict reached the brain:\n%s", pins)
+	}
+	// The REST gateway of split mode, a sixth process on its own NATS user
+	// with its own credentials, serves every service's routes.
+	gwHTTP := freeAddr(t)
+	gwCred := filepath.Join(t.TempDir(), "gateway.cred")
+	if err := meshCredentialsCmd(context.Background(), []string{"-mesh.key-file=" + key, "-targets=gateway", "-out=" + gwCred}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	gwArgs := []string{"-target=gateway", "-data.dir=" + t.TempDir(), "-http.addr=" + gwHTTP, "-grpc.addr=" + freeAddr(t),
+		"-nats.url=nats://" + natsAddr, "-mesh.credentials-file=" + gwCred}
+	for svc, p := range ps {
+		gwArgs = append(gwArgs, "-"+svc+".addr="+p.grpc)
+	}
+	logs = append(logs, startBinary(t, gwHTTP, gwArgs...))
+	if code, _, body := request(t, "GET", "http://"+gwHTTP+"/api/v4/session/"+sid+"/report", ""); code != 200 || !strings.Contains(body, "Root cause") {
+		t.Errorf("the gateway's report: %d %.300s", code, body)
+	}
+	if code, _, body := request(t, "GET", "http://"+gwHTTP+"/api/v4/session/"+sid+"/tools?page_size=2", ""); code != 200 || !strings.Contains(body, "next_page_token") {
+		t.Errorf("the gateway's tools page: %d %.300s", code, body)
 	}
 	if strings.Contains(strings.ToLower(dump()), "permissions violation") {
 		t.Errorf("a service hit a NATS permissions violation:\n%s", dump())

@@ -244,7 +244,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 	defer a.closeNATS(nc, ns, log)
 
 	bcfg := a.cfg.Bus
-	bcfg.SigningKey = auth.PinKey(sec.meshKey)
+	bcfg.Keys = sec.id
 	b, err := bus.ConnectConfig(ctx, nc, a.logger, bcfg)
 	if err != nil {
 		a.closeListeners()

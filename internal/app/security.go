@@ -26,24 +26,45 @@ const MeshKeyName = "mesh.key"
 
 // MeshKey loads -mesh.key-file, or <data.dir>/mesh.key (created on first
 // start) for a process with embedded NATS. A process against an external
-// NATS shares the mesh with others and needs the file.
+// NATS shares the mesh with others and needs the file (or
+// -mesh.credentials-file, see Identity).
 func (c Config) MeshKey() ([]byte, error) {
 	if c.Auth.MeshKeyFile != "" {
 		return auth.LoadMeshKey(c.Auth.MeshKeyFile)
 	}
 	if c.NATSURL != "" {
-		return nil, errors.New("app: -mesh.key-file is required with -nats.url: every process of a split mesh signs pins and authenticates to the others with the same key (create one with `openssl rand -hex 32`)")
+		return nil, errors.New("app: -mesh.key-file or -mesh.credentials-file is required with -nats.url: every process of a split mesh signs pins and authenticates to the others (create a key with `openssl rand -hex 32`, credentials with `rcamesh mesh-credentials`)")
 	}
 	k, _, err := auth.EnsureMeshKey(filepath.Join(c.DataDir, MeshKeyName))
 	return k, err
 }
 
+// Identity is this process's mesh identity: from -mesh.credentials-file
+// (issued for its services only; needs -nats.url, since the embedded NATS
+// must know every user), else from the mesh key (MeshKey).
+func (c Config) Identity() (*auth.Identity, error) {
+	if f := c.Auth.CredentialsFile; f != "" {
+		if c.Auth.MeshKeyFile != "" {
+			return nil, errors.New("app: give -mesh.key-file or -mesh.credentials-file, not both")
+		}
+		if c.NATSURL == "" {
+			return nil, errors.New("app: -mesh.credentials-file needs -nats.url: the process that runs the embedded NATS knows every user, so it holds the mesh key")
+		}
+		return auth.LoadCredentials(f)
+	}
+	key, err := c.MeshKey()
+	if err != nil {
+		return nil, err
+	}
+	return auth.IdentityFromMeshKey(key)
+}
+
 // security is the identity and transport security of one process.
 type security struct {
-	cfg     auth.Config
-	meshKey []byte
-	authn   *auth.Authenticator
-	tls     *auth.Reloader // nil without -tls.cert-file
+	cfg   auth.Config
+	id    *auth.Identity
+	authn *auth.Authenticator
+	tls   *auth.Reloader // nil without -tls.cert-file
 }
 
 func (a *App) setupSecurity(ctx context.Context, log *slog.Logger) (*security, error) {
@@ -58,15 +79,15 @@ func (a *App) setupSecurity(ctx context.Context, log *slog.Logger) (*security, e
 	if err := c.CheckExposure(map[string]string{"grpc.addr": grpcAddr, "http.addr": httpAddr}); err != nil {
 		return nil, err
 	}
-	key, err := a.cfg.MeshKey()
+	id, err := a.cfg.Identity()
 	if err != nil {
 		return nil, err
 	}
-	authn, err := auth.New(ctx, c, key, a.logger)
+	authn, err := auth.NewForIdentity(ctx, c, id, a.logger)
 	if err != nil {
 		return nil, err
 	}
-	s := &security{cfg: c, meshKey: key, authn: authn}
+	s := &security{cfg: c, id: id, authn: authn}
 	if c.TLS.Enabled() {
 		if s.tls, err = auth.NewReloader(c.TLS); err != nil {
 			return nil, err
@@ -154,10 +175,14 @@ func (s *security) natsEmbedded(listen string) (bus.EmbeddedConfig, error) {
 		}
 		reader = pw
 	}
+	if !s.id.HasMeshKey() {
+		return bus.EmbeddedConfig{}, errors.New("app: the embedded NATS needs the mesh key (it knows every user), not -mesh.credentials-file")
+	}
+	pw := func(u string) string { p, _ := s.id.NATSPassword(u); return p }
 	ec := bus.EmbeddedConfig{
-		Users:          bus.Users(func(u string) string { return auth.NATSPassword(s.meshKey, u) }, reader),
+		Users:          bus.Users(pw, reader),
 		ClientUser:     bus.UserAll,
-		ClientPassword: auth.NATSPassword(s.meshKey, bus.UserAll),
+		ClientPassword: pw(bus.UserAll),
 	}
 	if s.tls != nil && listen != "" {
 		ec.TLS, ec.TLSVerify = s.tls.ServerConfig(), s.cfg.TLS.RequireClientCert
@@ -170,8 +195,14 @@ func (s *security) natsEmbedded(listen string) (bus.EmbeddedConfig, error) {
 // derived from the mesh key; TLS for a tls:// URL.
 func (s *security) natsClient(url string, targets []string) (user, password string, tlsc *tls.Config, err error) {
 	user = bus.UserFor(targets)
-	password = auth.NATSPassword(s.meshKey, user)
-	if s.cfg.NATS.User != "" {
+	if !s.id.HasMeshKey() {
+		user = s.id.NATSUser()
+	}
+	if s.cfg.NATS.User == "" {
+		if password, err = s.id.NATSPassword(user); err != nil {
+			return "", "", nil, err
+		}
+	} else {
 		user = s.cfg.NATS.User
 		if password, err = readPassword(s.cfg.NATS.PasswordFile); err != nil {
 			return "", "", nil, fmt.Errorf("app: -nats.password-file: %w", err)

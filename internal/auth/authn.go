@@ -59,16 +59,26 @@ type Authenticator struct {
 
 // New builds the authenticator of cfg. meshKey gives the service identity.
 func New(ctx context.Context, cfg Config, meshKey []byte, logger *slog.Logger) (*Authenticator, error) {
+	id, err := IdentityFromMeshKey(meshKey)
+	if err != nil {
+		return nil, err
+	}
+	return NewForIdentity(ctx, cfg, id, logger)
+}
+
+// NewForIdentity is New for a process's identity (the mesh key or issued
+// credentials).
+func NewForIdentity(ctx context.Context, cfg Config, id *Identity, logger *slog.Logger) (*Authenticator, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if len(meshKey) < MinMeshKeyBytes {
-		return nil, errors.New("auth: the mesh key is missing or too short")
+	if id == nil || id.ServiceToken() == "" {
+		return nil, errors.New("auth: no service identity")
 	}
 	a := &Authenticator{
 		enabled:  cfg.Enabled(),
 		tokFile:  cfg.TokensFile,
-		svcToken: ServiceToken(meshKey),
+		svcToken: id.ServiceToken(),
 		claim:    cfg.JWT.RolesClaim,
 		cors:     cfg.CORSOrigins,
 		log:      logger.With("component", "auth"),

@@ -4,7 +4,8 @@
 // service identity, one table of the role every RPC and REST route needs
 // (Policy), gRPC interceptors and HTTP middleware that enforce it, browser
 // rules (JSON content type, explicit CORS), and the mesh key from which the
-// service token, the pin-signing key and the NATS service passwords derive.
+// service token, each service's Ed25519 event-signing key and the NATS
+// service passwords derive (or a process's issued credentials: Identity).
 //
 // Secrets are read from files and never logged: a token appears in logs only
 // as the name its line in the tokens file gives it.
@@ -30,11 +31,16 @@ type Config struct {
 	// (-auth.insecure-open): the documented "open" mode for a laptop or a
 	// network that is trusted as a whole.
 	InsecureOpen bool
-	// MeshKeyFile holds the secret every process of one mesh shares
-	// (-mesh.key-file); the service token, the pin-signing key and the NATS
-	// service passwords derive from it. Empty: <data.dir>/mesh.key, created
+	// MeshKeyFile holds the root secret of one mesh (-mesh.key-file); the
+	// service token, each service's event-signing key and the NATS service
+	// passwords derive from it (Identity). Empty: <data.dir>/mesh.key, created
 	// on first start (one process only; split mode needs the file).
 	MeshKeyFile string
+	// CredentialsFile holds the credentials issued for this process's
+	// services only (-mesh.credentials-file, `rcamesh mesh-credentials`):
+	// an alternative to the mesh key for a split process that does not run
+	// the embedded NATS, so it can sign and connect as its own services only.
+	CredentialsFile string
 	// CORSOrigins are the origins allowed to call the API from a browser
 	// (-http.cors-origins, comma list); none by default.
 	CORSOrigins []string
@@ -81,6 +87,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.JWT.Algs, "auth.jwt.algs", c.JWT.Algs, "accepted JWT signing algorithms")
 	fs.BoolVar(&c.InsecureOpen, "auth.insecure-open", c.InsecureOpen, "allow listening beyond loopback without authentication (open mode: anyone who reaches the ports can drive the mesh)")
 	fs.StringVar(&c.MeshKeyFile, "mesh.key-file", c.MeshKeyFile, "file holding the mesh's shared secret (at least 32 bytes): service identity, pin signatures and NATS service passwords derive from it; default <data.dir>/mesh.key (created)")
+	fs.StringVar(&c.CredentialsFile, "mesh.credentials-file", c.CredentialsFile, "credentials issued for this process's services by `rcamesh mesh-credentials` (instead of -mesh.key-file in split mode: the process can then sign pins and connect to NATS as its own services only)")
 	fs.Func("http.cors-origins", "comma list of browser origins allowed to call the API cross-origin (default none)", func(v string) error {
 		c.CORSOrigins = nil
 		for _, o := range strings.Split(v, ",") {

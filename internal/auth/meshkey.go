@@ -77,9 +77,6 @@ func ServiceToken(key []byte) string {
 	return "rcm_svc_" + hex.EncodeToString(Derive(key, "service-token/v1"))
 }
 
-// PinKey is the key that signs evidence events on the stream.
-func PinKey(key []byte) []byte { return Derive(key, "pin-signing/v1") }
-
 // NATSPassword is the NATS password of a service user of the mesh.
 func NATSPassword(key []byte, user string) string {
 	return hex.EncodeToString(Derive(key, "nats/"+user))

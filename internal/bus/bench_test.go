@@ -91,7 +91,7 @@ func BenchmarkPublishToSubscriber(b *testing.B) {
 // every process of the mesh publishes).
 func BenchmarkPublishPinSigned(b *testing.B) {
 	cfg := bus.DefaultConfig()
-	cfg.SigningKey = testKey
+	cfg.Keys = meshIdentity(b, testKey)
 	bs := bustest.NewConfig(b, cfg).As("tools")
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -108,7 +108,7 @@ func BenchmarkPublishPinSigned(b *testing.B) {
 // BenchmarkReplayVerified replays 1,000 signed events, each verified.
 func BenchmarkReplayVerified(b *testing.B) {
 	cfg := bus.DefaultConfig()
-	cfg.SigningKey = testKey
+	cfg.Keys = meshIdentity(b, testKey)
 	bs := bustest.NewConfig(b, cfg).As("tools")
 	ctx := context.Background()
 	for i := 0; i < 1000; i++ {

@@ -60,11 +60,12 @@ type Config struct {
 	Replicas int
 	// TracerProvider for producer and consumer spans; nil uses the global one.
 	TracerProvider trace.TracerProvider
-	// SigningKey, when set, signs every session event this process
-	// publishes and refuses, on every read, events whose signature is
-	// missing, wrong, or by a service that may not publish them (sign.go).
-	// Not a flag: the app derives it from the mesh key.
-	SigningKey []byte
+	// Keys, when set, sign every session event this process publishes with
+	// the key of the service publishing it, and refuse, on every read,
+	// events whose signature is missing or wrong, or by a service that may
+	// not publish them (sign.go). Not a flag: the app gives its identity
+	// (the mesh key or the process's issued credentials).
+	Keys Keys
 }
 
 // DefaultConfig returns the production defaults.
@@ -122,6 +123,8 @@ type Bus struct {
 	kv     *kvCache
 	// signer is the service whose name signs what this Bus publishes (As).
 	signer string
+	// verified remembers signatures already checked (sign.go).
+	verified *verifiedCache
 }
 
 // kvCache is shared by a Bus and its As copies.
@@ -152,7 +155,7 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 	if err != nil {
 		return nil, fmt.Errorf("bus: jetstream: %w", err)
 	}
-	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}}
+	b := &Bus{nc: nc, js: js, logger: logger.With("component", "bus"), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}, verified: &verifiedCache{}}
 	for _, sc := range b.streamConfigs() {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return nil, fmt.Errorf("bus: create or update stream %s: %w", sc.Name, err)
@@ -165,7 +168,7 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 // reader user): it neither creates nor updates streams.
 func ConnectReader(nc *nats.Conn, cfg Config) *Bus {
 	js, _ := jetstream.New(nc) // fails only for a nil connection
-	return &Bus{nc: nc, js: js, logger: slog.New(slog.DiscardHandler), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}}
+	return &Bus{nc: nc, js: js, logger: slog.New(slog.DiscardHandler), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}, verified: &verifiedCache{}}
 }
 
 func (b *Bus) streamConfigs() []jetstream.StreamConfig {
@@ -353,7 +356,9 @@ func (b *Bus) message(ctx context.Context, subject, kind string, payload proto.M
 		msg.Header.Set(HeaderPublisher, name)
 	}
 	InjectTrace(ctx, msg.Header)
-	b.sign(msg)
+	if err := b.sign(msg); err != nil {
+		return nil, err
+	}
 	return msg, nil
 }
 
@@ -421,10 +426,7 @@ func (b *Bus) decodeMsg(ctx context.Context, msg jetstream.Msg) (*evidencev1.Ses
 	if err != nil {
 		return nil, nil, fmt.Errorf("bus: message metadata: %w", err)
 	}
-	if err := b.verify(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data()); err != nil {
-		return nil, md, err
-	}
-	ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
+	ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 	return ev, md, err
 }
 
@@ -462,8 +464,30 @@ func (b *Bus) lastSequence(ctx context.Context) (uint64, error) {
 
 // Replay returns the stored events matching filter ("" = every session
 // event) whose sequence is greater than fromSeq, oldest first, as of the
-// call; it does not wait for new events.
+// call; it does not wait for new events. With keys, every critic verdict
+// is bound to the pin it judges (verdictBinder): the content is the added
+// pin's, the verdict adds its own fields only.
 func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
+	evs, err := b.replay(ctx, filter, fromSeq)
+	if err != nil {
+		return nil, err
+	}
+	vb := b.newVerdictBinder()
+	out := evs[:0]
+	for _, ev := range evs {
+		keep, err := vb.bind(ctx, ev)
+		if err != nil {
+			return nil, fmt.Errorf("bus: replay: %w", err)
+		}
+		if keep {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// replay is Replay without the binding of verdicts.
+func (b *Bus) replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
 	filter, err := eventFilter(filter)
 	if err != nil {
 		return nil, err
@@ -575,6 +599,7 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 		return fmt.Errorf("bus: follow %s: %w", filter, err)
 	}
 	defer it.Stop()
+	vb := b.newVerdictBinder()
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -586,6 +611,14 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 		ev, md, err := b.decodeMsg(ctx, msg)
 		if err != nil {
 			b.logger.WarnContext(ctx, "follow skips undecodable message", "subject", msg.Subject(), "err", err)
+			continue
+		}
+		if keep, err := vb.bind(ctx, ev); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("bus: follow %s: %w", filter, err)
+		} else if !keep {
 			continue
 		}
 		if err := b.handle(ctx, msg, md, "follow", func(hctx context.Context) error { return fn(hctx, ev) }); err != nil {
@@ -632,10 +665,7 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		Replicas:      b.cfg.Replicas,
 	}
 	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
-		if err := b.verify(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data()); err != nil {
-			return errPoison{err}
-		}
-		ev, err := Decode(msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
+		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
 		if err != nil {
 			return errPoison{err}
 		}

@@ -37,10 +37,15 @@ const (
 	LifecycleAllFilter = SubjectPrefix + ".session.*.lifecycle.*"
 
 	// KV buckets.
-	BucketSessions     = "rcamesh_sessions"
-	BucketRecords      = "rcamesh_records"
-	BucketReports      = "rcamesh_reports"
+	BucketSessions = "rcamesh_sessions"
+	BucketRecords  = "rcamesh_records"
+	BucketReports  = "rcamesh_reports"
+	// BucketFingerprints is the alert-fingerprint dedup guardrail of intake:
+	// the brain alone writes it (its NATS permission).
 	BucketFingerprints = "rcamesh_fingerprints"
+	// BucketPageClaims holds delivery's claims on fingerprints it paged
+	// (one page per fingerprint per window); delivery alone writes it.
+	BucketPageClaims = "rcamesh_page_claims"
 	// BucketHistory holds finished investigations (the default history store).
 	BucketHistory = "rcamesh_history"
 	// BucketCritic holds the critic's per-session lease and verdict stamp, so

@@ -27,19 +27,21 @@ var writers = map[string][]string{
 	BucketSessions:     {"brain"},
 	BucketRecords:      {"brain"},
 	BucketReports:      {"delivery"},
-	BucketFingerprints: {"brain", "delivery"}, // delivery's own dedup keys (delivery_*) share the bucket
-	BucketCritic:       {"critic"},            // the critic replicas' per-session lease and verdict stamp
-	BucketHistory:      {"history"},           // past investigations (the history module's KV store)
-	BucketOpen:         {"brain"},             // investigations not yet final (the orphan sweeper's index)
-	BucketOutbox:       {"delivery"},          // pages no destination has accepted yet
+	BucketFingerprints: {"brain"},    // the intake's alert dedup guardrail: one writer
+	BucketPageClaims:   {"delivery"}, // delivery's one page per fingerprint and window
+	BucketCritic:       {"critic"},   // the critic replicas' per-session lease and verdict stamp
+	BucketHistory:      {"history"},  // past investigations (the history module's KV store)
+	BucketOpen:         {"brain"},    // investigations not yet final (the orphan sweeper's index)
+	BucketOutbox:       {"delivery"}, // pages no destination has accepted yet
 }
 
 // workPublishers enqueue alerts.
 var workPublishers = []string{"brain"}
 
 // Services are the services (and the modules that publish or write: SAST
-// triage, the history recorder) the permission tables know.
-var Services = []string{"router", "tools", "critic", "brain", "delivery", "triage", "history"}
+// triage, the history recorder; and the REST gateway of split mode, which
+// publishes and writes nothing) the permission tables know.
+var Services = []string{"router", "tools", "critic", "brain", "delivery", "triage", "history", "gateway"}
 
 func eventSubject(key string) string {
 	switch key {
@@ -121,12 +123,42 @@ func dedupe(xs []string) []string {
 	return slices.Compact(xs)
 }
 
-// UserFor is the NATS user of a process running targets.
+// combinable are the services a process may run together under a NATS
+// user with the union of their rights only (UserFor); any other mix runs
+// as UserAll.
+var combinable = []string{"brain", "critic", "delivery", "router", "tools"}
+
+// UserFor is the NATS user of a process running targets: rcamesh-<service>
+// for one, rcamesh-<a>+<b>... (sorted) for several of the five services, so
+// that such a process has their rights and no other's, else UserAll.
 func UserFor(targets []string) string {
 	if len(targets) == 1 {
 		return UserPrefix + targets[0]
 	}
-	return UserAll
+	for _, t := range targets {
+		if !slices.Contains(combinable, t) {
+			return UserAll
+		}
+	}
+	sorted := slices.Sorted(slices.Values(targets))
+	return UserPrefix + strings.Join(slices.Compact(sorted), "+")
+}
+
+// combinations are every set of two or more of the combinable services.
+func combinations() [][]string {
+	var out [][]string
+	for mask := 1; mask < 1<<len(combinable); mask++ {
+		var set []string
+		for i, s := range combinable {
+			if mask&(1<<i) != 0 {
+				set = append(set, s)
+			}
+		}
+		if len(set) > 1 {
+			out = append(out, set)
+		}
+	}
+	return out
 }
 
 // Users are the NATS users of the mesh with their permissions; password
@@ -137,6 +169,10 @@ func Users(password func(user string) string, readerPassword string) []*server.U
 	for _, svc := range Services {
 		u := UserPrefix + svc
 		users = append(users, &server.User{Username: u, Password: password(u), Permissions: Permissions(svc)})
+	}
+	for _, set := range combinations() {
+		u := UserFor(set)
+		users = append(users, &server.User{Username: u, Password: password(u), Permissions: Permissions(set...)})
 	}
 	if readerPassword != "" {
 		users = append(users, &server.User{Username: UserReader, Password: readerPassword, Permissions: ReaderPermissions()})

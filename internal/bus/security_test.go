@@ -2,8 +2,10 @@ package bus_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"log/slog"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/auth"
@@ -26,6 +29,16 @@ import (
 )
 
 var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+// meshIdentity is the identity of a process holding key (all services).
+func meshIdentity(t testing.TB, key []byte) *auth.Identity {
+	t.Helper()
+	id, err := auth.IdentityFromMeshKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
 
 func password(u string) string { return "pw-of-" + u + "-0123456789" }
 
@@ -86,7 +99,7 @@ func TestServicePublishersMatchTheMesh(t *testing.T) {
 	// The five services, the SAST triage module (it publishes the pins and
 	// lifecycle of its own sessions; its module name signs them) and the
 	// history recorder (it writes its own bucket).
-	known := append(append([]string(nil), mesh.All...), "triage", "history")
+	known := append(append([]string(nil), mesh.All...), "triage", "history", "gateway")
 	for key, pubs := range bus.Publishers {
 		for _, p := range pubs {
 			if !contains(known, p) {
@@ -125,7 +138,7 @@ func TestNATSRefusesAnonymousAndEnforcesPerServicePermissions(t *testing.T) {
 	}
 
 	cfg := bus.DefaultConfig()
-	cfg.SigningKey = testKey
+	cfg.Keys = meshIdentity(t, testKey)
 	connect := func(svc string) *bus.Bus {
 		nc, err := dialAs(t, url, bus.UserPrefix+svc, password(bus.UserPrefix+svc))
 		if err != nil {
@@ -178,6 +191,13 @@ func TestNATSRefusesAnonymousAndEnforcesPerServicePermissions(t *testing.T) {
 	if _, err := kv.Put(ctx, "r1", []byte("v")); err != nil {
 		t.Fatalf("delivery writes reports: %v", err)
 	}
+	pkv, err := delivery.KV(ctx, bus.BucketPageClaims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pkv.Create(ctx, "delivery_fp", []byte(`{"session_id":"s1"}`)); err != nil {
+		t.Fatalf("delivery claims a page: %v", err)
+	}
 
 	// What a service may not do.
 	if _, err := tools.PublishLifecycle(deny(t), &evidencev1.LifecycleEvent{SessionId: "s1", Kind: stage}); err == nil {
@@ -195,6 +215,37 @@ func TestNATSRefusesAnonymousAndEnforcesPerServicePermissions(t *testing.T) {
 	}
 	if _, err := rkv.Put(deny(t), "fp", []byte(`{"first_seen":"2100-01-01T00:00:00Z"}`)); err == nil {
 		t.Error("tools wrote a fingerprint")
+	}
+	// The fingerprints bucket has one writer, the brain (the owner of the
+	// alert-fingerprint dedup guardrail): delivery may read it, not write it.
+	dfp, err := delivery.KV(ctx, bus.BucketFingerprints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dfp.Get(ctx, "k1"); err != nil {
+		t.Errorf("delivery reads a fingerprint: %v", err)
+	}
+	for name, write := range map[string]func(context.Context) error{
+		"put": func(c context.Context) error {
+			_, err := dfp.Put(c, "fp", []byte(`{"first_seen":"2100-01-01T00:00:00Z"}`))
+			return err
+		},
+		"create": func(c context.Context) error { _, err := dfp.Create(c, "fp2", []byte(`{}`)); return err },
+		"delete": func(c context.Context) error { return dfp.Delete(c, "k1") },
+	} {
+		if err := write(deny(t)); err == nil {
+			t.Errorf("delivery's %s on the fingerprints bucket was accepted", name)
+		}
+	}
+	if e, err := dfp.Get(ctx, "k1"); err != nil || string(e.Value()) != "v" {
+		t.Errorf("the brain's fingerprint after delivery's attempts: %v %v", e, err)
+	}
+	tpc, err := tools.KV(ctx, bus.BucketPageClaims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tpc.Put(deny(t), "delivery_fp", []byte(`{}`)); err == nil {
+		t.Error("tools wrote delivery's page claims")
 	}
 	if err := tools.JetStream().DeleteStream(deny(t), bus.StreamEvents); err == nil {
 		t.Error("tools deleted the events stream")
@@ -263,14 +314,14 @@ func TestForgedEventsAreRefusedOnRead(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	cfg := bus.DefaultConfig()
-	cfg.SigningKey = testKey
+	cfg.Keys = meshIdentity(t, testKey)
 	_, nc := bustest.Server(t)
 	b, err := bus.ConnectConfig(ctx, nc, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := cfg
-	other.SigningKey = []byte("another-mesh-key-0123456789abcdef")
+	other.Keys = meshIdentity(t, []byte("another-mesh-key-0123456789abcdef"))
 	ob, err := bus.ConnectConfig(ctx, nc, nil, other)
 	if err != nil {
 		t.Fatal(err)
@@ -461,4 +512,290 @@ func TestEmbeddedNATSOverTLS(t *testing.T) {
 		t.Fatalf("mTLS client: %v", err)
 	}
 	c.Close()
+}
+
+// TestPinsSignedByAnotherServiceOrOfAForbiddenKindAreRefused: each service
+// signs with its own key. A process holding only the credentials issued to
+// delivery cannot sign as the tools service; a pin it signs claiming to be
+// the tools', or signs as itself, is refused on read; a service allowed to
+// publish added pins (router, brain) may still not write a tool's result.
+// Readers holding public keys only verify what the others sign.
+func TestPinsSignedByAnotherServiceOrOfAForbiddenKindAreRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	ctx := testCtx(t)
+	_, nc := bustest.Server(t)
+	issued := func(svc string) *auth.Identity {
+		c, err := auth.IssueCredentials(testKey, []string{svc}, bus.UserPrefix+svc, bus.Services)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), svc+".cred")
+		if err := auth.WriteCredentials(path, c); err != nil {
+			t.Fatal(err)
+		}
+		id, err := auth.LoadCredentials(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	busOf := func(keys bus.Keys) *bus.Bus {
+		cfg := bus.DefaultConfig()
+		cfg.Keys = keys
+		b, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	full := busOf(meshIdentity(t, testKey))
+	delivery := busOf(issued("delivery"))
+	tools := busOf(issued("tools"))
+
+	toolPin := func(session, id string) *evidencev1.PinEvent {
+		ev := pinEvent(session, id, added, 1)
+		ev.Pin.Success, ev.Pin.RawOutput = true, "OOMKilled x40"
+		return ev
+	}
+	// Genuine: the tools service with its issued key; a failed call by the router.
+	mustPublishPin(t, ctx, tools.As("tools"), toolPin("s", "genuine"))
+	mustPublishPin(t, ctx, full.As("router"), pinEvent("s", "router-failed-call", added, 1))
+	cp := toolPin("s", "brain-copy")
+	cp.Pin.Metadata = mustStructpb(t, map[string]any{"parent_ref": map[string]any{"session_id": "child", "pin_id": "genuine"}})
+	mustPublishPin(t, ctx, full.As("brain"), cp)
+
+	// delivery's credentials hold no key of the tools service.
+	if _, err := delivery.As("tools").PublishPin(ctx, toolPin("s", "no-key")); err == nil || !strings.Contains(err.Error(), "no signing key") {
+		t.Errorf("delivery's credentials published as tools: %v", err)
+	}
+	// delivery signs with its own key and claims to be the tools service.
+	dkey, ok := issued("delivery").SigningKey("delivery")
+	if !ok {
+		t.Fatal("delivery's credentials hold no delivery key")
+	}
+	ev := toolPin("s", "delivery-claims-tools")
+	data, _ := proto.Marshal(ev)
+	subj := bus.PinSubject("s", added)
+	msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
+	msg.Header.Set(bus.HeaderEventKind, bus.EventKindPin)
+	msg.Header.Set(bus.HeaderSigner, "tools")
+	msg.Header.Set(bus.HeaderSignature, base64.RawStdEncoding.EncodeToString(
+		ed25519.Sign(dkey, []byte("tools\n"+subj+"\n"+bus.EventKindPin+"\n"+string(data)))))
+	if _, err := full.JetStream().PublishMsg(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	// Signed as itself: delivery publishes no pins.
+	mustPublishPin(t, ctx, delivery.As("delivery"), toolPin("s", "delivery-as-itself"))
+	// Allowed publishers of added pins, with a kind they may not write.
+	mustPublishPin(t, ctx, full.As("router"), toolPin("s", "router-tool-result"))
+	mustPublishPin(t, ctx, full.As("brain"), toolPin("s", "brain-tool-result"))
+	mustPublishPin(t, ctx, full.As("triage"), toolPin("s", "triage-tool-result"))
+
+	want := []string{"genuine", "router-failed-call", "brain-copy"}
+	for name, reader := range map[string]*bus.Bus{"mesh key": full, "delivery's public keys": delivery, "tools' public keys": tools} {
+		evs, err := reader.Replay(ctx, bus.SessionFilter("s"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range evs {
+			got = append(got, e.GetPin().GetPin().GetId())
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("reader with the %s: replay = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestPinKindOf(t *testing.T) {
+	md := func(m map[string]any) *structpb.Struct { s, _ := structpb.NewStruct(m); return s }
+	for _, tc := range []struct {
+		name string
+		pin  *evidencev1.EvidencePin
+		want string
+	}{
+		{"tool result", &evidencev1.EvidencePin{Success: true, RawOutput: "x"}, bus.PinKindTool},
+		{"no data is a result", &evidencev1.EvidencePin{NoData: true}, bus.PinKindTool},
+		{"failed with output is a result", &evidencev1.EvidencePin{RawOutput: "error body"}, bus.PinKindTool},
+		{"failed with evidence is a result", &evidencev1.EvidencePin{SupportingEvidence: []string{"x"}}, bus.PinKindTool},
+		{"failed call", &evidencev1.EvidencePin{Error: "unavailable"}, bus.PinKindFailedCall},
+		{"parent copy", &evidencev1.EvidencePin{Success: true, Metadata: md(map[string]any{"parent_ref": map[string]any{}})}, bus.PinKindParentCopy},
+		{"sast finding", &evidencev1.EvidencePin{SourceAgent: "triage", SourceTool: "sast_triage", Success: true}, bus.PinKindFinding},
+		{"sast tool name alone", &evidencev1.EvidencePin{SourceTool: "sast_triage", Success: true}, bus.PinKindTool},
+	} {
+		if got := bus.PinKindOf(tc.pin); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	// Every kind has writers, and they are the publishers of added pins.
+	var union []string
+	for _, ws := range bus.PinWriters {
+		union = append(union, ws...)
+	}
+	for _, p := range bus.Publishers["pin.added"] {
+		if !contains(union, p) {
+			t.Errorf("%s publishes added pins but may write no kind", p)
+		}
+	}
+	for _, p := range union {
+		if !contains(bus.Publishers["pin.added"], p) {
+			t.Errorf("%s may write a kind of pin but not publish added pins", p)
+		}
+	}
+}
+
+func mustStructpb(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestVerdictsCarryOnlyTheCriticsFields: a verdict (signed by the critic)
+// that rewrites the judged pin's claim and output keeps only its own
+// fields, and a verdict on a pin never added brings no pin in: on a
+// whole-session replay, a replay from a cursor, a replay of verdicts only
+// and a follow from a cursor.
+func TestVerdictsCarryOnlyTheCriticsFields(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	ctx := testCtx(t)
+	cfg := bus.DefaultConfig()
+	cfg.Keys = meshIdentity(t, testKey)
+	_, nc := bustest.Server(t)
+	b, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := pinEvent("v", "p1", added, 1)
+	orig.Pin.Success, orig.Pin.RawOutput, orig.Pin.SourceTool = true, "restarts=0", "check_pod_status"
+	mustPublishPin(t, ctx, b.As("tools"), orig)
+	verdict := pinEvent("v", "p1", updated, 2)
+	verdict.Pin.Success, verdict.Pin.RawOutput, verdict.Pin.Claim, verdict.Pin.SourceTool = true, "OOMKilled x40", "rewritten by the critic", "get_events"
+	verdict.Pin.ValidationStatus, verdict.Pin.Confidence, verdict.Pin.CriticRationale = evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED, 90, "VALIDATED"
+	verdict.Pin.Supports = []string{"p0"}
+	mustPublishPin(t, ctx, b.As("critic"), verdict)
+	mustPublishPin(t, ctx, b.As("critic"), pinEvent("v", "ghost", updated, 2))
+
+	evs, err := b.Replay(ctx, bus.SessionFilter("v"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 {
+		t.Fatalf("replay: %d events, want the pin and its verdict (not the ghost's): %v", len(evs), evs)
+	}
+	got := evs[1].GetPin().GetPin()
+	if got.GetClaim() != orig.Pin.GetClaim() || got.GetRawOutput() != "restarts=0" || got.GetSourceTool() != "check_pod_status" {
+		t.Errorf("the verdict rewrote the tool's content: claim %q output %q tool %q", got.GetClaim(), got.GetRawOutput(), got.GetSourceTool())
+	}
+	if got.GetValidationStatus() != evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED || got.GetConfidence() != 90 ||
+		got.GetCriticRationale() != "VALIDATED" || got.GetVersion() != 2 || len(got.GetSupports()) != 1 {
+		t.Errorf("the verdict's own fields are lost: %v", got)
+	}
+	// Reads from a cursor after the added pin, and of verdicts only, bind
+	// the same way.
+	bound := func(name string, evs []*evidencev1.SessionEvent) {
+		t.Helper()
+		if len(evs) != 1 || evs[0].GetPin().GetPin().GetClaim() != orig.Pin.GetClaim() ||
+			evs[0].GetPin().GetPin().GetValidationStatus() != evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED {
+			t.Errorf("%s: %v, want the one verdict bound to the tool's pin", name, evs)
+		}
+	}
+	after, err := b.Replay(ctx, bus.SessionFilter("v"), evs[0].GetSequence())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound("replay after a cursor", after)
+	only, err := b.Replay(ctx, bus.PinSubject("v", updated), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound("replay of verdicts only", only)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got2 := make(chan *evidencev1.SessionEvent, 4)
+	go func() {
+		_ = b.Follow(fctx, bus.SessionFilter("v"), evs[0].GetSequence(), func(_ context.Context, e *evidencev1.SessionEvent) error {
+			got2 <- e
+			return nil
+		})
+	}()
+	select {
+	case e := <-got2:
+		bound("follow from a cursor", []*evidencev1.SessionEvent{e})
+	case <-ctx.Done():
+		t.Fatal("follow delivered nothing")
+	}
+	// The ghost's verdict never follows (the next event is a new one).
+	mustPublishPin(t, ctx, b.As("tools"), pinEvent("v", "p2", added, 1))
+	select {
+	case e := <-got2:
+		if id := e.GetPin().GetPin().GetId(); id != "p2" {
+			t.Errorf("follow delivered %s after the bound verdict, want p2", id)
+		}
+	case <-ctx.Done():
+		t.Fatal("follow delivered nothing more")
+	}
+}
+
+// TestProcessOfSeveralServicesHasTheirRightsOnly: a process running tools,
+// router and critic connects as their combined user, which may publish
+// pins and verdicts but not lifecycle events, and may not write the
+// fingerprints bucket.
+func TestProcessOfSeveralServicesHasTheirRightsOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	if u := bus.UserFor([]string{"tools", "router", "critic"}); u != bus.UserPrefix+"critic+router+tools" {
+		t.Fatalf("UserFor = %s", u)
+	}
+	if u := bus.UserFor([]string{"brain", "history"}); u != bus.UserAll {
+		t.Errorf("a mix with a module: %s, want %s", u, bus.UserAll)
+	}
+	url := securedServer(t)
+	ctx := testCtx(t)
+	// The brain creates the fingerprints bucket (its only writer).
+	bnc, err := dialAs(t, url, bus.UserPrefix+"brain", password(bus.UserPrefix+"brain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bb, err := bus.ConnectConfig(ctx, bnc, nil, bus.DefaultConfig()); err != nil {
+		t.Fatal(err)
+	} else if _, err := bb.KV(ctx, bus.BucketFingerprints); err != nil {
+		t.Fatal(err)
+	}
+	u := bus.UserFor([]string{"tools", "router", "critic"})
+	nc, err := dialAs(t, url, u, password(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bus.DefaultConfig()
+	cfg.Keys = meshIdentity(t, testKey)
+	b, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := pinEvent("c", "p1", added, 1)
+	tp.Pin.Success, tp.Pin.RawOutput = true, "x"
+	if _, err := b.As("tools").PublishPin(ctx, tp); err != nil {
+		t.Errorf("tools' pin: %v", err)
+	}
+	if _, err := b.As("critic").PublishPin(ctx, pinEvent("c", "p1", updated, 2)); err != nil {
+		t.Errorf("critic's verdict: %v", err)
+	}
+	if _, err := b.As("brain").PublishLifecycle(deny(t), &evidencev1.LifecycleEvent{SessionId: "c", Kind: stage}); err == nil {
+		t.Error("the tools+router+critic user published a lifecycle event")
+	}
+	kv, err := b.KV(ctx, bus.BucketFingerprints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(deny(t), "fp", []byte(`{}`)); err == nil {
+		t.Error("the tools+router+critic user wrote a fingerprint")
+	}
 }

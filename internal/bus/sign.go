@@ -2,39 +2,92 @@ package bus
 
 import (
 	"context"
-	"crypto/hmac"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 )
 
 // Signature headers of session events. A signature is
-// base64(HMAC-SHA256(key, signer "\n" subject "\n" event kind "\n" payload)):
+// base64(Ed25519(signer's key, signer "\n" subject "\n" event kind "\n" payload)):
 // it binds the event to its subject (so to its session and kind) and to the
-// service that published it.
+// service that published it, whose own private key made it. Readers hold
+// only public keys, so a service that can check a signature cannot make one
+// for another service.
 const (
 	HeaderSigner    = "Rcamesh-Signer"
 	HeaderSignature = "Rcamesh-Signature"
 )
+
+// Keys are the signing keys of a process: the private key of each service
+// it runs and the public key of every service. auth.Identity implements it.
+type Keys interface {
+	SigningKey(service string) (ed25519.PrivateKey, bool)
+	PublicKey(service string) (ed25519.PublicKey, bool)
+}
 
 // Publishers lists, per kind of session event, the services that publish it:
 // the tools service its pins (and the router the pin of a tool call that
 // could not run, the brain the copy of a sub-investigation's pin in its
 // parent session), the critic its verdicts on pins, the brain the lifecycle
 // of investigations. A verified event from any other service is refused.
-// The NATS permissions (Permissions) are built from the same table.
+// The NATS permissions (Permissions) are built from the same table; which
+// added pins each may write is PinWriters.
 var Publishers = map[string][]string{
 	"pin.added":    {"tools", "router", "brain", "triage"},
 	"pin.updated":  {"critic"},
 	"pin.rejected": {"critic"},
 	"lifecycle":    {"brain", "triage"},
+}
+
+// Kinds of added pins (PinKindOf).
+const (
+	// PinKindTool is a tool's result: evidence a diagnosis may rest on.
+	PinKindTool = "tool"
+	// PinKindFailedCall records a tool call that could not run: no output,
+	// no supporting evidence, not a success.
+	PinKindFailedCall = "failed-call"
+	// PinKindParentCopy is a sub-investigation's pin copied into its parent
+	// session (metadata.parent_ref names the original).
+	PinKindParentCopy = "parent-copy"
+	// PinKindFinding is a SAST triage verdict on a scanner finding.
+	PinKindFinding = "sast-finding"
+)
+
+// PinWriters lists, per kind of added pin, the services that may write it:
+// only the tools service writes a tool's result; the router only the
+// record of a call that could not run; the brain only a copy into a parent
+// session; the SAST triage only its findings. A pin whose signer may not
+// write its kind is refused on read like a forged one.
+var PinWriters = map[string][]string{
+	PinKindTool:       {"tools"},
+	PinKindFailedCall: {"tools", "router"},
+	PinKindParentCopy: {"brain"},
+	PinKindFinding:    {"triage"},
+}
+
+// PinKindOf classifies an added pin by what it carries.
+func PinKindOf(p *evidencev1.EvidencePin) string {
+	switch {
+	case p.GetMetadata().GetFields()["parent_ref"] != nil:
+		return PinKindParentCopy
+	case p.GetSourceAgent() == "triage" && p.GetSourceTool() == "sast_triage":
+		return PinKindFinding
+	case !p.GetSuccess() && !p.GetNoData() && p.GetRawOutput() == "" && len(p.GetSupportingEvidence()) == 0:
+		return PinKindFailedCall
+	}
+	return PinKindTool
 }
 
 // ErrForged marks an event refused by its signature.
@@ -48,24 +101,26 @@ func (b *Bus) As(service string) *Bus {
 	return &c
 }
 
-func (b *Bus) mac(signer, subject, kind string, data []byte) []byte {
-	m := hmac.New(sha256.New, b.cfg.SigningKey)
-	m.Write([]byte(signer + "\n" + subject + "\n" + kind + "\n"))
-	m.Write(data)
-	return m.Sum(nil)
+func signedBytes(signer, subject, kind string, data []byte) []byte {
+	buf := make([]byte, 0, len(signer)+len(subject)+len(kind)+3+len(data))
+	buf = append(buf, signer+"\n"+subject+"\n"+kind+"\n"...)
+	return append(buf, data...)
 }
 
-// sign adds the signature headers when the Bus has a key.
-func (b *Bus) sign(msg *nats.Msg) {
-	if len(b.cfg.SigningKey) == 0 {
-		return
+// sign adds the signature headers when the Bus has keys. A process that
+// does not hold the key of the service it publishes as cannot publish.
+func (b *Bus) sign(msg *nats.Msg) error {
+	if b.cfg.Keys == nil {
+		return nil
 	}
-	signer := b.signer
-	if signer == "" {
-		signer = "unknown"
+	key, ok := b.cfg.Keys.SigningKey(b.signer)
+	if !ok || b.signer == "" {
+		return fmt.Errorf("bus: this process holds no signing key for service %q: it cannot publish %s", b.signer, msg.Subject)
 	}
-	msg.Header.Set(HeaderSigner, signer)
-	msg.Header.Set(HeaderSignature, base64.RawStdEncoding.EncodeToString(b.mac(signer, msg.Subject, msg.Header.Get(HeaderEventKind), msg.Data)))
+	msg.Header.Set(HeaderSigner, b.signer)
+	msg.Header.Set(HeaderSignature, base64.RawStdEncoding.EncodeToString(
+		ed25519.Sign(key, signedBytes(b.signer, msg.Subject, msg.Header.Get(HeaderEventKind), msg.Data))))
+	return nil
 }
 
 // publisherKey is the Publishers row of a session subject.
@@ -81,31 +136,161 @@ func publisherKey(subject string) string {
 	return ""
 }
 
-// verify checks the signature of a stored event; nil when the Bus has no key.
-// A refused event is logged (subject, sequence, claimed signer, reason:
-// never the key or the signature) and recorded on the current span.
-func (b *Bus) verify(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte) error {
-	if len(b.cfg.SigningKey) == 0 {
-		return nil
+// open checks the signature of a stored event and decodes it: an event
+// whose signature is missing or wrong, whose signer may not publish on its
+// subject, or (an added pin) whose signer may not write its kind, is
+// refused with ErrForged. Without keys it only decodes. A refused event is
+// logged (subject, sequence, claimed signer, reason: never a key or a
+// signature) and recorded on the current span.
+func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte) (*evidencev1.SessionEvent, error) {
+	if b.cfg.Keys == nil {
+		return Decode(subject, seq, h, data)
 	}
 	var signer, sig, kind string
 	if h != nil {
 		signer, sig, kind = h.Get(HeaderSigner), h.Get(HeaderSignature), h.Get(HeaderEventKind)
 	}
 	reason := ""
-	switch raw, err := base64.RawStdEncoding.DecodeString(sig); {
+	raw, err := base64.RawStdEncoding.DecodeString(sig)
+	var pub ed25519.PublicKey
+	known := false
+	if slices.Contains(Publishers[publisherKey(subject)], signer) {
+		pub, known = b.cfg.Keys.PublicKey(signer)
+	}
+	switch {
 	case sig == "" || signer == "":
 		reason = "unsigned"
-	case err != nil || !hmac.Equal(raw, b.mac(signer, subject, kind, data)):
-		reason = "bad signature"
 	case !slices.Contains(Publishers[publisherKey(subject)], signer):
 		reason = fmt.Sprintf("%s may not publish %s events", signer, publisherKey(subject))
+	case !known:
+		reason = "unknown signer"
+	case err != nil || len(raw) != ed25519.SignatureSize || !b.verified.check(pub, signedBytes(signer, subject, kind, data), raw):
+		reason = "bad signature"
+	}
+	var ev *evidencev1.SessionEvent
+	if reason == "" {
+		if ev, err = Decode(subject, seq, h, data); err != nil {
+			return nil, err
+		}
+		if pe := ev.GetPin(); pe != nil && publisherKey(subject) == "pin.added" {
+			if pk := PinKindOf(pe.GetPin()); !slices.Contains(PinWriters[pk], signer) {
+				reason = fmt.Sprintf("%s may not write %s pins", signer, pk)
+			}
+		}
 	}
 	if reason == "" {
-		return nil
+		return ev, nil
 	}
 	b.logger.WarnContext(ctx, "refused a forged or unsigned event", "subject", subject, "seq", seq, "claimed_signer", signer, "reason", reason)
 	trace.SpanFromContext(ctx).AddEvent("rcamesh.event_refused", trace.WithAttributes(
 		attribute.String("messaging.destination.name", subject), attribute.Int64("rcamesh.seq", int64(seq)), attribute.String("rcamesh.reason", reason)))
-	return fmt.Errorf("%w (seq %d on %s: %s)", ErrForged, seq, subject, reason)
+	return nil, fmt.Errorf("%w (seq %d on %s: %s)", ErrForged, seq, subject, reason)
+}
+
+// verifiedCacheMax bounds the signatures remembered (about 100 bytes each).
+const verifiedCacheMax = 1 << 15
+
+// verifiedCache remembers the signed messages already verified, by a hash
+// of the message and its signature: replaying a session (which the brain
+// does at every stage) checks each event's signature once. A message
+// whose bytes or signature differ hashes apart and is verified anew.
+type verifiedCache struct {
+	mu sync.Mutex
+	ok map[[sha256.Size + ed25519.SignatureSize]byte]struct{}
+}
+
+func (c *verifiedCache) check(pub ed25519.PublicKey, msg, sig []byte) bool {
+	var k [sha256.Size + ed25519.SignatureSize]byte
+	h := sha256.New()
+	h.Write(pub)
+	h.Write(msg)
+	h.Sum(k[:0])
+	copy(k[sha256.Size:], sig)
+	c.mu.Lock()
+	_, hit := c.ok[k]
+	c.mu.Unlock()
+	if hit {
+		return true
+	}
+	if !ed25519.Verify(pub, msg, sig) {
+		return false
+	}
+	c.mu.Lock()
+	if c.ok == nil || len(c.ok) >= verifiedCacheMax {
+		c.ok = make(map[[sha256.Size + ed25519.SignatureSize]byte]struct{})
+	}
+	c.ok[k] = struct{}{}
+	c.mu.Unlock()
+	return true
+}
+
+// VerdictOf is the pin a critic's verdict makes of an added pin: the added
+// pin as its writer signed it, with the verdict's own fields (validation
+// status, causal role, confidence, rationale, supports, contradicts,
+// version). Whatever else a verdict carries (the claim, the output, the
+// source) is not the critic's to write and is ignored.
+func VerdictOf(added, verdict *evidencev1.EvidencePin) *evidencev1.EvidencePin {
+	p := proto.CloneOf(added)
+	p.ValidationStatus = verdict.GetValidationStatus()
+	p.CausalRole = verdict.GetCausalRole()
+	p.Confidence = verdict.GetConfidence()
+	p.CriticRationale = verdict.GetCriticRationale()
+	p.Supports = slices.Clone(verdict.GetSupports())
+	p.Contradicts = slices.Clone(verdict.GetContradicts())
+	p.Version = verdict.GetVersion()
+	return p
+}
+
+// verdictBinder binds critic verdicts to the pins they judge (VerdictOf)
+// as events are read, and drops a verdict on a pin its session never had
+// added: a verdict cannot bring in evidence of its own. The added pins come
+// from the events read; a verdict whose pin is not among them (a read from
+// a cursor, or a filter without added pins) has its session's added pins
+// read again.
+type verdictBinder struct {
+	b     *Bus
+	added map[string]*evidencev1.EvidencePin // <session subject>\x00<pin id>
+}
+
+func (b *Bus) newVerdictBinder() *verdictBinder {
+	if b.cfg.Keys == nil {
+		return nil
+	}
+	return &verdictBinder{b: b, added: map[string]*evidencev1.EvidencePin{}}
+}
+
+// bind reports whether ev is kept; a kept verdict now carries the added
+// pin's content. A nil binder keeps everything.
+func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent) (bool, error) {
+	pe := ev.GetPin()
+	session, _, isPin := strings.Cut(ev.GetSubject(), ".pin.")
+	if v == nil || pe == nil || !isPin {
+		return true, nil
+	}
+	key := session + "\x00" + pe.GetPin().GetId()
+	if pe.GetKind() == evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED {
+		v.added[key] = pe.GetPin()
+		return true, nil
+	}
+	a, ok := v.added[key]
+	if !ok {
+		evs, err := v.b.replay(ctx, session+".pin.added", 0)
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs {
+			k := session + "\x00" + e.GetPin().GetPin().GetId()
+			if _, seen := v.added[k]; !seen {
+				v.added[k] = e.GetPin().GetPin()
+			}
+		}
+		a, ok = v.added[key]
+	}
+	if !ok {
+		v.b.logger.WarnContext(ctx, "refused a forged or unsigned event", "subject", ev.GetSubject(), "seq", ev.GetSequence(),
+			"reason", "a verdict on a pin the session never had added")
+		return false, nil
+	}
+	pe.Pin = VerdictOf(a, pe.GetPin())
+	return true, nil
 }

@@ -82,3 +82,33 @@ func AllPins(ctx context.Context, c brainv1.BrainServiceClient, session string) 
 		}
 	}
 }
+
+// ToolDefinitionLister is the part of the tools client that lists definitions.
+type ToolDefinitionLister interface {
+	ListToolDefinitions(ctx context.Context, in *toolsv1.ListToolDefinitionsRequest, opts ...grpc.CallOption) (*toolsv1.ListToolDefinitionsResponse, error)
+}
+
+// maxToolPages bounds the walk of the tool registry's pages.
+const maxToolPages = 1000
+
+// ToolDefinitions reads every page of the tools service's registry for
+// session (the mesh's own callers need the whole registry).
+func ToolDefinitions(ctx context.Context, c ToolDefinitionLister, session string) ([]*evidencev1.ToolDefinition, error) {
+	var out []*evidencev1.ToolDefinition
+	token := ""
+	for range maxToolPages {
+		resp, err := c.ListToolDefinitions(ctx, &toolsv1.ListToolDefinitionsRequest{SessionId: session, PageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resp.GetTools()...)
+		if resp.GetNextPageToken() == "" {
+			return out, nil
+		}
+		if resp.GetNextPageToken() == token {
+			return nil, fmt.Errorf("mesh: ListToolDefinitions returned the same page token twice")
+		}
+		token = resp.GetNextPageToken()
+	}
+	return nil, fmt.Errorf("mesh: ListToolDefinitions has more than %d pages", maxToolPages)
+}

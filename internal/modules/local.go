@@ -55,11 +55,11 @@ func StartLocal(ctx context.Context, opt Options, dataDir string, logger *slog.L
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	meshKey, err := cfg.MeshKey()
+	id, err := cfg.Identity()
 	if err != nil {
 		return nil, err
 	}
-	dial := []grpc.DialOption{grpc.WithPerRPCCredentials(auth.TokenCredentials(auth.ServiceToken(meshKey), cfg.Auth.TLS.Enabled()))}
+	dial := []grpc.DialOption{grpc.WithPerRPCCredentials(auth.TokenCredentials(id.ServiceToken(), cfg.Auth.TLS.Enabled()))}
 	if cfg.Auth.TLS.Enabled() {
 		rl, err := auth.NewReloader(cfg.Auth.TLS)
 		if err != nil {
@@ -84,7 +84,7 @@ func StartLocal(ctx context.Context, opt Options, dataDir string, logger *slog.L
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	l := &Local{GRPCAddr: gl.Addr().String(), HTTPAddr: hl.Addr().String(), ServiceToken: auth.ServiceToken(meshKey), cancel: cancel, done: make(chan error, 1)}
+	l := &Local{GRPCAddr: gl.Addr().String(), HTTPAddr: hl.Addr().String(), ServiceToken: id.ServiceToken(), cancel: cancel, done: make(chan error, 1)}
 	go func() { l.done <- a.Run(runCtx) }()
 	if l.Conn, err = server.NewClientConn(l.GRPCAddr, dial...); err != nil {
 		l.Stop()

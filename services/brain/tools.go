@@ -15,6 +15,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
 // Call origins (ToolCallRecord.origin).
@@ -228,13 +229,13 @@ func (s *Service) toolDefs(ctx context.Context, sid string) map[string]*evidence
 	s.defsMu.Unlock()
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
-	resp, err := s.clients.Tools.ListToolDefinitions(cctx, &toolsv1.ListToolDefinitionsRequest{SessionId: sid})
+	defs, err := mesh.ToolDefinitions(cctx, s.clients.Tools, sid)
 	if err != nil {
 		s.log.WarnContext(ctx, "tool definitions unavailable; calls carry only context", "err", err)
 		return nil
 	}
-	m := make(map[string]*evidencev1.ToolDefinition, len(resp.GetTools()))
-	for _, d := range resp.GetTools() {
+	m := make(map[string]*evidencev1.ToolDefinition, len(defs))
+	for _, d := range defs {
 		m[d.GetIntent()] = d
 	}
 	s.defsMu.Lock()

@@ -233,13 +233,13 @@ func (s *Service) availability(ctx context.Context, session string) map[string]b
 	s.availMu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	resp, err := s.tools.ListToolDefinitions(cctx, &toolsv1.ListToolDefinitionsRequest{SessionId: session})
+	defs, err := mesh.ToolDefinitions(cctx, s.tools, session)
 	if err != nil {
 		s.log.WarnContext(ctx, "critic: tool availability unknown", "session", session, "err", err)
 		return nil
 	}
-	m := make(map[string]bool, len(resp.GetTools()))
-	for _, t := range resp.GetTools() {
+	m := make(map[string]bool, len(defs))
+	for _, t := range defs {
 		m[t.GetIntent()] = t.GetAvailable()
 	}
 	s.availMu.Lock()

@@ -28,8 +28,9 @@ func reportKey(session string) string {
 	return "s_" + base64.RawURLEncoding.EncodeToString([]byte(session))
 }
 
-// fingerprintKey is the dedup key of an alert fingerprint in BucketFingerprints
-// (prefixed so it never collides with the intake's keys).
+// fingerprintKey is the claim key of an alert fingerprint in
+// BucketPageClaims (delivery's own bucket: the intake's BucketFingerprints
+// has the brain as its only writer).
 func fingerprintKey(fp string) string {
 	sum := sha256.Sum256([]byte(fp))
 	return "delivery_" + hex.EncodeToString(sum[:20])
@@ -184,9 +185,9 @@ func (st *store) claim(ctx context.Context, fp, session string, now time.Time, w
 		st.fp[fp] = rec
 		return true, "", nil
 	}
-	kv, err := st.bus.KV(ctx, bus.BucketFingerprints)
+	kv, err := st.bus.KV(ctx, bus.BucketPageClaims)
 	if err != nil {
-		return false, "", fmt.Errorf("delivery: fingerprints bucket: %w", err)
+		return false, "", fmt.Errorf("delivery: page claims bucket: %w", err)
 	}
 	key := fingerprintKey(fp)
 	e, err := kv.Get(ctx, key)
@@ -226,9 +227,9 @@ func (st *store) release(ctx context.Context, fp, session string) error {
 		}
 		return nil
 	}
-	kv, err := st.bus.KV(ctx, bus.BucketFingerprints)
+	kv, err := st.bus.KV(ctx, bus.BucketPageClaims)
 	if err != nil {
-		return fmt.Errorf("delivery: fingerprints bucket: %w", err)
+		return fmt.Errorf("delivery: page claims bucket: %w", err)
 	}
 	key := fingerprintKey(fp)
 	e, err := kv.Get(ctx, key)

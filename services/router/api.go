@@ -18,6 +18,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/mesh"
+	"github.com/rcamesh/rcamesh/internal/paging"
 )
 
 // contextFromMetadata reads a RouterContext sent as protojson in the
@@ -102,12 +103,26 @@ func (s *Service) pins(ctx context.Context, session string) []*evidencev1.Eviden
 	return pins
 }
 
+// Page sizes of ListTools (those of the tools service's ListToolDefinitions).
+const (
+	defaultToolPage = 100
+	maxToolPage     = 500
+)
+
 // ListTools returns the registry as the session sees it: options filled from
 // what the session knows, and why a tool is unavailable.
 func (s *Service) ListTools(ctx context.Context, req *routerv1.ListToolsRequest) (*routerv1.ListToolsResponse, error) {
 	session, err := sessionOf(req.GetSessionId(), nil)
 	if err != nil {
 		return nil, err
+	}
+	size, err := paging.Size(req.GetPageSize(), 0, defaultToolPage, maxToolPage)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	offset, err := paging.Offset("tools", req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	mdrc, err := contextFromMetadata(ctx)
 	if err != nil {
@@ -126,8 +141,9 @@ func (s *Service) ListTools(ctx context.Context, req *routerv1.ListToolsRequest)
 	if len(eff.DiscoveredServices) == 0 {
 		eff.DiscoveredServices = k.services
 	}
-	out := &routerv1.ListToolsResponse{Tools: make([]*evidencev1.ToolDefinition, 0, len(reg.Tools))}
-	for _, t := range reg.Tools {
+	from, to, next := paging.Page("tools", len(reg.Tools), offset, size)
+	out := &routerv1.ListToolsResponse{Tools: make([]*evidencev1.ToolDefinition, 0, to-from), NextPageToken: next}
+	for _, t := range reg.Tools[from:to] {
 		out.Tools = append(out.Tools, sessionView(t, eff, k))
 	}
 	return out, nil

@@ -15,6 +15,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/llm"
+	"github.com/rcamesh/rcamesh/internal/paging"
 )
 
 func toolByIntent(ts []*evidencev1.ToolDefinition, intent string) *evidencev1.ToolDefinition {
@@ -328,5 +329,56 @@ func TestSuggestIgnoresEchoAndNoData(t *testing.T) {
 	}
 	if len(chips) == 0 {
 		t.Fatal("no chips for the OOM pin")
+	}
+}
+
+func TestListToolsPages(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	all, err := h.client.ListTools(ctx, &routerv1.ListToolsRequest{SessionId: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.GetNextPageToken() != "" || len(all.GetTools()) != len(testRegistry()) {
+		t.Fatalf("default page: %d tools, next %q", len(all.GetTools()), all.GetNextPageToken())
+	}
+	var want []string
+	for _, d := range all.GetTools() {
+		want = append(want, d.GetIntent())
+	}
+	for _, size := range []int32{1, 2, int32(len(want))} {
+		var got []string
+		token, pages := "", 0
+		for {
+			r, err := h.client.ListTools(ctx, &routerv1.ListToolsRequest{SessionId: "p", PageSize: size, PageToken: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			if len(r.GetTools()) > int(size) {
+				t.Fatalf("page size %d: a page of %d", size, len(r.GetTools()))
+			}
+			for _, d := range r.GetTools() {
+				got = append(got, d.GetIntent())
+			}
+			if token = r.GetNextPageToken(); token == "" {
+				break
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("page size %d: %v, want %v", size, got, want)
+		}
+		if wantPages := (len(want) + int(size) - 1) / int(size); pages != wantPages {
+			t.Errorf("page size %d: %d pages, want %d", size, pages, wantPages)
+		}
+	}
+	for name, req := range map[string]*routerv1.ListToolsRequest{
+		"negative size":      {SessionId: "p", PageSize: -1},
+		"forged token":       {SessionId: "p", PageToken: "bogus"},
+		"another list's one": {SessionId: "p", PageToken: paging.Token("tool-definitions", 1)},
+	} {
+		if _, err := h.client.ListTools(ctx, req); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		}
 	}
 }

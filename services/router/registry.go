@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
-	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
 // Registry is one snapshot of the tool registry, indexed for routing.
@@ -230,7 +230,7 @@ func (s *Service) registry(ctx context.Context, session string) (*Registry, erro
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.ToolsTimeout)
 	defer cancel()
-	resp, err := s.deps.Clients.Tools.ListToolDefinitions(cctx, &toolsv1.ListToolDefinitionsRequest{SessionId: session})
+	defs, err := mesh.ToolDefinitions(cctx, s.deps.Clients.Tools, session)
 	if err != nil {
 		if e != nil && c.maxStale > 0 && now.Sub(e.fetched) < c.ttl+c.maxStale {
 			s.log.WarnContext(ctx, "tools service unreachable; serving a stale tool registry",
@@ -242,7 +242,7 @@ func (s *Service) registry(ctx context.Context, session string) (*Registry, erro
 		}
 		return nil, status.Errorf(codes.Unavailable, "tool registry unavailable: tools service unreachable (ListToolDefinitions: %s)", status.Convert(err).Message())
 	}
-	reg := NewRegistry(resp.GetTools())
+	reg := NewRegistry(defs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= c.max {

@@ -35,6 +35,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/metrics"
+	"github.com/rcamesh/rcamesh/internal/paging"
 )
 
 // Guardrail names reported in GuardrailTrip.guardrail (owner "tools").
@@ -245,10 +246,26 @@ func (s *Service) unavailable(t *Tool) string {
 	return backend.ErrNotConfigured.Error() + ": " + strings.Join(missing, ", ")
 }
 
+// Page sizes of ListToolDefinitions (and of the router's ListTools).
+const (
+	DefaultToolPage = 100
+	MaxToolPage     = 500
+)
+
 // ListToolDefinitions returns the registry with availability.
 func (s *Service) ListToolDefinitions(ctx context.Context, req *toolsv1.ListToolDefinitionsRequest) (*toolsv1.ListToolDefinitionsResponse, error) {
-	resp := &toolsv1.ListToolDefinitionsResponse{}
-	for _, intent := range s.reg.Intents() {
+	size, err := paging.Size(req.GetPageSize(), 0, DefaultToolPage, MaxToolPage)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	offset, err := paging.Offset("tool-definitions", req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	intents := s.reg.Intents()
+	from, to, next := paging.Page("tool-definitions", len(intents), offset, size)
+	resp := &toolsv1.ListToolDefinitionsResponse{NextPageToken: next}
+	for _, intent := range intents[from:to] {
 		t, _ := s.reg.Get(intent)
 		def := proto.Clone(t.Def).(*evidencev1.ToolDefinition)
 		reason := s.unavailable(t)

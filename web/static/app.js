@@ -40,6 +40,20 @@ async function api(path, opts = {}) {
   return body;
 }
 
+// apiAll reads every page of a paged list (page_token / next_page_token).
+async function apiAll(path, key) {
+  const items = [];
+  let token = "";
+  for (let i = 0; i < 100; i++) {
+    const sep = path.includes("?") ? "&" : "?";
+    const r = await api(token ? `${path}${sep}page_token=${encodeURIComponent(token)}` : path);
+    items.push(...(r[key] || []));
+    token = r.next_page_token || r.nextPageToken || "";
+    if (!token) break;
+  }
+  return items;
+}
+
 function useRoute() {
   const [hash, setHash] = useState(location.hash || "#/");
   useEffect(() => {
@@ -220,7 +234,7 @@ function SessionPage({ id }) {
   }, [id, tick]);
   const pinCount = Object.keys(pins).length;
   // The tools' options (known pods, namespaces) grow with the pins.
-  useEffect(() => { api(`/api/v4/session/${encodeURIComponent(id)}/tools`).then(r => setTools(r.tools || [])).catch(() => {}); }, [id, tick, pinCount]);
+  useEffect(() => { apiAll(`/api/v4/session/${encodeURIComponent(id)}/tools`, "tools").then(setTools).catch(() => {}); }, [id, tick, pinCount]);
   const pinStates = Object.values(pins).map(p => p.validation_status).join(",");
   useEffect(() => {
     api(`/api/v4/session/${encodeURIComponent(id)}/suggestions`).then(r => setChips(r.chips || [])).catch(() => setChips([]));

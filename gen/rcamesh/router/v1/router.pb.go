@@ -416,8 +416,12 @@ func (x *InvestigateResponse) GetCommand() string {
 
 // ListToolsRequest asks for the registry as one session sees it.
 type ListToolsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Tools per page (default 100, at most 500).
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -459,10 +463,26 @@ func (x *ListToolsRequest) GetSessionId() string {
 	return ""
 }
 
-// ListToolsResponse is the registry.
+func (x *ListToolsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListToolsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListToolsResponse is a page of the registry, ordered by intent.
 type ListToolsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tools         []*v1.ToolDefinition   `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tools []*v1.ToolDefinition   `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -502,6 +522,13 @@ func (x *ListToolsResponse) GetTools() []*v1.ToolDefinition {
 		return x.Tools
 	}
 	return nil
+}
+
+func (x *ListToolsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // ChatRequest is a chat message (seed 001 section 6.3).
@@ -1083,12 +1110,16 @@ const file_rcamesh_router_v1_router_proto_rawDesc = "" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12\x16\n" +
 	"\x06answer\x18\a \x01(\tR\x06answer\x12.\n" +
 	"\x13filled_from_context\x18\b \x03(\tR\x11filledFromContext\x12\x18\n" +
-	"\acommand\x18\t \x01(\tR\acommand\"1\n" +
+	"\acommand\x18\t \x01(\tR\acommand\"m\n" +
 	"\x10ListToolsRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"N\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"v\n" +
 	"\x11ListToolsResponse\x129\n" +
-	"\x05tools\x18\x01 \x03(\v2#.rcamesh.evidence.v1.ToolDefinitionR\x05tools\"\xd1\x01\n" +
+	"\x05tools\x18\x01 \x03(\v2#.rcamesh.evidence.v1.ToolDefinitionR\x05tools\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd1\x01\n" +
 	"\vChatRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +

@@ -219,7 +219,11 @@ func (x *ExecuteToolResponse) GetTrips() []*v11.GuardrailTrip {
 type ListToolDefinitionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Optional: the session, for options filled from its state.
-	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Definitions per page (default 100, at most 500).
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -261,10 +265,26 @@ func (x *ListToolDefinitionsRequest) GetSessionId() string {
 	return ""
 }
 
-// ListToolDefinitionsResponse is the registry.
+func (x *ListToolDefinitionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListToolDefinitionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListToolDefinitionsResponse is a page of the registry, ordered by intent.
 type ListToolDefinitionsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tools         []*v1.ToolDefinition   `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tools []*v1.ToolDefinition   `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -304,6 +324,13 @@ func (x *ListToolDefinitionsResponse) GetTools() []*v1.ToolDefinition {
 		return x.Tools
 	}
 	return nil
+}
+
+func (x *ListToolDefinitionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // ResolveIntegrationsRequest asks what is usable.
@@ -480,12 +507,16 @@ const file_rcamesh_tools_v1_tools_proto_rawDesc = "" +
 	"\x06result\x18\x01 \x01(\v2\x1f.rcamesh.evidence.v1.ToolResultR\x06result\x122\n" +
 	"\x03pin\x18\x02 \x01(\v2 .rcamesh.evidence.v1.EvidencePinR\x03pin\x12\x1a\n" +
 	"\breplayed\x18\x03 \x01(\bR\breplayed\x12=\n" +
-	"\x05trips\x18\x04 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\";\n" +
+	"\x05trips\x18\x04 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\"w\n" +
 	"\x1aListToolDefinitionsRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"X\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\x80\x01\n" +
 	"\x1bListToolDefinitionsResponse\x129\n" +
-	"\x05tools\x18\x01 \x03(\v2#.rcamesh.evidence.v1.ToolDefinitionR\x05tools\"\x1c\n" +
+	"\x05tools\x18\x01 \x03(\v2#.rcamesh.evidence.v1.ToolDefinitionR\x05tools\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x1c\n" +
 	"\x1aResolveIntegrationsRequest\"w\n" +
 	"\x11IntegrationStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
