@@ -145,6 +145,28 @@ type Bus struct {
 type kvCache struct {
 	mu  sync.Mutex
 	kvs map[string]jetstream.KeyValue
+	// events is the handle of the events stream once looked up (a handle
+	// only names the stream: every call on it asks the server afresh).
+	events jetstream.Stream
+}
+
+// eventsStream returns the handle of the events stream, looking it up on
+// first use only (each lookup is a request for the stream's whole info).
+func (b *Bus) eventsStream(ctx context.Context) (jetstream.Stream, error) {
+	b.kv.mu.Lock()
+	st := b.kv.events
+	b.kv.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	st, err := b.js.Stream(ctx, StreamEvents)
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", StreamEvents, err)
+	}
+	b.kv.mu.Lock()
+	b.kv.events = st
+	b.kv.mu.Unlock()
+	return st, nil
 }
 
 // Connect ensures the streams exist with the default configuration and
@@ -973,9 +995,9 @@ func (b *Bus) SessionPins(ctx context.Context, session string) (uint64, error) {
 	}
 	ctx, cancel := b.request(ctx)
 	defer cancel()
-	st, err := b.js.Stream(ctx, StreamEvents)
+	st, err := b.eventsStream(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("bus: stream %s: %w", StreamEvents, err)
+		return 0, err
 	}
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
 	if err != nil {
