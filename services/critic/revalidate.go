@@ -323,8 +323,6 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 
 	var others []*entry
 	var poolOnset *time.Time
-	scopeNames := map[string]bool{}
-	scopeNS := map[string]bool{}
 	for _, e := range sp.ordered() {
 		if e.pin.GetId() == pin.GetId() {
 			continue
@@ -338,12 +336,6 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 			continue
 		}
 		others = append(others, e)
-		for n := range e.prof.names {
-			scopeNames[n] = true
-		}
-		if ns := e.pin.GetNamespace(); ns != "" {
-			scopeNS[strings.ToLower(ns)] = true
-		}
 	}
 	if prof.failing && prof.onset != nil && (poolOnset == nil || prof.onset.Before(*poolOnset)) {
 		poolOnset = prof.onset
@@ -380,8 +372,8 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	case strings.TrimSpace(pin.GetClaim()) == "" && len(pin.GetSupportingEvidence()) == 0 &&
 		strings.TrimSpace(pin.GetRawOutput()) == "" && len(pin.GetMetadata().GetFields()) == 0:
 		return reject(0, "empty evidence: the call returned no claim, snippets, output or facts")
-	case !prof.hasFacts && !prof.failing && len(scopeNames) > 0 && !overlaps(prof.names, scopeNames) &&
-		pin.GetNamespace() != "" && len(scopeNS) > 0 && !scopeNS[strings.ToLower(pin.GetNamespace())]:
+	case !prof.hasFacts && !prof.failing && pin.GetNamespace() != "" && outOfScope(prof, pin.GetNamespace(), others):
+		_, scopeNS := scopeOf(others)
 		return reject(math.Min(base, 10), fmt.Sprintf("irrelevant: namespace %q and its entities are outside the incident's evidence (%s) and the result shows nothing abnormal", pin.GetNamespace(), strings.Join(sortedSet(scopeNS), ", ")))
 	}
 
@@ -505,6 +497,30 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	out.Contradicts = contradicts
 	out.CriticRationale = "VALIDATED as " + roleName(role) + ": " + strings.Join(nonEmpty(why), "; ")
 	return out, contradicted
+}
+
+// scopeOf is the incident's scope as the validated pins show it: the
+// entities they name and their namespaces (lower case).
+func scopeOf(validated []*entry) (names, namespaces map[string]bool) {
+	names, namespaces = map[string]bool{}, map[string]bool{}
+	for _, e := range validated {
+		for n := range e.prof.names {
+			names[n] = true
+		}
+		if ns := e.pin.GetNamespace(); ns != "" {
+			namespaces[strings.ToLower(ns)] = true
+		}
+	}
+	return names, namespaces
+}
+
+// outOfScope reports whether a pin of namespace ns whose profile is prof
+// lies outside the scope of the validated pins: they name entities and
+// namespaces, and it shares none of either. Only results that show nothing
+// abnormal are asked (the scope is built on demand, not for every pin).
+func outOfScope(prof *profile, ns string, validated []*entry) bool {
+	names, namespaces := scopeOf(validated)
+	return len(names) > 0 && !overlaps(prof.names, names) && len(namespaces) > 0 && !namespaces[strings.ToLower(ns)]
 }
 
 // roleFor assigns the causal role of a validated pin relative to the pool.
