@@ -38,7 +38,11 @@ type sessionPool struct {
 	loaded  bool
 	entries map[string]*entry
 	order   []*entry // the entries in arrival order
-	next    int
+	// observing lists, in arrival order, the entries with an observation of
+	// an entity in a health state (each entry once per key): judge finds the
+	// pins a new observation contradicts without walking the whole pool.
+	observing map[obsKey][]*entry
+	next      int
 	used    int64
 	// seq is the last events-stream sequence the pool has read.
 	seq uint64
@@ -50,8 +54,14 @@ type sessionPool struct {
 // pinBytes is the memory a pin costs in a pool.
 func pinBytes(p *evidencev1.EvidencePin) int64 { return 2 * int64(proto.Size(p)) }
 
+// obsKey is an entity in a health state.
+type obsKey struct {
+	entity  string
+	healthy bool
+}
+
 func newSessionPool() *sessionPool {
-	return &sessionPool{entries: map[string]*entry{}}
+	return &sessionPool{entries: map[string]*entry{}, observing: map[obsKey][]*entry{}}
 }
 
 func pinVersion(p *evidencev1.EvidencePin) int64 {
@@ -88,6 +98,12 @@ func (sp *sessionPool) add(e *entry) {
 	sp.next++
 	sp.entries[e.pin.GetId()] = e
 	sp.order = append(sp.order, e)
+	for _, o := range e.prof.obs {
+		k := obsKey{o.entity, o.healthy}
+		if l := sp.observing[k]; len(l) == 0 || l[len(l)-1] != e {
+			sp.observing[k] = append(l, e)
+		}
+	}
 	sp.bytes.Add(pinBytes(e.pin))
 }
 
@@ -403,7 +419,12 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	strongerTools := map[string]map[string]bool{} // entity -> tools fresher and opposite
 	touched := map[string]*evidencev1.EvidencePin{}
 	for _, o := range prof.obs {
-		for _, e := range others {
+		// The validated pins (others) that observed o's entity in the
+		// opposite state, in arrival order.
+		for _, e := range sp.observing[obsKey{o.entity, !o.healthy}] {
+			if e.pin.GetId() == pin.GetId() || e.pin.GetValidationStatus() != statusValidated {
+				continue
+			}
 			for _, o2 := range e.prof.obs {
 				if o2.entity != o.entity || o2.healthy == o.healthy {
 					continue
