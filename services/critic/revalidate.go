@@ -228,9 +228,11 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		// Already decided: revalidation is idempotent.
 		return cand, nil, nil
 	}
-	prof := newProfile(cand)
+	var prof *profile
 	if existing != nil {
-		prof = existing.prof
+		prof = existing.prof // a profile depends only on the pin's data
+	} else {
+		prof = newProfile(cand)
 	}
 	out, contradicted := s.judge(cand, prof, sp)
 	metrics.PinRevalidations.WithLabelValues(revalidationResult(out)).Inc()
