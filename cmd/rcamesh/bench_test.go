@@ -19,7 +19,24 @@ import (
 // mesh: router parse and dispatch, tools execution over the fixture, pin
 // publication on JetStream, and delivery to a subscriber of the session's
 // public event stream (BrainService.StreamEvents). It reports p50 and p99.
+// critic=same-process is the default one-process mesh, whose critic judges
+// every new pin on the same cores at the same moment; critic=elsewhere runs
+// router, tools, brain and delivery without it, as a split deployment does
+// (the critic in its own pods).
 func BenchmarkFastPathToSubscriber(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"critic=same-process", nil},
+		// The critic address is never called on the fast path.
+		{"critic=elsewhere", []string{"-target=router,tools,brain,delivery", "-critic.addr=127.0.0.1:1"}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchFastPath(b, c.args) })
+	}
+}
+
+func benchFastPath(b *testing.B, args []string) {
 	sc, err := scenario.Load(filepath.Join("..", "..", "scenarios", "demo"))
 	if err != nil {
 		b.Fatal(err)
@@ -31,7 +48,7 @@ func BenchmarkFastPathToSubscriber(b *testing.B) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, err := startMesh(ctx, set, filepath.Join(b.TempDir(), "data"), logger, nil)
+	m, err := startMesh(ctx, set, filepath.Join(b.TempDir(), "data"), logger, args)
 	if err != nil {
 		b.Fatal(err)
 	}

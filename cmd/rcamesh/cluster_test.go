@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,11 +35,18 @@ type replicaMesh struct {
 	procs   map[string]proc
 }
 
-// logs returns the tail of every process's log (for a failure message).
+// logs returns the tail of every process's warnings and errors (for a
+// failure message; diagnose quotes the info lines that matter).
 func (m *replicaMesh) logs() string {
 	var b strings.Builder
 	for name, p := range m.procs {
-		l := p.log()
+		var warn strings.Builder
+		for line := range strings.Lines(p.log()) {
+			if !strings.Contains(line, "level=INFO") && !strings.Contains(line, "level=DEBUG") {
+				warn.WriteString(line)
+			}
+		}
+		l := warn.String()
 		if len(l) > 4000 {
 			l = l[len(l)-4000:]
 		}
@@ -52,7 +61,7 @@ func startReplicaMesh(t testing.TB, replicas int) *replicaMesh {
 	// Every process of a split mesh shares the mesh key (pin signatures,
 	// service identity); the test cluster itself runs without NATS users.
 	key, _, _ := meshSecrets(t)
-	common := []string{"-nats.url=" + c.URL(), "-nats.replicas=3", "-bus.ack-wait=2s", "-log.level=warn", "-mesh.key-file=" + key}
+	common := []string{"-nats.url=" + c.URL(), "-nats.replicas=3", "-bus.ack-wait=2s", "-log.level=info", "-mesh.key-file=" + key}
 	addrs := func(n int) (grpcs, https []string) {
 		for range n {
 			grpcs, https = append(grpcs, freeAddr(t)), append(https, freeAddr(t))
@@ -172,12 +181,18 @@ func (r *eventReader) read(ctx context.Context, t testing.TB) []storedEvent {
 }
 
 func (r *eventReader) tryRead(ctx context.Context) error {
-	st, err := r.js.Stream(ctx, bus.StreamEvents)
+	// Each request gets its own short deadline: a request in flight on the
+	// connection to a node that dies is never answered.
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := r.js.Stream(rctx, bus.StreamEvents)
 	if err != nil {
 		return fmt.Errorf("stream info: %w", err)
 	}
 	for last := st.CachedInfo().State.LastSeq; r.next <= last; r.next++ {
-		msg, err := st.GetMsg(ctx, r.next)
+		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		msg, err := st.GetMsg(mctx, r.next)
+		cancel()
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		}
@@ -212,6 +227,60 @@ func finished(events []storedEvent) map[string]bool {
 	return done
 }
 
+// diagnose describes the investigations that did not finish: their events
+// on the stream, their work item, the work consumer's state, and every log
+// line that names them (for a failure message).
+func (m *replicaMesh) diagnose(ctx context.Context, want map[string]string, events []storedEvent, done map[string]bool) string {
+	var b strings.Builder
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if ci, err := m.events.js.Consumer(cctx, bus.StreamWork, bus.ConsumerWork); err != nil {
+		fmt.Fprintf(&b, "work consumer: %v\n", err)
+	} else {
+		info := ci.CachedInfo()
+		fmt.Fprintf(&b, "work consumer: pending %d, ack pending %d, redelivered %d, waiting %d, leader %s\n",
+			info.NumPending, info.NumAckPending, info.NumRedelivered, info.NumWaiting, info.Cluster.Leader)
+	}
+	for sid, inv := range want {
+		if done[inv] {
+			continue
+		}
+		fmt.Fprintf(&b, "investigation %s (session %s):", inv, sid)
+		for _, ev := range events {
+			if ev.life.GetInvestigationId() == inv {
+				fmt.Fprintf(&b, " %d:%s@%s", ev.seq, strings.TrimPrefix(ev.life.GetKind().String(), "LIFECYCLE_EVENT_KIND_"), ev.publisher)
+			}
+		}
+		fmt.Fprintln(&b)
+		for name, p := range m.procs {
+			for line := range strings.Lines(p.log()) {
+				if strings.Contains(line, inv) || strings.Contains(line, sid) {
+					fmt.Fprintf(&b, "  %s: %s", name, line)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// dump writes each live process's goroutines (SIGQUIT) and full log to
+// $RCAMESH_CLUSTER_DUMP_DIR, when set, for a failure to be investigated.
+func (m *replicaMesh) dump(t testing.TB) {
+	dir := os.Getenv("RCAMESH_CLUSTER_DUMP_DIR")
+	if dir == "" {
+		return
+	}
+	for name, p := range m.procs {
+		if p.cmd.ProcessState == nil && p.cmd.Process.Signal(syscall.SIGQUIT) == nil {
+			time.Sleep(time.Second)
+		}
+		file := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_", ",", "_").Replace(name)+".log")
+		if err := os.WriteFile(file, []byte(p.log()), 0o600); err != nil {
+			t.Log(err)
+		}
+	}
+}
+
 // waitFinished polls the stream until every investigation finished.
 func (m *replicaMesh) waitFinished(t testing.TB, want map[string]string, timeout time.Duration) []storedEvent {
 	t.Helper()
@@ -231,7 +300,8 @@ func (m *replicaMesh) waitFinished(t testing.TB, want map[string]string, timeout
 			return events
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d investigations did not complete within %s\n%s", missing, len(want), timeout, m.logs())
+			m.dump(t)
+			t.Fatalf("%d of %d investigations did not complete within %s\n%s\n%s", missing, len(want), timeout, m.diagnose(ctx, want, events, done), m.logs())
 		}
 		time.Sleep(time.Second)
 	}
@@ -247,12 +317,6 @@ func (m *replicaMesh) waitFinished(t testing.TB, want map[string]string, timeout
 func TestClusterSurvivesLosingANodeAndABrain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node NATS cluster and seven processes")
-	}
-	if os.Getenv("RCAMESH_CLUSTER_FAULT_TEST") == "" {
-		// Known flake: in 2 of about 8 runs on a loaded 2-core machine the
-		// stream stayed unreachable after the node kill until the deadline.
-		// Run it on purpose (make test-cluster) until that is understood.
-		t.Skip("set RCAMESH_CLUSTER_FAULT_TEST=1 to run the cluster fault test (see README, Scaling)")
 	}
 	const total = 50
 	m := startReplicaMesh(t, 2)
@@ -285,10 +349,12 @@ func TestClusterSurvivesLosingANodeAndABrain(t *testing.T) {
 	if err := m.brains[0].cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	killedAt := len(finished(m.events.read(ctx, t)))
 
-	events := m.waitFinished(t, want, 90*time.Second)
-	t.Logf("investigations completed: %d of %d (%d before the kills)", len(finished(events)), total, killedAt)
+	// Polled: on an idle machine the rest completes within seconds.
+	events := m.waitFinished(t, want, 5*time.Minute)
+	t.Logf("investigations completed: %d of %d (%d before the kills, the rest within %s after)", len(finished(events)), total, killedAt, time.Since(killed).Round(time.Second))
 
 	// Pins: every pin event stored once; every pin a record cites is stored.
 	added := map[string]int{}

@@ -58,6 +58,15 @@ type Config struct {
 	NakMaxDelay time.Duration
 	// Replicas of each stream (1 for a single server).
 	Replicas int
+	// RequestTimeout bounds one attempt of a JetStream request (a publish
+	// waiting for its ack, a stream lookup): a request in flight on the
+	// connection to a server that dies is never answered, so no attempt may
+	// wait for the caller's whole deadline.
+	RequestTimeout time.Duration
+	// RetryFor is how long a publish that timed out or found no stream
+	// leader (a cluster electing one after a node died) keeps being retried
+	// under its message id, which makes the retry idempotent.
+	RetryFor time.Duration
 	// TracerProvider for producer and consumer spans; nil uses the global one.
 	TracerProvider trace.TracerProvider
 	// Keys, when set, sign every session event this process publishes with
@@ -79,6 +88,8 @@ func DefaultConfig() Config {
 		NakDelay:        200 * time.Millisecond,
 		NakMaxDelay:     30 * time.Second,
 		Replicas:        1,
+		RequestTimeout:  5 * time.Second,
+		RetryFor:        30 * time.Second,
 	}
 }
 
@@ -90,6 +101,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.AckWait, "bus.ack-wait", c.AckWait, "how long a durable consumer waits for an ack before redelivering")
 	fs.IntVar(&c.MaxDeliver, "bus.max-deliver", c.MaxDeliver, "deliveries of one message to a durable consumer before it is given up")
 	fs.IntVar(&c.Replicas, "nats.replicas", c.Replicas, "replicas of each JetStream stream and KV bucket: 1 for one server (the embedded default), 3 in a NATS cluster")
+	fs.DurationVar(&c.RequestTimeout, "nats.request-timeout", c.RequestTimeout, "longest wait for one JetStream request (a publish's ack, a stream lookup) before it is retried or fails")
+	fs.DurationVar(&c.RetryFor, "nats.retry-for", c.RetryFor, "how long a publish is retried (same message id, so stored once) while the NATS cluster fails over")
 }
 
 // Validate names the first bad field.
@@ -109,6 +122,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bus: NakDelay must be positive and at most NakMaxDelay, got %s and %s", c.NakDelay, c.NakMaxDelay)
 	case c.Replicas < 1 || c.Replicas > 5:
 		return fmt.Errorf("bus: Replicas (-nats.replicas) must be 1..5, got %d", c.Replicas)
+	case c.RequestTimeout < 100*time.Millisecond:
+		return fmt.Errorf("bus: RequestTimeout (-nats.request-timeout) must be at least 100ms, got %s", c.RequestTimeout)
+	case c.RetryFor < 0:
+		return fmt.Errorf("bus: RetryFor (-nats.retry-for) must not be negative, got %s", c.RetryFor)
 	}
 	return nil
 }
@@ -131,6 +148,28 @@ type Bus struct {
 type kvCache struct {
 	mu  sync.Mutex
 	kvs map[string]jetstream.KeyValue
+	// events is the handle of the events stream once looked up (a handle
+	// only names the stream: every call on it asks the server afresh).
+	events jetstream.Stream
+}
+
+// eventsStream returns the handle of the events stream, looking it up on
+// first use only (each lookup is a request for the stream's whole info).
+func (b *Bus) eventsStream(ctx context.Context) (jetstream.Stream, error) {
+	b.kv.mu.Lock()
+	st := b.kv.events
+	b.kv.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	st, err := b.js.Stream(ctx, StreamEvents)
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", StreamEvents, err)
+	}
+	b.kv.mu.Lock()
+	b.kv.events = st
+	b.kv.mu.Unlock()
+	return st, nil
 }
 
 // Connect ensures the streams exist with the default configuration and
@@ -151,7 +190,7 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jsOptions(cfg)...)
 	if err != nil {
 		return nil, fmt.Errorf("bus: jetstream: %w", err)
 	}
@@ -167,8 +206,20 @@ func ConnectConfig(ctx context.Context, nc *nats.Conn, logger *slog.Logger, cfg 
 // ConnectReader returns a Bus on nc for a client that may only read (the
 // reader user): it neither creates nor updates streams.
 func ConnectReader(nc *nats.Conn, cfg Config) *Bus {
-	js, _ := jetstream.New(nc) // fails only for a nil connection
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout, cfg.RetryFor = DefaultConfig().RequestTimeout, DefaultConfig().RetryFor
+	}
+	js, _ := jetstream.New(nc, jsOptions(cfg)...) // fails only for a nil connection
 	return &Bus{nc: nc, js: js, logger: slog.New(slog.DiscardHandler), cfg: cfg, kv: &kvCache{kvs: map[string]jetstream.KeyValue{}}, verified: &verifiedCache{}}
+}
+
+// jsOptions bound every JetStream request without a deadline of its own,
+// and every asynchronous publish's ack, by cfg.RequestTimeout.
+func jsOptions(cfg Config) []jetstream.JetStreamOpt {
+	return []jetstream.JetStreamOpt{
+		jetstream.WithDefaultTimeout(cfg.RequestTimeout),
+		jetstream.WithPublishAsyncTimeout(cfg.RequestTimeout),
+	}
 }
 
 func (b *Bus) streamConfigs() []jetstream.StreamConfig {
@@ -243,33 +294,24 @@ func (b *Bus) PublishPins(ctx context.Context, evs []*evidencev1.PinEvent) (seqs
 		}
 		span.End()
 	}()
-	futures := make([]jetstream.PubAckFuture, 0, len(evs))
-	for _, ev := range evs {
+	msgs := make([]*nats.Msg, len(evs))
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
 		subject, msgID, ev, err := pinMessage(ev)
 		if err != nil {
 			return nil, err
 		}
-		msg, err := b.message(ctx, subject, EventKindPin, ev)
-		if err != nil {
+		if msgs[i], err = b.message(ctx, subject, EventKindPin, ev); err != nil {
 			return nil, err
 		}
-		f, err := b.js.PublishMsgAsync(msg, jetstream.WithMsgID(msgID))
-		if err != nil {
-			return nil, fmt.Errorf("bus: publish %s: %w", subject, err)
-		}
-		futures = append(futures, f)
+		ids[i] = msgID
 	}
-	seqs = make([]uint64, len(futures))
-	for i, f := range futures {
-		select {
-		case ack := <-f.Ok():
-			seqs[i] = ack.Sequence
-		case err := <-f.Err():
-			return nil, fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, err)
-		case <-ctx.Done():
-			return nil, fmt.Errorf("bus: waiting for %d acknowledgements: %w", len(futures)-i, ctx.Err())
-		}
+	seqs, err = b.publishBatch(ctx, msgs, ids)
+	if err != nil {
+		metrics.NATSPublished.WithLabelValues(EventKindPin, "error").Add(float64(len(evs)))
+		return nil, err
 	}
+	metrics.NATSPublished.WithLabelValues(EventKindPin, "ok").Add(float64(len(evs)))
 	return seqs, nil
 }
 
@@ -376,7 +418,7 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 		return 0, err
 	}
 	start := time.Now()
-	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+	ack, err := b.publishAcked(ctx, msg, msgID)
 	metrics.NATSPublishDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 	if err != nil {
 		metrics.NATSPublished.WithLabelValues(kind, "error").Inc()
@@ -391,6 +433,12 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 		b.logger.DebugContext(ctx, "duplicate publish ignored", "subject", subject, "msg_id", msgID, "seq", ack.Sequence)
 	}
 	return ack.Sequence, nil
+}
+
+// request bounds one JetStream API request by Config.RequestTimeout (see
+// retry.go: a request in flight when its server dies is never answered).
+func (b *Bus) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, b.cfg.RequestTimeout)
 }
 
 // Decode turns a stored message into a SessionEvent.
@@ -455,7 +503,9 @@ func StartSequence(fromSeq, lastSeq uint64) uint64 {
 
 // lastSequence is the last sequence of the events stream.
 func (b *Bus) lastSequence(ctx context.Context) (uint64, error) {
-	st, err := b.js.Stream(ctx, StreamEvents)
+	rctx, cancel := b.request(ctx)
+	defer cancel()
+	st, err := b.js.Stream(rctx, StreamEvents)
 	if err != nil {
 		return 0, fmt.Errorf("bus: stream %s: %w", StreamEvents, err)
 	}
@@ -501,7 +551,9 @@ func (b *Bus) replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 			return nil, nil // nothing after the cursor
 		}
 	}
-	cons, err := b.js.CreateConsumer(ctx, StreamEvents, jetstream.ConsumerConfig{
+	cctx, cancel := b.request(ctx)
+	defer cancel()
+	cons, err := b.js.CreateConsumer(cctx, StreamEvents, jetstream.ConsumerConfig{
 		FilterSubject:     filter,
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:       fromSeq + 1,
@@ -552,7 +604,10 @@ func (b *Bus) replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 		}
 		if n == 0 {
 			// Nothing arrived: the rest may have aged out since the snapshot.
-			if info, err := cons.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+			ictx, icancel := b.request(ctx)
+			info, err := cons.Info(ictx)
+			icancel()
+			if err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
 				break
 			}
 			return nil, fmt.Errorf("bus: replay %s: no progress after %d of %d events", filter, len(out), pending)
@@ -583,7 +638,9 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 		}
 		start = StartSequence(fromSeq, last)
 	}
-	cons, err := b.js.OrderedConsumer(ctx, StreamEvents, jetstream.OrderedConsumerConfig{
+	rctx, cancel := b.request(ctx)
+	defer cancel()
+	cons, err := b.js.OrderedConsumer(rctx, StreamEvents, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{filter},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    start,
@@ -703,7 +760,7 @@ func (b *Bus) EnqueueKeyed(ctx context.Context, key, msgID string, payload []byt
 	msg := &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{}}
 	InjectTrace(ctx, msg.Header)
 	start := time.Now()
-	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+	ack, err := b.publishAcked(ctx, msg, msgID)
 	metrics.NATSPublishDuration.WithLabelValues(EventKindWork).Observe(time.Since(start).Seconds())
 	if err != nil {
 		metrics.NATSPublished.WithLabelValues(EventKindWork, "error").Inc()
@@ -721,6 +778,8 @@ func (b *Bus) EnqueueKeyed(ctx context.Context, key, msgID string, payload []byt
 // key: waiting, or delivered and not yet acknowledged (a work-queue stream
 // removes an item only when it is acknowledged or terminated).
 func (b *Bus) WorkPending(ctx context.Context, key string) (bool, error) {
+	ctx, cancel := b.request(ctx)
+	defer cancel()
 	st, err := b.js.Stream(ctx, StreamWork)
 	if err != nil {
 		return false, fmt.Errorf("bus: stream %s: %w", StreamWork, err)
@@ -775,7 +834,9 @@ func (b *Bus) consumeResilient(ctx context.Context, stream string, cfg jetstream
 	log := b.logger.With("consumer", cfg.Durable)
 	wait := 100 * time.Millisecond
 	for {
-		cons, err := b.js.CreateOrUpdateConsumer(ctx, stream, cfg)
+		rctx, cancel := b.request(ctx)
+		cons, err := b.js.CreateOrUpdateConsumer(rctx, stream, cfg)
+		cancel()
 		if err == nil {
 			err = b.consume(ctx, cons, cfg.Durable, buffer, fn)
 			if err == nil {
@@ -921,6 +982,8 @@ func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error)
 	if kv, ok := b.kv.kvs[bucket]; ok {
 		return kv, nil
 	}
+	ctx, cancel := b.request(ctx)
+	defer cancel()
 	kv, err := b.js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
@@ -960,9 +1023,11 @@ func (b *Bus) SessionPins(ctx context.Context, session string) (uint64, error) {
 	if err := checkSubject(subject); err != nil {
 		return 0, err
 	}
-	st, err := b.js.Stream(ctx, StreamEvents)
+	ctx, cancel := b.request(ctx)
+	defer cancel()
+	st, err := b.eventsStream(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("bus: stream %s: %w", StreamEvents, err)
+		return 0, err
 	}
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
 	if err != nil {

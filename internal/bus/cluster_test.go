@@ -79,24 +79,51 @@ func TestClusterLosesNoAcknowledgedEvent(t *testing.T) {
 	for _, s := range seqs {
 		acked[s] = true
 	}
-	c.Kill(0)
-	// Publishing goes on with two of three nodes (the quorum); retry while
-	// the client reconnects and leaders move.
-	for i := 200; i < 400; i++ {
-		var seq uint64
-		for {
-			// One attempt waits at most 5 s: a publish sent just before the
-			// stream's leader died is never answered.
-			pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
-			seq, err = b.PublishPin(pctx, pinEvent("cl", fmt.Sprintf("p%d", i), added, 1))
-			pcancel()
-			if err == nil || ctx.Err() != nil {
-				break
+	// The node this client is connected to dies while pins are being
+	// published one by one and then in batches: requests in flight on that
+	// connection are never answered, and the streams' leaders may move.
+	// Every publish must still succeed (the bus bounds each attempt and
+	// retries under the same message id), with no retry here.
+	victim := c.Index(b.Conn().ConnectedUrl())
+	if victim < 0 {
+		t.Fatalf("connected to %s, which is no node of the cluster", b.Conn().ConnectedUrl())
+	}
+	published := make(chan uint64, 400)
+	errc := make(chan error, 1)
+	go func() {
+		for i := 200; i < 300; i++ {
+			seq, err := b.PublishPin(ctx, pinEvent("cl", fmt.Sprintf("p%d", i), added, 1))
+			if err != nil {
+				errc <- fmt.Errorf("pin %d: %w", i, err)
+				return
 			}
-			time.Sleep(50 * time.Millisecond)
+			published <- seq
 		}
-		if err != nil {
-			t.Fatalf("publish after losing a node: %v", err)
+		for i := 300; i < 400; i += 20 {
+			seqs, err := b.PublishPins(ctx, batch(i, 20))
+			if err != nil {
+				errc <- fmt.Errorf("batch from %d: %w", i, err)
+				return
+			}
+			for _, seq := range seqs {
+				published <- seq
+			}
+		}
+		close(published)
+	}()
+	for n := 0; ; n++ {
+		if n == 20 {
+			c.Kill(victim)
+		}
+		var seq uint64
+		var ok bool
+		select {
+		case seq, ok = <-published:
+		case err := <-errc:
+			t.Fatalf("publish after losing the connected node: %v", err)
+		}
+		if !ok {
+			break
 		}
 		acked[seq] = true
 	}

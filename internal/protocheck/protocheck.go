@@ -26,10 +26,16 @@ func Timestamps(m proto.Message) error {
 }
 
 func checkTimestamps(m protoreflect.Message, path string) error {
-	if !m.IsValid() || !mayHoldTimestamp(m.Descriptor()) {
-		return nil // e.g. a google.protobuf.Struct: nothing to walk
+	if !m.IsValid() {
+		return nil
 	}
-	if m.Descriptor().FullName() == timestampName {
+	if ts, ok := m.Interface().(*timestamppb.Timestamp); ok {
+		if err := ts.CheckValid(); err != nil {
+			return fmt.Errorf("timestamp %s: %w", path, err)
+		}
+		return nil
+	}
+	if m.Descriptor().FullName() == timestampName { // a dynamic message
 		fields := m.Descriptor().Fields()
 		ts := &timestamppb.Timestamp{
 			Seconds: m.Get(fields.ByName("seconds")).Int(),
@@ -40,35 +46,61 @@ func checkTimestamps(m protoreflect.Message, path string) error {
 		}
 		return nil
 	}
-	var err error
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	// Only the fields whose type can hold a Timestamp are visited (none of
+	// a google.protobuf.Struct's, nor any scalar).
+	for _, fd := range timestampFields(m.Descriptor()) {
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
 		name := string(fd.Name())
 		if path != "" {
 			name = path + "." + name
 		}
+		var err error
 		switch {
 		case fd.IsMap():
-			if fd.MapValue().Message() == nil {
-				return true
-			}
 			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
 				err = checkTimestamps(mv.Message(), name+"["+k.String()+"]")
 				return err == nil
 			})
 		case fd.IsList():
-			if fd.Message() == nil {
-				return true
-			}
 			l := v.List()
 			for i := 0; i < l.Len() && err == nil; i++ {
 				err = checkTimestamps(l.Get(i).Message(), fmt.Sprintf("%s[%d]", name, i))
 			}
-		case fd.Message() != nil:
+		default:
 			err = checkTimestamps(v.Message(), name)
 		}
-		return err == nil
-	})
-	return err
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldPlans caches, per message type, the fields whose type can hold a
+// Timestamp at any depth (protoreflect.FullName -> []FieldDescriptor).
+var fieldPlans sync.Map
+
+func timestampFields(md protoreflect.MessageDescriptor) []protoreflect.FieldDescriptor {
+	if v, ok := fieldPlans.Load(md.FullName()); ok {
+		return v.([]protoreflect.FieldDescriptor)
+	}
+	var out []protoreflect.FieldDescriptor
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		sub := fd.Message()
+		if fd.IsMap() {
+			sub = fd.MapValue().Message()
+		}
+		if sub != nil && mayHoldTimestamp(sub) {
+			out = append(out, fd)
+		}
+	}
+	fieldPlans.Store(md.FullName(), out)
+	return out
 }
 
 // holds caches, per message type, whether a Timestamp can occur anywhere in

@@ -38,7 +38,11 @@ type sessionPool struct {
 	loaded  bool
 	entries map[string]*entry
 	order   []*entry // the entries in arrival order
-	next    int
+	// observing lists, in arrival order, the entries with an observation of
+	// an entity in a health state (each entry once per key): judge finds the
+	// pins a new observation contradicts without walking the whole pool.
+	observing map[obsKey][]*entry
+	next      int
 	used    int64
 	// seq is the last events-stream sequence the pool has read.
 	seq uint64
@@ -50,8 +54,14 @@ type sessionPool struct {
 // pinBytes is the memory a pin costs in a pool.
 func pinBytes(p *evidencev1.EvidencePin) int64 { return 2 * int64(proto.Size(p)) }
 
+// obsKey is an entity in a health state.
+type obsKey struct {
+	entity  string
+	healthy bool
+}
+
 func newSessionPool() *sessionPool {
-	return &sessionPool{entries: map[string]*entry{}}
+	return &sessionPool{entries: map[string]*entry{}, observing: map[obsKey][]*entry{}}
 }
 
 func pinVersion(p *evidencev1.EvidencePin) int64 {
@@ -88,6 +98,12 @@ func (sp *sessionPool) add(e *entry) {
 	sp.next++
 	sp.entries[e.pin.GetId()] = e
 	sp.order = append(sp.order, e)
+	for _, o := range e.prof.obs {
+		k := obsKey{o.entity, o.healthy}
+		if l := sp.observing[k]; len(l) == 0 || l[len(l)-1] != e {
+			sp.observing[k] = append(l, e)
+		}
+	}
 	sp.bytes.Add(pinBytes(e.pin))
 }
 
@@ -212,9 +228,11 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		// Already decided: revalidation is idempotent.
 		return cand, nil, nil
 	}
-	prof := newProfile(cand)
+	var prof *profile
 	if existing != nil {
-		prof = existing.prof
+		prof = existing.prof // a profile depends only on the pin's data
+	} else {
+		prof = newProfile(cand)
 	}
 	out, contradicted := s.judge(cand, prof, sp)
 	metrics.PinRevalidations.WithLabelValues(revalidationResult(out)).Inc()
@@ -323,8 +341,6 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 
 	var others []*entry
 	var poolOnset *time.Time
-	scopeNames := map[string]bool{}
-	scopeNS := map[string]bool{}
 	for _, e := range sp.ordered() {
 		if e.pin.GetId() == pin.GetId() {
 			continue
@@ -338,12 +354,6 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 			continue
 		}
 		others = append(others, e)
-		for n := range e.prof.names {
-			scopeNames[n] = true
-		}
-		if ns := e.pin.GetNamespace(); ns != "" {
-			scopeNS[strings.ToLower(ns)] = true
-		}
 	}
 	if prof.failing && prof.onset != nil && (poolOnset == nil || prof.onset.Before(*poolOnset)) {
 		poolOnset = prof.onset
@@ -380,8 +390,8 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	case strings.TrimSpace(pin.GetClaim()) == "" && len(pin.GetSupportingEvidence()) == 0 &&
 		strings.TrimSpace(pin.GetRawOutput()) == "" && len(pin.GetMetadata().GetFields()) == 0:
 		return reject(0, "empty evidence: the call returned no claim, snippets, output or facts")
-	case !prof.hasFacts && !prof.failing && len(scopeNames) > 0 && !overlaps(prof.names, scopeNames) &&
-		pin.GetNamespace() != "" && len(scopeNS) > 0 && !scopeNS[strings.ToLower(pin.GetNamespace())]:
+	case !prof.hasFacts && !prof.failing && pin.GetNamespace() != "" && outOfScope(prof, pin.GetNamespace(), others):
+		_, scopeNS := scopeOf(others)
 		return reject(math.Min(base, 10), fmt.Sprintf("irrelevant: namespace %q and its entities are outside the incident's evidence (%s) and the result shows nothing abnormal", pin.GetNamespace(), strings.Join(sortedSet(scopeNS), ", ")))
 	}
 
@@ -411,7 +421,12 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	strongerTools := map[string]map[string]bool{} // entity -> tools fresher and opposite
 	touched := map[string]*evidencev1.EvidencePin{}
 	for _, o := range prof.obs {
-		for _, e := range others {
+		// The validated pins (others) that observed o's entity in the
+		// opposite state, in arrival order.
+		for _, e := range sp.observing[obsKey{o.entity, !o.healthy}] {
+			if e.pin.GetId() == pin.GetId() || e.pin.GetValidationStatus() != statusValidated {
+				continue
+			}
 			for _, o2 := range e.prof.obs {
 				if o2.entity != o.entity || o2.healthy == o.healthy {
 					continue
@@ -505,6 +520,30 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	out.Contradicts = contradicts
 	out.CriticRationale = "VALIDATED as " + roleName(role) + ": " + strings.Join(nonEmpty(why), "; ")
 	return out, contradicted
+}
+
+// scopeOf is the incident's scope as the validated pins show it: the
+// entities they name and their namespaces (lower case).
+func scopeOf(validated []*entry) (names, namespaces map[string]bool) {
+	names, namespaces = map[string]bool{}, map[string]bool{}
+	for _, e := range validated {
+		for n := range e.prof.names {
+			names[n] = true
+		}
+		if ns := e.pin.GetNamespace(); ns != "" {
+			namespaces[strings.ToLower(ns)] = true
+		}
+	}
+	return names, namespaces
+}
+
+// outOfScope reports whether a pin of namespace ns whose profile is prof
+// lies outside the scope of the validated pins: they name entities and
+// namespaces, and it shares none of either. Only results that show nothing
+// abnormal are asked (the scope is built on demand, not for every pin).
+func outOfScope(prof *profile, ns string, validated []*entry) bool {
+	names, namespaces := scopeOf(validated)
+	return len(names) > 0 && !overlaps(prof.names, names) && len(namespaces) > 0 && !namespaces[strings.ToLower(ns)]
 }
 
 // roleFor assigns the causal role of a validated pin relative to the pool.

@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -72,5 +74,43 @@ func TestPinLimitPerSession(t *testing.T) {
 	}
 	if err := call("other", "get_events"); err != nil {
 		t.Errorf("another session refused: %v", err)
+	}
+}
+
+// TestPinLimitCountsOtherReplicas: the count a tools process reuses for a
+// short while is read afresh once it is stale and on every call in the
+// limit's last tenth, so pins another replica published are counted.
+func TestPinLimitCountsOtherReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embedded NATS")
+	}
+	b := bustest.New(t)
+	ts := newTestSet()
+	s := newService(t, ts.set, func(c *Config) { c.MaxPinsPerSession = 20; c.DuplicateTTL = 0 }, func(d *Deps) { d.Bus = b })
+	clock := time.Now()
+	s.now = func() time.Time { return clock }
+	call := func(intent string) error {
+		_, err := s.ExecuteTool(t.Context(), &toolsv1.ExecuteToolRequest{SessionId: "shared", InvestigationId: "inv", Intent: intent,
+			Context: incidentCtx(), TriggeredBy: evidencev1.TriggeredBy_TRIGGERED_BY_QUICK_ACTION})
+		return err
+	}
+	if err := call("get_events"); err != nil {
+		t.Fatal(err)
+	}
+	// Another replica adds 18 pins: 19 in all.
+	for i := range 18 {
+		ev := &evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, SessionId: "shared",
+			Pin: &evidencev1.EvidencePin{Id: fmt.Sprintf("other-%d", i), SessionId: "shared", Version: 1}}
+		if _, err := b.PublishPin(t.Context(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock = clock.Add(pinCountTTL) // the count read at the first call is stale
+	if err := call("check_pod_status"); err != nil {
+		t.Fatalf("the 20th pin: %v", err)
+	}
+	err := call("list_pods") // 20 pins: in the last tenth, counted afresh
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "holds 20 pins") {
+		t.Fatalf("the 21st pin: %v", err)
 	}
 }

@@ -85,6 +85,7 @@ type Service struct {
 	reg          *Registry
 	cache        *callCache
 	pins         PinFactory
+	pinCounts    pinCounts
 	// now is the wall clock (durations, cache ages, pin timestamps).
 	now func() time.Time
 
@@ -330,25 +331,6 @@ func (s *Service) trip(name, detail string, limit, value float64) *investigation
 	return &investigationv1.GuardrailTrip{Guardrail: name, Owner: mesh.Tools, Detail: detail, Limit: limit, Value: value, Time: timestamppb.New(s.now())}
 }
 
-// checkPinLimit refuses a call that would add a pin to a session already
-// holding Config.MaxPinsPerSession (FailedPrecondition: permanent for the
-// session, never retried as an outage).
-func (s *Service) checkPinLimit(ctx context.Context, req *toolsv1.ExecuteToolRequest) error {
-	pc, ok := s.bus.(PinCounter)
-	if !ok || s.bus == nil || req.GetSkipPublish() || req.GetSessionId() == "" {
-		return nil
-	}
-	n, err := pc.SessionPins(ctx, req.GetSessionId())
-	if err != nil {
-		return status.Errorf(codes.Unavailable, "counting the pins of session %q: %v", req.GetSessionId(), err)
-	}
-	if n >= uint64(s.cfg.MaxPinsPerSession) {
-		return status.Errorf(codes.FailedPrecondition, "session %q holds %d pins, the limit per session (-tools.max-pins-per-session %d): start a new session or raise the limit",
-			req.GetSessionId(), n, s.cfg.MaxPinsPerSession)
-	}
-	return nil
-}
-
 // ExecuteTool runs one tool call under the guardrails, builds its pin and publishes it.
 func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolRequest) (*toolsv1.ExecuteToolResponse, error) {
 	intent := strings.TrimSpace(req.GetIntent())
@@ -517,6 +499,7 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 			s.log.Error("publish pin failed", "intent", call.Intent, "pin", pin.GetId(), "err", err)
 			return nil, status.Errorf(codes.Unavailable, "tool %s ran but its pin %s could not be published: %v", call.Intent, pin.GetId(), err)
 		}
+		s.pinCounts.added(req.GetSessionId())
 		metrics.PinsPublished.Inc()
 	}
 	s.log.Debug("tool executed", "intent", call.Intent, "success", tr.Success, "no_data", tr.NoData, "ms", tr.DurationMs, "pin", pin.GetId())

@@ -28,6 +28,16 @@ func (c *Cluster) URL() string {
 	return strings.Join(urls, ",")
 }
 
+// Index is the index of the server whose client URL is url, or -1.
+func (c *Cluster) Index(url string) int {
+	for i, s := range c.Servers {
+		if s.ClientURL() == url {
+			return i
+		}
+	}
+	return -1
+}
+
 // Kill stops server i at once (its routes and clients drop).
 func (c *Cluster) Kill(i int) {
 	c.Servers[i].Shutdown()
