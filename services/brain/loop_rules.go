@@ -357,17 +357,9 @@ func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *critic
 		return nil, "", true, nil
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
-	if resp.GetLimitReached() {
-		// The critic's limit decides, even from a critic that also says
-		// "accepted": the loop stops as NEEDS_REVIEW, never CONCLUDED.
-		st.loop.Rejections++
-		for _, g := range resp.GetBlockingGaps() {
-			st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
-		}
-		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+firstNonEmpty(resp.GetReason(), "conclusion refused"))
-		return resp, resp.GetReason(), true, nil
-	}
-	if resp.GetAccepted() {
+	// The critic's limit decides, even from a critic that also says
+	// "accepted": the loop stops as NEEDS_REVIEW, never CONCLUDED.
+	if resp.GetAccepted() && !resp.GetLimitReached() {
 		st.stop(dsConcluded, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
 		return resp, "", true, nil
 	}
@@ -375,12 +367,11 @@ func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *critic
 	for _, g := range resp.GetBlockingGaps() {
 		st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
 	}
-	reason = firstNonEmpty(resp.GetReason(), "conclusion refused")
 	if resp.GetLimitReached() {
-		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+reason)
-		return resp, reason, true, nil
+		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+firstNonEmpty(resp.GetReason(), "conclusion refused"))
+		return resp, resp.GetReason(), true, nil
 	}
-	return resp, reason, false, nil
+	return resp, firstNonEmpty(resp.GetReason(), "conclusion refused"), false, nil
 }
 
 // acceptConclusion asks the critic whether the rules loop may stop; a
