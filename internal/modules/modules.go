@@ -183,7 +183,7 @@ func Register(r *app.Registry, opt Options) error {
 		if err != nil {
 			return nil, err
 		}
-		return brain.New(brainCfg, brain.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, LLM: p})
+		return brain.New(brainCfg, brain.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, LLM: p, ModelMaxRetries: model.cfg.MaxRetries})
 	}, app.WithFlags(brainCfg.RegisterFlags), app.WithFlags(modelFlags),
 		app.Needs(mesh.Router, mesh.Tools, mesh.Critic, mesh.Delivery)); err != nil {
 		return err

@@ -247,7 +247,7 @@ func (s *Service) guardrails() *investigationv1.Guardrails {
 		MaxToolCalls:          int32(s.cfg.MaxToolCalls),
 		MaxWallMs:             s.cfg.MaxWall.Milliseconds(),
 		MaxStalledRetrievals:  int32(s.cfg.MaxStalledRetrievals),
-		Owners:                owners(),
+		ModelMaxRetries:       s.modelRetries,
 	}
 }
 

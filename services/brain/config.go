@@ -7,21 +7,20 @@ import (
 	"strings"
 	"time"
 
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
 )
 
-// Guardrail names the brain owns; they appear in GuardrailTrip.guardrail and
-// in the record's guardrail owners map.
+// The guardrails the brain owns (their owner, flag and record field are the
+// contract's, package guardrail).
 const (
-	GuardrailMaxLoops          = "max_loops"
-	GuardrailStagnation        = "max_stagnant_iterations"
-	GuardrailContextBudget     = "context_budget_chars"
-	GuardrailMaxToolCalls      = "max_tool_calls"
-	GuardrailMaxWall           = "max_wall_ms"
-	GuardrailStalledRetrievals = "max_stalled_retrievals"
-	GuardrailDegraded          = "degraded_result"
-	// Owner is the owner string of every trip the brain reports.
-	Owner = "brain"
+	GuardrailMaxLoops          = investigationv1.Guardrail_GUARDRAIL_MAX_LOOPS
+	GuardrailStagnation        = investigationv1.Guardrail_GUARDRAIL_MAX_STAGNANT_ITERATIONS
+	GuardrailContextBudget     = investigationv1.Guardrail_GUARDRAIL_CONTEXT_BUDGET_CHARS
+	GuardrailMaxToolCalls      = investigationv1.Guardrail_GUARDRAIL_MAX_TOOL_CALLS
+	GuardrailMaxWall           = investigationv1.Guardrail_GUARDRAIL_MAX_WALL_MS
+	GuardrailStalledRetrievals = investigationv1.Guardrail_GUARDRAIL_MAX_STALLED_RETRIEVALS
+	GuardrailDegraded          = investigationv1.Guardrail_GUARDRAIL_DEGRADED_RESULT
 )
 
 // Config holds the brain's guardrails and settings. Every field has a
@@ -174,8 +173,9 @@ func (c *Config) Validate() error {
 	if c.ToolBudget < 0 {
 		errs = append(errs, fmt.Errorf("brain.tool-budget must be >= 0, got %d", c.ToolBudget))
 	}
-	if c.DedupWindow <= 0 {
-		errs = append(errs, fmt.Errorf("brain.dedup-window must be positive, got %s", c.DedupWindow))
+	if c.DedupWindow < time.Second {
+		// Session ids number the windows in whole seconds.
+		errs = append(errs, fmt.Errorf("brain.dedup-window must be at least 1s, got %s", c.DedupWindow))
 	}
 	if c.CallTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("brain.call-timeout must be positive, got %s", c.CallTimeout))
@@ -211,29 +211,4 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("brain.max-alerts-per-request must be >= 1, got %d", c.MaxAlertsPerRequest))
 	}
 	return errors.Join(errs...)
-}
-
-// owners maps every guardrail of the record's Guardrails message to the
-// service that owns it (DESIGN.md "Guardrails, each owned by one service").
-func owners() map[string]string {
-	return map[string]string{
-		"max_tool_schemas":          "router",
-		"secondary_tool_reserve":    "router",
-		"tool_budget":               "router",
-		GuardrailMaxLoops:           Owner,
-		GuardrailStagnation:         Owner,
-		GuardrailContextBudget:      Owner,
-		GuardrailMaxToolCalls:       Owner,
-		GuardrailMaxWall:            Owner,
-		GuardrailStalledRetrievals:  Owner,
-		GuardrailDegraded:           Owner,
-		"tool_timeout_ms":           "tools",
-		"max_output_bytes":          "tools",
-		"duplicate_call_replay":     "tools",
-		"critic_threshold":          "critic",
-		"critic_max_rounds":         "critic",
-		"evaluator_rejection_limit": "critic",
-		"confidence_gate":           "delivery",
-		"fingerprint_dedup":         "delivery",
-	}
 }

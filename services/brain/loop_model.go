@@ -12,6 +12,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/llm"
 )
 
@@ -59,7 +60,7 @@ func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 		}
 		if st.loop.Round >= s.cfg.MaxLoops {
 			s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d iterations reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
-			st.stop(dsNeedsReview, "loop iteration cap reached ("+GuardrailMaxLoops+")")
+			st.stop(dsNeedsReview, "loop iteration cap reached ("+guardrail.Name(GuardrailMaxLoops)+")")
 			break
 		}
 		if name, tripped := s.breakerTripped(ctx, st); tripped && !st.loop.Stripped {
@@ -247,8 +248,7 @@ func (s *Service) selectTools(ctx context.Context, st *invState) []llm.ToolSchem
 	if !st.hasSelectTrips() {
 		s.tripsFrom(ctx, st, resp.GetTrips())
 	}
-	st.rec.Guardrails.MaxToolSchemas = resp.GetMaxSchemas()
-	st.rec.Guardrails.SecondaryToolReserve = resp.GetSecondaryReserve()
+	limitsFrom(st, resp.GetLimits())
 	out := make([]llm.ToolSchema, 0, len(resp.GetTools()))
 	for _, d := range resp.GetTools() {
 		if d.GetIntent() == intentReinvestigate && st.isSub() {
@@ -260,12 +260,7 @@ func (s *Service) selectTools(ctx context.Context, st *invState) []llm.ToolSchem
 }
 
 func (st *invState) hasSelectTrips() bool {
-	for _, t := range st.rec.GetGuardrailTrips() {
-		if t.GetGuardrail() == "max_tool_schemas" || t.GetGuardrail() == "secondary_tool_reserve" {
-			return true
-		}
-	}
-	return false
+	return st.hasTrip(investigationv1.Guardrail_GUARDRAIL_MAX_TOOL_SCHEMAS) || st.hasTrip(investigationv1.Guardrail_GUARDRAIL_SECONDARY_TOOL_RESERVE)
 }
 
 // toolSchema converts a tool definition into the model's JSON Schema form.

@@ -12,6 +12,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 )
 
 const (
@@ -51,7 +52,7 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 			}
 			if st.loop.Round >= s.cfg.MaxLoops {
 				s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d rounds reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
-				st.stop(dsNeedsReview, "loop iteration cap reached ("+GuardrailMaxLoops+")")
+				st.stop(dsNeedsReview, "loop iteration cap reached ("+guardrail.Name(GuardrailMaxLoops)+")")
 				break
 			}
 			st.loop.Round++
@@ -130,13 +131,13 @@ func (s *Service) updateProgress(ctx context.Context, st *invState, calls, fresh
 		s.brainTrip(ctx, st, GuardrailStagnation, fmt.Sprintf("%d consecutive iterations only replayed earlier calls; tools stripped, final answer forced", st.loop.Stagnant),
 			float64(s.cfg.MaxStagnantIterations), float64(st.loop.Stagnant))
 		st.loop.Stripped = true
-		return true, "stagnation breaker (" + GuardrailStagnation + ")"
+		return true, "stagnation breaker (" + guardrail.Name(GuardrailStagnation) + ")"
 	}
 	if st.loop.Stalled >= s.cfg.MaxStalledRetrievals {
 		s.brainTrip(ctx, st, GuardrailStalledRetrievals, fmt.Sprintf("%d consecutive rounds added no new evidence", st.loop.Stalled),
 			float64(s.cfg.MaxStalledRetrievals), float64(st.loop.Stalled))
 		st.loop.Stripped = true
-		return true, "stalled retrievals (" + GuardrailStalledRetrievals + ")"
+		return true, "stalled retrievals (" + guardrail.Name(GuardrailStalledRetrievals) + ")"
 	}
 	return false, ""
 }
@@ -147,9 +148,9 @@ func (s *Service) forcedFinal(st *invState) (bool, string) {
 	case st.loop.Breaker != "":
 		return true, "circuit breaker " + st.loop.Breaker
 	case st.loop.Stagnant >= s.cfg.MaxStagnantIterations:
-		return true, "stagnation breaker (" + GuardrailStagnation + ")"
+		return true, "stagnation breaker (" + guardrail.Name(GuardrailStagnation) + ")"
 	case st.loop.Stalled >= s.cfg.MaxStalledRetrievals:
-		return true, "stalled retrievals (" + GuardrailStalledRetrievals + ")"
+		return true, "stalled retrievals (" + guardrail.Name(GuardrailStalledRetrievals) + ")"
 	}
 	return false, ""
 }
@@ -190,9 +191,7 @@ func (s *Service) synthesizeAndReview(ctx context.Context, st *invState) (*inves
 	}
 	st.rec.Reviews = append(st.rec.Reviews, review)
 	st.review = review
-	if th := review.GetThreshold(); th > 0 {
-		st.rec.Guardrails.CriticThreshold = th
-	}
+	limitsFrom(st, resp.GetLimits())
 	return review, nil
 }
 
@@ -357,6 +356,7 @@ func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *critic
 		return nil, "", true, nil
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
+	limitsFrom(st, resp.GetLimits())
 	// The critic's limit decides, even from a critic that also says
 	// "accepted": the loop stops as NEEDS_REVIEW, never CONCLUDED.
 	if resp.GetAccepted() && !resp.GetLimitReached() {

@@ -117,7 +117,7 @@ func TestModelDegraded(t *testing.T) {
 			if d.GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_DEGRADED || !strings.HasPrefix(d.GetStopReason(), "degraded") {
 				t.Fatalf("status %v stop %q", d.GetStatus(), d.GetStopReason())
 			}
-			if !hasTrip(rec, GuardrailDegraded, Owner) {
+			if !hasTrip(rec, GuardrailDegraded) {
 				t.Errorf("no degraded trip: %v", rec.GetGuardrailTrips())
 			}
 			// Nothing lost: every call that ran is in the record and the rules
@@ -145,7 +145,7 @@ func TestModelStagnationBreaker(t *testing.T) {
 	rec, srv, _ := investigateWithModel(t, &cfg, []llmtest.Turn{
 		llmtest.Tools(repeat), llmtest.Tools(repeat), llmtest.Text(finalJSON),
 	}, nil)
-	if !hasTrip(rec, GuardrailStagnation, Owner) {
+	if !hasTrip(rec, GuardrailStagnation) {
 		t.Fatalf("no stagnation trip: %v", rec.GetGuardrailTrips())
 	}
 	reqs := srv.Requests()
@@ -179,7 +179,7 @@ func TestModelLoopCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hasTrip(rec, GuardrailMaxLoops, Owner) || rec.GetLoops() != 3 || len(rec.GetModelCalls()) != 3 {
+	if !hasTrip(rec, GuardrailMaxLoops) || rec.GetLoops() != 3 || len(rec.GetModelCalls()) != 3 {
 		t.Fatalf("trips %v loops %d model calls %d", rec.GetGuardrailTrips(), rec.GetLoops(), len(rec.GetModelCalls()))
 	}
 	if rec.GetDiagnosis().GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW {
@@ -204,7 +204,7 @@ func TestContextBudgetEviction(t *testing.T) {
 			}, nil
 		}
 	})
-	if !hasTrip(rec, GuardrailContextBudget, Owner) {
+	if !hasTrip(rec, GuardrailContextBudget) {
 		t.Fatalf("no context budget trip: %v", rec.GetGuardrailTrips())
 	}
 	msgs := srv.Requests()[0].Messages()

@@ -323,6 +323,7 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 		return "", fmt.Errorf("router.PlanActions: %w", err)
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
+	limitsFrom(st, resp.GetLimits())
 	plan := proto.CloneOf(resp.GetPlan())
 	if plan == nil {
 		plan = &investigationv1.TaskPlan{}
@@ -338,9 +339,6 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 		plan.Actions = kept
 	}
 	st.rec.Plan = plan
-	if plan.GetToolBudget() > 0 {
-		st.rec.Guardrails.ToolBudget = plan.GetToolBudget()
-	}
 	intents := make([]string, 0, len(plan.GetActions()))
 	for _, a := range plan.GetActions() {
 		intents = append(intents, a.GetIntent())
@@ -442,6 +440,8 @@ func (s *Service) stageDeliver(ctx context.Context, st *invState) (string, error
 	if err != nil {
 		return "", unavailable("delivery", fmt.Errorf("delivery.DeliverReport: %w", err))
 	}
+	s.tripsFrom(ctx, st, resp.GetTrips())
+	limitsFrom(st, resp.GetLimits())
 	r := resp.GetReport()
 	st.report = r.GetMarkdown()
 	st.silent = r.GetSilent()

@@ -9,7 +9,7 @@
 // The brain owns the loop iteration cap, the stagnation breaker, the context
 // budget, the tool-call / wall-time / stalled-retrieval circuit breakers and
 // the degraded result on model failure (Config); trips are reported in the
-// investigation record as GuardrailTrip{owner: "brain"}.
+// investigation record as trips owned by "brain" (the Guardrail enum).
 package brain
 
 import (
@@ -26,6 +26,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
@@ -43,6 +44,9 @@ type Deps struct {
 	Clients mesh.Clients
 	// LLM is the model of the ReAct loop; nil runs the offline rules supervisor.
 	LLM llm.Provider
+	// ModelMaxRetries is the model client's retries per call (llm.max-retries),
+	// the limit behind a degraded result; recorded with the other limits.
+	ModelMaxRetries int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -57,6 +61,8 @@ type Service struct {
 	clients mesh.Clients
 	model   llm.Provider
 	now     func() time.Time
+	// modelRetries is Deps.ModelMaxRetries, nil without a model.
+	modelRetries *int32
 
 	storeMu sync.Mutex
 	st      *stateStore
@@ -99,6 +105,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		now:     now,
 		local:   make(chan workItem, 1024),
 		changed: make(chan struct{}),
+	}
+	if deps.LLM != nil {
+		s.modelRetries = proto.Int32(int32(deps.ModelMaxRetries))
 	}
 	if deps.Bus == nil {
 		s.st = &stateStore{sessions: newMemKV(), records: newMemKV(), fingerprints: newMemKV(), open: newMemKV()}

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
@@ -35,7 +34,7 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 			s.log.WarnContext(ctx, "critic: session pins unavailable for acceptance", "session", req.GetSessionId(), "err", err)
 		}
 	}
-	resp := &criticv1.AcceptConclusionResponse{}
+	resp := &criticv1.AcceptConclusionResponse{Limits: s.cfg.Limits()}
 
 	executed := map[string]bool{}
 	for _, i := range req.GetExecutedIntents() {
@@ -57,11 +56,15 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 		investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NOISE:
 		handover = req.GetProposed() != nil
 	}
-	if len(resp.MissingIntents) == 0 && (len(resp.BlockingGaps) == 0 || handover) {
+	sufficient := len(resp.BlockingGaps) <= s.cfg.MaxBlockingGaps
+	if len(resp.MissingIntents) == 0 && (sufficient || handover) {
 		resp.Accepted = true
-		if handover && len(resp.BlockingGaps) > 0 {
+		switch {
+		case !sufficient:
 			resp.Reason = fmt.Sprintf("accepted as %s: hands over to a human with %d open gap(s)", req.GetProposed().GetStatus().String(), len(resp.BlockingGaps))
-		} else {
+		case len(resp.BlockingGaps) > 0:
+			resp.Reason = fmt.Sprintf("accepted with %d open gap(s), at most %d allowed", len(resp.BlockingGaps), s.cfg.MaxBlockingGaps)
+		default:
 			resp.Reason = "accepted: every planned tool ran and the evidence supports the conclusion"
 		}
 		return resp, nil
@@ -83,21 +86,15 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 		resp.Accepted = false
 		resp.LimitReached = true
 		resp.Reason = fmt.Sprintf("evaluator rejection limit reached (%d of %d): stop as NEEDS_REVIEW; %s", count, s.cfg.EvaluatorRejectionLimit, strings.Join(why, "; "))
-		resp.Trips = append(resp.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailRejectionLimit, Owner: Owner,
-			Limit: float64(s.cfg.EvaluatorRejectionLimit), Value: float64(count),
-			Detail: fmt.Sprintf("conclusion refused %d time(s); remaining: %s", count, strings.Join(why, "; ")),
-			Time:   timestamppb.New(s.now()),
-		})
+		resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailRejectionLimit,
+			fmt.Sprintf("conclusion refused %d time(s); remaining: %s", count, strings.Join(why, "; ")),
+			float64(s.cfg.EvaluatorRejectionLimit), float64(count), s.now()))
 		return resp, nil
 	}
 	resp.Reason = fmt.Sprintf("refused (%d of %d): %s", count, s.cfg.EvaluatorRejectionLimit, strings.Join(why, "; "))
-	if len(resp.BlockingGaps) > 0 {
-		resp.Trips = append(resp.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailEvidence, Owner: Owner, Limit: 0, Value: float64(len(resp.BlockingGaps)),
-			Detail: "conclusion refused: " + strings.Join(resp.BlockingGaps, "; "),
-			Time:   timestamppb.New(s.now()),
-		})
+	if !sufficient {
+		resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailEvidence, "conclusion refused: "+strings.Join(resp.BlockingGaps, "; "),
+			float64(s.cfg.MaxBlockingGaps), float64(len(resp.BlockingGaps)), s.now()))
 	}
 	return resp, nil
 }

@@ -12,12 +12,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
@@ -226,7 +226,7 @@ func (s *Service) review(set *investigationv1.HypothesisSet, alert *investigatio
 	views, byID := makeViews(pins)
 	hyps := set.GetHypotheses()
 	review := &investigationv1.CriticReview{Round: round, Threshold: s.cfg.Threshold}
-	resp := &criticv1.ReviewHypothesesResponse{Review: review}
+	resp := &criticv1.ReviewHypothesesResponse{Review: review, Limits: s.cfg.Limits()}
 
 	if len(hyps) == 0 {
 		review.Objections = []*investigationv1.Objection{{
@@ -350,7 +350,7 @@ func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64,
 	if note != "" {
 		subject += ": " + note
 	}
-	now := timestamppb.New(s.now())
+	now := s.now()
 	switch {
 	case score >= s.cfg.Threshold && !hardFail && lead != nil:
 		review.Action = investigationv1.CriticAction_CRITIC_ACTION_ACCEPT
@@ -403,15 +403,13 @@ func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64,
 		review.Action = investigationv1.CriticAction_CRITIC_ACTION_ESCALATE
 		review.Summary = fmt.Sprintf("ESCALATE: conflicting evidence; unable to resolve automatically after %d round(s). %s scored %.2f < %.2f. Unresolved: %s. Conflicting or weak pins: %s. Next fetches for a human: %s",
 			round, subject, score, s.cfg.Threshold, strings.Join(failedChecks, " | "), orNone(conflictPins), orNone(intents))
-		resp.Trips = append(resp.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailMaxRounds, Owner: Owner, Limit: float64(s.cfg.MaxRounds), Value: float64(round), Time: now,
-			Detail: fmt.Sprintf("Loop of Truth reached %d round(s) without a hypothesis scoring %.2f; escalated to a human", round, s.cfg.Threshold),
-		})
+		resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailMaxRounds,
+			fmt.Sprintf("Loop of Truth reached %d round(s) without a hypothesis scoring %.2f; escalated to a human", round, s.cfg.Threshold),
+			float64(s.cfg.MaxRounds), float64(round), now))
 	}
-	resp.Trips = append([]*investigationv1.GuardrailTrip{{
-		Guardrail: GuardrailThreshold, Owner: Owner, Limit: s.cfg.Threshold, Value: score, Time: now,
-		Detail: fmt.Sprintf("review score %.2f below %.2f in round %d: %s", score, s.cfg.Threshold, round, review.GetAction().String()),
-	}}, resp.Trips...)
+	resp.Trips = append([]*investigationv1.GuardrailTrip{guardrail.Trip(GuardrailThreshold,
+		fmt.Sprintf("review score %.2f below %.2f in round %d: %s", score, s.cfg.Threshold, round, review.GetAction().String()),
+		s.cfg.Threshold, score, now)}, resp.Trips...)
 }
 
 func orNone(list []string) string {

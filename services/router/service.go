@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
@@ -33,14 +34,12 @@ import (
 	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
-// GuardrailOwner is the owner reported in the router's guardrail trips.
-const GuardrailOwner = "router"
-
-// Guardrail names the router reports.
+// The guardrails the router owns (their owner, flag and record field are
+// the contract's, package guardrail).
 const (
-	GuardrailToolBudget       = "tool_budget"
-	GuardrailMaxToolSchemas   = "max_tool_schemas"
-	GuardrailSecondaryReserve = "secondary_tool_reserve"
+	GuardrailToolBudget       = investigationv1.Guardrail_GUARDRAIL_TOOL_BUDGET
+	GuardrailMaxToolSchemas   = investigationv1.Guardrail_GUARDRAIL_MAX_TOOL_SCHEMAS
+	GuardrailSecondaryReserve = investigationv1.Guardrail_GUARDRAIL_SECONDARY_TOOL_RESERVE
 )
 
 // Deps are the router's collaborators.

@@ -33,17 +33,19 @@ import (
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
-// Guardrail names reported in GuardrailTrip.guardrail (owner "tools").
+// The guardrails the tools service owns (their owner, flag and record field
+// are the contract's, package guardrail).
 const (
-	TripDuplicateReplayed = "duplicate_call_replayed"
-	TripTimeout           = "tool_timeout"
-	TripOutputTruncated   = "output_truncated"
-	TripReadOnly          = "read_only_violation"
-	TripRedacted          = "secret_redacted"
+	TripDuplicateReplayed = investigationv1.Guardrail_GUARDRAIL_DUPLICATE_CALL_REPLAYED
+	TripTimeout           = investigationv1.Guardrail_GUARDRAIL_TOOL_TIMEOUT
+	TripOutputTruncated   = investigationv1.Guardrail_GUARDRAIL_OUTPUT_TRUNCATED
+	TripReadOnly          = investigationv1.Guardrail_GUARDRAIL_READ_ONLY_VIOLATION
+	TripRedacted          = investigationv1.Guardrail_GUARDRAIL_SECRET_REDACTED
 )
 
 // IntegrationBrain is the pseudo-integration of re_investigate_service.
@@ -309,8 +311,18 @@ func (s *Service) isKubeArea(a string) bool {
 	return false
 }
 
-func (s *Service) trip(name, detail string, limit, value float64) *investigationv1.GuardrailTrip {
-	return &investigationv1.GuardrailTrip{Guardrail: name, Owner: mesh.Tools, Detail: detail, Limit: limit, Value: value, Time: timestamppb.New(s.now())}
+func (s *Service) trip(g investigationv1.Guardrail, detail string, limit, value float64) *investigationv1.GuardrailTrip {
+	return guardrail.Trip(g, detail, limit, value, s.now())
+}
+
+// Limits are the tools service's live limits, its fields of the record's
+// Guardrails.
+func (s *Service) Limits() *investigationv1.Guardrails {
+	return &investigationv1.Guardrails{
+		ToolTimeoutMs: s.cfg.Timeout.Milliseconds(), MaxOutputBytes: int64(s.cfg.MaxOutputBytes),
+		DuplicateTtlMs: s.cfg.DuplicateTTL.Milliseconds(),
+		ReadOnly:       proto.Bool(s.cfg.ReadOnly), RedactSecrets: proto.Bool(s.cfg.Redact),
+	}
 }
 
 // checkPinLimit refuses a call that would add a pin to a session already
@@ -332,7 +344,8 @@ func (s *Service) checkPinLimit(ctx context.Context, req *toolsv1.ExecuteToolReq
 	return nil
 }
 
-// ExecuteTool runs one tool call under the guardrails, builds its pin and publishes it.
+// ExecuteTool runs one tool call under the guardrails, builds its pin and
+// publishes it; the answer carries the live limits it ran under.
 func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolRequest) (*toolsv1.ExecuteToolResponse, error) {
 	intent := strings.TrimSpace(req.GetIntent())
 	t, ok := s.reg.Get(intent)
@@ -407,6 +420,7 @@ func (s *Service) cacheKey(c *Call) string {
 
 func (s *Service) replay(cached *toolsv1.ExecuteToolResponse) *toolsv1.ExecuteToolResponse {
 	cached.Replayed = true
+	cached.Limits = s.Limits()
 	msg := "this call repeats an earlier identical call of this investigation; its result is replayed, not re-run. Do not repeat it: try another tool or different parameters."
 	if r := cached.GetResult(); r != nil {
 		r.Summary = "[replayed: identical earlier call] " + r.GetSummary()
@@ -486,7 +500,7 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 		hints = PinHints{Namespace: res.Namespace, Service: res.Service, ResourceName: res.ResourceName}
 	}
 	pin := s.pins.FromToolResult(req, tr, call.Params, call.Window, hints)
-	resp := &toolsv1.ExecuteToolResponse{Result: tr, Pin: pin, Trips: trips}
+	resp := &toolsv1.ExecuteToolResponse{Result: tr, Pin: pin, Trips: trips, Limits: s.Limits()}
 
 	if s.bus != nil && !req.GetSkipPublish() {
 		ev := &evidencev1.PinEvent{

@@ -231,8 +231,10 @@ type ReviewHypothesesResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Review *v11.CriticReview      `protobuf:"bytes,1,opt,name=review,proto3" json:"review,omitempty"`
 	// Hypotheses re-ranked after the critic's objections.
-	Reranked      *v11.HypothesisSet   `protobuf:"bytes,2,opt,name=reranked,proto3" json:"reranked,omitempty"`
-	Trips         []*v11.GuardrailTrip `protobuf:"bytes,3,rep,name=trips,proto3" json:"trips,omitempty"`
+	Reranked *v11.HypothesisSet   `protobuf:"bytes,2,opt,name=reranked,proto3" json:"reranked,omitempty"`
+	Trips    []*v11.GuardrailTrip `protobuf:"bytes,3,rep,name=trips,proto3" json:"trips,omitempty"`
+	// The critic's live limits (its fields of the record's Guardrails).
+	Limits        *v11.Guardrails `protobuf:"bytes,4,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +286,13 @@ func (x *ReviewHypothesesResponse) GetReranked() *v11.HypothesisSet {
 func (x *ReviewHypothesesResponse) GetTrips() []*v11.GuardrailTrip {
 	if x != nil {
 		return x.Trips
+	}
+	return nil
+}
+
+func (x *ReviewHypothesesResponse) GetLimits() *v11.Guardrails {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -385,8 +394,10 @@ type AcceptConclusionResponse struct {
 	// Evidence gaps blocking acceptance (seed 004 unknowns).
 	BlockingGaps []string `protobuf:"bytes,4,rep,name=blocking_gaps,json=blockingGaps,proto3" json:"blocking_gaps,omitempty"`
 	// True when the rejection limit is reached: the investigation ends as NEEDS_REVIEW.
-	LimitReached  bool                 `protobuf:"varint,5,opt,name=limit_reached,json=limitReached,proto3" json:"limit_reached,omitempty"`
-	Trips         []*v11.GuardrailTrip `protobuf:"bytes,6,rep,name=trips,proto3" json:"trips,omitempty"`
+	LimitReached bool                 `protobuf:"varint,5,opt,name=limit_reached,json=limitReached,proto3" json:"limit_reached,omitempty"`
+	Trips        []*v11.GuardrailTrip `protobuf:"bytes,6,rep,name=trips,proto3" json:"trips,omitempty"`
+	// The critic's live limits (its fields of the record's Guardrails).
+	Limits        *v11.Guardrails `protobuf:"bytes,7,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -463,6 +474,13 @@ func (x *AcceptConclusionResponse) GetTrips() []*v11.GuardrailTrip {
 	return nil
 }
 
+func (x *AcceptConclusionResponse) GetLimits() *v11.Guardrails {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
 var File_rcamesh_critic_v1_critic_proto protoreflect.FileDescriptor
 
 const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
@@ -485,11 +503,12 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"hypotheses\x125\n" +
 	"\x05alert\x18\x03 \x01(\v2\x1f.rcamesh.investigation.v1.AlertR\x05alert\x12\x14\n" +
 	"\x05round\x18\x04 \x01(\x05R\x05round\x124\n" +
-	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\"\xde\x01\n" +
+	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\"\x9c\x02\n" +
 	"\x18ReviewHypothesesResponse\x12>\n" +
 	"\x06review\x18\x01 \x01(\v2&.rcamesh.investigation.v1.CriticReviewR\x06review\x12C\n" +
 	"\breranked\x18\x02 \x01(\v2'.rcamesh.investigation.v1.HypothesisSetR\breranked\x12=\n" +
-	"\x05trips\x18\x03 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\"\xb2\x02\n" +
+	"\x05trips\x18\x03 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
+	"\x06limits\x18\x04 \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits\"\xb2\x02\n" +
 	"\x17AcceptConclusionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x126\n" +
@@ -499,14 +518,15 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\x12\x1e\n" +
 	"\n" +
 	"rejections\x18\x06 \x01(\x05R\n" +
-	"rejections\"\x80\x02\n" +
+	"rejections\"\xbe\x02\n" +
 	"\x18AcceptConclusionResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12'\n" +
 	"\x0fmissing_intents\x18\x03 \x03(\tR\x0emissingIntents\x12#\n" +
 	"\rblocking_gaps\x18\x04 \x03(\tR\fblockingGaps\x12#\n" +
 	"\rlimit_reached\x18\x05 \x01(\bR\flimitReached\x12=\n" +
-	"\x05trips\x18\x06 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips2\xcd\x02\n" +
+	"\x05trips\x18\x06 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
+	"\x06limits\x18\a \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits2\xcd\x02\n" +
 	"\rCriticService\x12b\n" +
 	"\rRevalidatePin\x12'.rcamesh.critic.v1.RevalidatePinRequest\x1a(.rcamesh.critic.v1.RevalidatePinResponse\x12k\n" +
 	"\x10ReviewHypotheses\x12*.rcamesh.critic.v1.ReviewHypothesesRequest\x1a+.rcamesh.critic.v1.ReviewHypothesesResponse\x12k\n" +
@@ -538,8 +558,9 @@ var file_rcamesh_critic_v1_critic_proto_goTypes = []any{
 	(*v11.Alert)(nil),                // 8: rcamesh.investigation.v1.Alert
 	(*v11.CriticReview)(nil),         // 9: rcamesh.investigation.v1.CriticReview
 	(*v11.GuardrailTrip)(nil),        // 10: rcamesh.investigation.v1.GuardrailTrip
-	(*v11.TaskPlan)(nil),             // 11: rcamesh.investigation.v1.TaskPlan
-	(*v11.Diagnosis)(nil),            // 12: rcamesh.investigation.v1.Diagnosis
+	(*v11.Guardrails)(nil),           // 11: rcamesh.investigation.v1.Guardrails
+	(*v11.TaskPlan)(nil),             // 12: rcamesh.investigation.v1.TaskPlan
+	(*v11.Diagnosis)(nil),            // 13: rcamesh.investigation.v1.Diagnosis
 }
 var file_rcamesh_critic_v1_critic_proto_depIdxs = []int32{
 	6,  // 0: rcamesh.critic.v1.RevalidatePinRequest.pin:type_name -> rcamesh.evidence.v1.EvidencePin
@@ -551,21 +572,23 @@ var file_rcamesh_critic_v1_critic_proto_depIdxs = []int32{
 	9,  // 6: rcamesh.critic.v1.ReviewHypothesesResponse.review:type_name -> rcamesh.investigation.v1.CriticReview
 	7,  // 7: rcamesh.critic.v1.ReviewHypothesesResponse.reranked:type_name -> rcamesh.investigation.v1.HypothesisSet
 	10, // 8: rcamesh.critic.v1.ReviewHypothesesResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	11, // 9: rcamesh.critic.v1.AcceptConclusionRequest.plan:type_name -> rcamesh.investigation.v1.TaskPlan
-	12, // 10: rcamesh.critic.v1.AcceptConclusionRequest.proposed:type_name -> rcamesh.investigation.v1.Diagnosis
-	6,  // 11: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
-	10, // 12: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	0,  // 13: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
-	2,  // 14: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
-	4,  // 15: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
-	1,  // 16: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
-	3,  // 17: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
-	5,  // 18: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
-	16, // [16:19] is the sub-list for method output_type
-	13, // [13:16] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	11, // 9: rcamesh.critic.v1.ReviewHypothesesResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	12, // 10: rcamesh.critic.v1.AcceptConclusionRequest.plan:type_name -> rcamesh.investigation.v1.TaskPlan
+	13, // 11: rcamesh.critic.v1.AcceptConclusionRequest.proposed:type_name -> rcamesh.investigation.v1.Diagnosis
+	6,  // 12: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
+	10, // 13: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	11, // 14: rcamesh.critic.v1.AcceptConclusionResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	0,  // 15: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
+	2,  // 16: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
+	4,  // 17: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
+	1,  // 18: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
+	3,  // 19: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
+	5,  // 20: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
+	18, // [18:21] is the sub-list for method output_type
+	15, // [15:18] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_rcamesh_critic_v1_critic_proto_init() }
