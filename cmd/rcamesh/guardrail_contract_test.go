@@ -154,6 +154,7 @@ func TestGuardrailContract(t *testing.T) {
 		investigationv1.Guardrail_GUARDRAIL_CRITIC_MAX_ROUNDS:         {args: []string{"-critic.threshold=1", "-critic.max-rounds=1"}},
 		investigationv1.Guardrail_GUARDRAIL_EVALUATOR_REJECTION_LIMIT: {model: toolNamesAsPins},
 		investigationv1.Guardrail_GUARDRAIL_EVIDENCE_SUFFICIENCY:      {model: toolNamesAsPins},
+		investigationv1.Guardrail_GUARDRAIL_CONCLUDE_CONFIDENCE:       {args: []string{"-critic.conclude-confidence=1"}, model: toolNamesAsPins},
 		investigationv1.Guardrail_GUARDRAIL_MAX_LOOPS:                 {args: []string{"-brain.max-loops=2", "-brain.max-stagnant-iterations=10", "-brain.max-stalled-retrievals=10"}, model: endless},
 		investigationv1.Guardrail_GUARDRAIL_MAX_STAGNANT_ITERATIONS:   {model: endless},
 		investigationv1.Guardrail_GUARDRAIL_CONTEXT_BUDGET_CHARS:      {args: []string{"-brain.context-budget-chars=1000"}, model: endless},

@@ -49,17 +49,26 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 	}
 	resp.BlockingGaps = s.gaps(req.GetProposed(), pins)
 
-	// A conclusion that hands over to a human needs the plan run, not proof.
-	handover := false
-	switch req.GetProposed().GetStatus() {
+	// A conclusion that hands over to a human needs the plan run, not proof:
+	// one proposed for review, or one left open whose confidence is below
+	// the gate.
+	handover, lowConfidence := false, false
+	switch p := req.GetProposed(); p.GetStatus() {
 	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW, investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_ESCALATED,
 		investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NOISE:
-		handover = req.GetProposed() != nil
+		handover = p != nil
+	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_UNSPECIFIED:
+		lowConfidence = p != nil && p.GetConfidence() < s.cfg.ConcludeConfidence
+		handover = lowConfidence
 	}
 	sufficient := len(resp.BlockingGaps) <= s.cfg.MaxBlockingGaps
 	if len(resp.MissingIntents) == 0 && (sufficient || handover) {
 		resp.Accepted = true
 		switch {
+		case !sufficient && lowConfidence:
+			resp.Reason = fmt.Sprintf("accepted for review: confidence %.2f below %.2f hands over to a human with %d open gap(s)",
+				req.GetProposed().GetConfidence(), s.cfg.ConcludeConfidence, len(resp.BlockingGaps))
+			resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailConclude, resp.Reason, s.cfg.ConcludeConfidence, req.GetProposed().GetConfidence(), s.now()))
 		case !sufficient:
 			resp.Reason = fmt.Sprintf("accepted as %s: hands over to a human with %d open gap(s)", req.GetProposed().GetStatus().String(), len(resp.BlockingGaps))
 		case len(resp.BlockingGaps) > 0:

@@ -195,7 +195,7 @@ func TestEvidenceNotConcrete(t *testing.T) {
 
 func TestAcceptConclusion(t *testing.T) {
 	pins := incident(t, t0.Add(-10*time.Minute))
-	good := &investigationv1.Diagnosis{RootCause: "deploy dep-7 introduced a nil pointer defect in api", Category: catCode,
+	good := &investigationv1.Diagnosis{RootCause: "deploy dep-7 introduced a nil pointer defect in api", Category: catCode, Confidence: 0.9,
 		RootCauseEntity: "deployment/shop/api", Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}
 	plan := &investigationv1.TaskPlan{Actions: []*investigationv1.PlannedAction{{Intent: "query_prometheus"}, {Intent: "fetch_pod_logs"}, {Intent: "get_deploy_history"}}}
 	all := []string{"query_prometheus", "fetch_pod_logs", "get_deploy_history"}
@@ -214,20 +214,25 @@ func TestAcceptConclusion(t *testing.T) {
 		limit      bool
 		missing    []string
 		gap        string
+		trip       investigationv1.Guardrail
 	}{
 		{name: "complete and supported", executed: all, proposed: good, pins: pins, accepted: true},
 		{name: "planned tools missing", executed: all[:1], proposed: good, pins: pins, missing: []string{"fetch_pod_logs", "get_deploy_history"}},
 		{name: "leading hypothesis cites no validated pin", executed: all, pins: rejectedPins, gap: "cites no validated pin",
-			proposed: &investigationv1.Diagnosis{RootCause: "x", Category: catCode, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"bad"}}}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "x", Category: catCode, Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"bad"}}}}},
 		{name: "category unsupported", executed: all, pins: pins, gap: "category unsupported",
-			proposed: &investigationv1.Diagnosis{RootCause: "api ran out of memory", Category: catRes, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"m1"}}}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "api ran out of memory", Category: catRes, Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"m1"}}}}},
 		{name: "unknown category", executed: all, pins: pins, gap: "category unsupported",
-			proposed: &investigationv1.Diagnosis{RootCause: "something", Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"m1"}}}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "something", Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"m1"}}}}},
 		{name: "culprit not in evidence", executed: all, pins: pins, gap: "culprit deployment/shop/ghost",
-			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}},
 		{name: "no diagnosis", executed: all, gap: "no diagnosis proposed"},
+		{name: "a confidence below the gate hands over with gaps", executed: all, pins: pins, gap: "culprit deployment/shop/ghost", accepted: true, trip: GuardrailConclude,
+			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Confidence: 0.5, Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.5)}}},
+		{name: "the same at the gate is held to proof", executed: all, pins: pins, gap: "culprit deployment/shop/ghost", trip: GuardrailEvidence,
+			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Confidence: 0.7, Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.7)}}},
 		{name: "open gaps within the configured allowance", cfg: func(c *Config) { c.MaxBlockingGaps = 1 }, executed: all, pins: pins, gap: "culprit deployment/shop/ghost", accepted: true,
-			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}},
 		{name: "rejection limit reached", executed: all[:1], proposed: good, pins: pins, rejections: 2, accepted: false, limit: true, missing: []string{"fetch_pod_logs"}},
 		{name: "rejection limit configurable", cfg: func(c *Config) { c.EvaluatorRejectionLimit = 1 }, executed: all[:1], proposed: good, pins: pins, accepted: false, limit: true},
 		{name: "escalation hands over with gaps", executed: all, pins: pins, accepted: true,
@@ -260,8 +265,11 @@ func TestAcceptConclusion(t *testing.T) {
 			if resp.GetLimits().GetEvaluatorRejectionLimit() != int32(s.cfg.EvaluatorRejectionLimit) || resp.GetLimits().MaxBlockingGaps == nil {
 				t.Errorf("live limits not reported: %v", resp.GetLimits())
 			}
-			if tc.accepted && !tc.limit && tc.proposed.GetStatus() == 0 && len(resp.GetBlockingGaps()) > s.cfg.MaxBlockingGaps {
+			if tc.accepted && !tc.limit && tc.proposed.GetStatus() == 0 && tc.proposed.GetConfidence() >= s.cfg.ConcludeConfidence && len(resp.GetBlockingGaps()) > s.cfg.MaxBlockingGaps {
 				t.Errorf("accepted with gaps %v", resp.GetBlockingGaps())
+			}
+			if tc.trip != 0 && hasTrip(resp.GetTrips(), tc.trip) == nil {
+				t.Errorf("no %s trip: %v", tc.trip, resp.GetTrips())
 			}
 			tr := hasTrip(resp.GetTrips(), GuardrailRejectionLimit)
 			if tc.limit != (tr != nil) {
@@ -276,7 +284,7 @@ func TestAcceptConclusion(t *testing.T) {
 
 func TestAcceptConclusionIsStateless(t *testing.T) {
 	s := newTestService(t, nil)
-	req := &criticv1.AcceptConclusionRequest{SessionId: "cnt", Proposed: &investigationv1.Diagnosis{RootCause: "x"}}
+	req := &criticv1.AcceptConclusionRequest{SessionId: "cnt", Proposed: &investigationv1.Diagnosis{RootCause: "x", Confidence: 0.9}}
 	for i := 0; i < 3; i++ {
 		resp, err := s.AcceptConclusion(context.Background(), req)
 		if err != nil {

@@ -353,6 +353,9 @@ const (
 	Guardrail_GUARDRAIL_EVALUATOR_REJECTION_LIMIT Guardrail = 11
 	// Open evidence gaps a conclusion may keep and still be accepted.
 	Guardrail_GUARDRAIL_EVIDENCE_SUFFICIENCY Guardrail = 12
+	// A proposed conclusion below this confidence is handed over to a human
+	// (accepted for review, not held to full proof).
+	Guardrail_GUARDRAIL_CONCLUDE_CONFIDENCE Guardrail = 22
 	// Iterations of the investigation loop (rules or model).
 	Guardrail_GUARDRAIL_MAX_LOOPS Guardrail = 13
 	// Consecutive iterations without new evidence.
@@ -390,6 +393,7 @@ var (
 		10: "GUARDRAIL_CRITIC_MAX_ROUNDS",
 		11: "GUARDRAIL_EVALUATOR_REJECTION_LIMIT",
 		12: "GUARDRAIL_EVIDENCE_SUFFICIENCY",
+		22: "GUARDRAIL_CONCLUDE_CONFIDENCE",
 		13: "GUARDRAIL_MAX_LOOPS",
 		14: "GUARDRAIL_MAX_STAGNANT_ITERATIONS",
 		15: "GUARDRAIL_CONTEXT_BUDGET_CHARS",
@@ -414,6 +418,7 @@ var (
 		"GUARDRAIL_CRITIC_MAX_ROUNDS":         10,
 		"GUARDRAIL_EVALUATOR_REJECTION_LIMIT": 11,
 		"GUARDRAIL_EVIDENCE_SUFFICIENCY":      12,
+		"GUARDRAIL_CONCLUDE_CONFIDENCE":       22,
 		"GUARDRAIL_MAX_LOOPS":                 13,
 		"GUARDRAIL_MAX_STAGNANT_ITERATIONS":   14,
 		"GUARDRAIL_CONTEXT_BUDGET_CHARS":      15,
@@ -2030,6 +2035,7 @@ type Guardrails struct {
 	MaxBlockingGaps         *int32                 `protobuf:"varint,20,opt,name=max_blocking_gaps,json=maxBlockingGaps,proto3,oneof" json:"max_blocking_gaps,omitempty"`
 	ModelMaxRetries         *int32                 `protobuf:"varint,21,opt,name=model_max_retries,json=modelMaxRetries,proto3,oneof" json:"model_max_retries,omitempty"`
 	DedupWindowMs           int64                  `protobuf:"varint,22,opt,name=dedup_window_ms,json=dedupWindowMs,proto3" json:"dedup_window_ms,omitempty"`
+	ConcludeConfidence      float64                `protobuf:"fixed64,23,opt,name=conclude_confidence,json=concludeConfidence,proto3" json:"conclude_confidence,omitempty"`
 	unknownFields           protoimpl.UnknownFields
 	sizeCache               protoimpl.SizeCache
 }
@@ -2207,6 +2213,13 @@ func (x *Guardrails) GetModelMaxRetries() int32 {
 func (x *Guardrails) GetDedupWindowMs() int64 {
 	if x != nil {
 		return x.DedupWindowMs
+	}
+	return 0
+}
+
+func (x *Guardrails) GetConcludeConfidence() float64 {
+	if x != nil {
+		return x.ConcludeConfidence
 	}
 	return 0
 }
@@ -2848,7 +2861,7 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x11completion_tokens\x18\x05 \x01(\x03R\x10completionTokens\x12\x1f\n" +
 	"\vduration_ms\x18\x06 \x01(\x03R\n" +
 	"durationMs\x12\x14\n" +
-	"\x05error\x18\a \x01(\tR\x05error\"\x9b\b\n" +
+	"\x05error\x18\a \x01(\tR\x05error\"\xcc\b\n" +
 	"\n" +
 	"Guardrails\x12(\n" +
 	"\x10max_tool_schemas\x18\x01 \x01(\x05R\x0emaxToolSchemas\x129\n" +
@@ -2873,7 +2886,8 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x0eredact_secrets\x18\x13 \x01(\bH\x02R\rredactSecrets\x88\x01\x01\x12/\n" +
 	"\x11max_blocking_gaps\x18\x14 \x01(\x05H\x03R\x0fmaxBlockingGaps\x88\x01\x01\x12/\n" +
 	"\x11model_max_retries\x18\x15 \x01(\x05H\x04R\x0fmodelMaxRetries\x88\x01\x01\x12&\n" +
-	"\x0fdedup_window_ms\x18\x16 \x01(\x03R\rdedupWindowMsB\x19\n" +
+	"\x0fdedup_window_ms\x18\x16 \x01(\x03R\rdedupWindowMs\x12/\n" +
+	"\x13conclude_confidence\x18\x17 \x01(\x01R\x12concludeConfidenceB\x19\n" +
 	"\x17_secondary_tool_reserveB\f\n" +
 	"\n" +
 	"_read_onlyB\x11\n" +
@@ -2974,7 +2988,7 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x1dDIAGNOSIS_STATUS_NEEDS_REVIEW\x10\x02\x12\x1e\n" +
 	"\x1aDIAGNOSIS_STATUS_ESCALATED\x10\x03\x12\x1d\n" +
 	"\x19DIAGNOSIS_STATUS_DEGRADED\x10\x04\x12\x1a\n" +
-	"\x16DIAGNOSIS_STATUS_NOISE\x10\x05*\xd3\x0e\n" +
+	"\x16DIAGNOSIS_STATUS_NOISE\x10\x05*\xb5\x0f\n" +
 	"\tGuardrail\x12\x19\n" +
 	"\x15GUARDRAIL_UNSPECIFIED\x10\x00\x12H\n" +
 	"\x15GUARDRAIL_TOOL_BUDGET\x10\x01\x1a-\x9a\xee\x18)\n" +
@@ -3001,7 +3015,9 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"#GUARDRAIL_EVALUATOR_REJECTION_LIMIT\x10\v\x1aI\x9a\xee\x18E\n" +
 	"\x06critic\x12 critic.evaluator-rejection-limit\x1a\x19evaluator_rejection_limit\x12]\n" +
 	"\x1eGUARDRAIL_EVIDENCE_SUFFICIENCY\x10\f\x1a9\x9a\xee\x185\n" +
-	"\x06critic\x12\x18critic.max-blocking-gaps\x1a\x11max_blocking_gaps\x12@\n" +
+	"\x06critic\x12\x18critic.max-blocking-gaps\x1a\x11max_blocking_gaps\x12`\n" +
+	"\x1dGUARDRAIL_CONCLUDE_CONFIDENCE\x10\x16\x1a=\x9a\xee\x189\n" +
+	"\x06critic\x12\x1acritic.conclude-confidence\x1a\x13conclude_confidence\x12@\n" +
 	"\x13GUARDRAIL_MAX_LOOPS\x10\r\x1a'\x9a\xee\x18#\n" +
 	"\x05brain\x12\x0fbrain.max-loops\x1a\tmax_loops\x12j\n" +
 	"!GUARDRAIL_MAX_STAGNANT_ITERATIONS\x10\x0e\x1aC\x9a\xee\x18?\n" +
