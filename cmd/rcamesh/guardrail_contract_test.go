@@ -291,3 +291,73 @@ func (hungMetrics) QueryRange(ctx context.Context, _ string, _ promv1.Range, _ .
 	<-ctx.Done()
 	return nil, nil, ctx.Err()
 }
+
+// TestMaxLoopsBindsBothLoops: -brain.max-loops caps the rules loop (whose
+// rounds the critic would otherwise end at -critic.max-rounds) and the model
+// loop alike; the rules loop runs the smaller of the two limits and the one
+// that binds records its trip.
+func TestMaxLoopsBindsBothLoops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole mesh")
+	}
+	sc, err := scenario.Load(filepath.Join("..", "..", "scenarios", "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		endless   bool
+		loops     int32
+		tripped   investigationv1.Guardrail
+		notTripped investigationv1.Guardrail
+	}{
+		{name: "rules loop, brain cap below the critic's rounds", args: []string{"-critic.threshold=1", "-critic.max-rounds=3", "-brain.max-loops=2", "-brain.max-stalled-retrievals=10", "-brain.max-stagnant-iterations=10"},
+			loops: 2, tripped: investigationv1.Guardrail_GUARDRAIL_MAX_LOOPS, notTripped: investigationv1.Guardrail_GUARDRAIL_CRITIC_MAX_ROUNDS},
+		{name: "rules loop, critic's rounds below the brain cap", args: []string{"-critic.threshold=1", "-critic.max-rounds=2", "-brain.max-loops=3", "-brain.max-stalled-retrievals=10", "-brain.max-stagnant-iterations=10"},
+			loops: 2, tripped: investigationv1.Guardrail_GUARDRAIL_CRITIC_MAX_ROUNDS, notTripped: investigationv1.Guardrail_GUARDRAIL_MAX_LOOPS},
+		{name: "model loop", args: []string{"-brain.max-loops=2", "-brain.max-stalled-retrievals=10", "-brain.max-stagnant-iterations=10"}, endless: true,
+			loops: 2, tripped: investigationv1.Guardrail_GUARDRAIL_MAX_LOOPS},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			logger := slog.New(slog.DiscardHandler)
+			set, err := fixture.New(sc, logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := tc.args
+			if tc.endless {
+				srv := llmtest.New(t)
+				srv.Endless("check_pod_status", `{"namespace":"retail"}`)
+				args = append(args, "-llm.provider=openai-compatible", "-llm.base-url="+srv.BaseURL(), "-llm.model=scripted", "-llm.max-retries=0", "-llm.timeout=5s")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			m, err := startMesh(ctx, set, filepath.Join(t.TempDir(), "data"), logger, args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := m.stop(); err != nil {
+					t.Errorf("stop: %v", err)
+				}
+			}()
+			rec := submitForRecord(ctx, t, m, sc.AlertRaw)
+			has := func(g investigationv1.Guardrail) bool {
+				for _, tr := range rec.GetGuardrailTrips() {
+					if tr.GetKind() == g {
+						return true
+					}
+				}
+				return false
+			}
+			if rec.GetLoops() != tc.loops || !has(tc.tripped) || (tc.notTripped != 0 && has(tc.notTripped)) {
+				t.Fatalf("loops %d (want %d), trips %v: want %s, not %s", rec.GetLoops(), tc.loops, rec.GetGuardrailTrips(), tc.tripped, tc.notTripped)
+			}
+			if got := rec.GetDiagnosis().GetStatus(); got == investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED {
+				t.Errorf("a loop stopped at its cap concluded: %v", rec.GetDiagnosis().GetStopReason())
+			}
+		})
+	}
+}

@@ -12,7 +12,6 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
-	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/llm"
 )
 
@@ -58,9 +57,7 @@ func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		if st.loop.Round >= s.cfg.MaxLoops {
-			s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d iterations reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
-			st.stop(dsNeedsReview, "loop iteration cap reached ("+guardrail.Name(GuardrailMaxLoops)+")")
+		if s.loopCapReached(ctx, st) {
 			break
 		}
 		if name, tripped := s.breakerTripped(ctx, st); tripped && !st.loop.Stripped {

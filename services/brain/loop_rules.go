@@ -50,9 +50,7 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 				st.stop(dsNeedsReview, "circuit breaker "+name)
 				break
 			}
-			if st.loop.Round >= s.cfg.MaxLoops {
-				s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d rounds reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
-				st.stop(dsNeedsReview, "loop iteration cap reached ("+guardrail.Name(GuardrailMaxLoops)+")")
+			if s.loopCapReached(ctx, st) {
 				break
 			}
 			st.loop.Round++
@@ -112,6 +110,20 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 		}
 	}
 	return fmt.Sprintf("%d loops, %d tool calls, %d pins; stop: %s", st.loop.Round, len(st.rec.GetToolCalls()), len(st.pins), st.loop.StopReason), nil
+}
+
+// loopCapReached is the loop-length rule of both loops: an investigation
+// runs at most -brain.max-loops iterations, a model turn or a rules round
+// each. The rules loop also ends when the critic escalates at its
+// -critic.max-rounds, so it runs at most the smaller of the two; whichever
+// binds records its trip. At the cap the loop stops as NEEDS_REVIEW.
+func (s *Service) loopCapReached(ctx context.Context, st *invState) bool {
+	if st.loop.Round < s.cfg.MaxLoops {
+		return false
+	}
+	s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d iterations reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
+	st.stop(dsNeedsReview, "loop iteration cap reached ("+guardrail.Name(GuardrailMaxLoops)+")")
+	return true
 }
 
 // updateProgress updates the stagnation and stalled-retrieval counters after
