@@ -41,8 +41,6 @@ type Config struct {
 	// MaxStalledRetrievals: this many consecutive rounds that add no new
 	// evidence end the loop (seed 004 stalled progress).
 	MaxStalledRetrievals int
-	// ToolBudget overrides the router's plan size when > 0 (the router owns it).
-	ToolBudget int
 	// DedupWindow: an alert whose fingerprint had an investigation opened less
 	// than this long ago attaches to it instead of starting another.
 	DedupWindow time.Duration
@@ -97,7 +95,6 @@ func DefaultConfig() Config {
 		MaxToolCalls:          40,
 		MaxWall:               5 * time.Minute,
 		MaxStalledRetrievals:  3,
-		ToolBudget:            0,
 		DedupWindow:           30 * time.Minute,
 		CallTimeout:           2 * time.Minute,
 		Workers:               2,
@@ -123,7 +120,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxToolCalls, "brain.max-tool-calls", c.MaxToolCalls, "tool calls per investigation")
 	fs.DurationVar(&c.MaxWall, "brain.max-wall", c.MaxWall, "wall time per investigation")
 	fs.IntVar(&c.MaxStalledRetrievals, "brain.max-stalled-retrievals", c.MaxStalledRetrievals, "consecutive rounds without new evidence before the loop stops")
-	fs.IntVar(&c.ToolBudget, "brain.tool-budget", c.ToolBudget, "plan size asked of the router (0 = the router's default)")
 	fs.DurationVar(&c.DedupWindow, "brain.dedup-window", c.DedupWindow, "alerts with the same fingerprint within this window attach to one investigation")
 	fs.DurationVar(&c.CallTimeout, "brain.call-timeout", c.CallTimeout, "timeout of one call to another service")
 	fs.IntVar(&c.Workers, "brain.workers", c.Workers, "work-queue consumers per process")
@@ -169,9 +165,6 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxStalledRetrievals < 1 {
 		errs = append(errs, fmt.Errorf("brain.max-stalled-retrievals must be >= 1, got %d", c.MaxStalledRetrievals))
-	}
-	if c.ToolBudget < 0 {
-		errs = append(errs, fmt.Errorf("brain.tool-budget must be >= 0, got %d", c.ToolBudget))
 	}
 	if c.DedupWindow < time.Second {
 		// Session ids number the windows in whole seconds.

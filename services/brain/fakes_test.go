@@ -137,7 +137,7 @@ func (f *fakeRouter) PlanActions(_ context.Context, req *routerv1.PlanActionsReq
 		params, _ := structpb.NewStruct(map[string]any{"namespace": req.GetAlert().GetNamespace()})
 		plan.Actions = append(plan.Actions, &investigationv1.PlannedAction{Intent: in, Params: params, Score: 1})
 	}
-	return &routerv1.PlanActionsResponse{Plan: plan, Limits: &investigationv1.Guardrails{ToolBudget: max(req.GetToolBudget(), 10)}}, nil
+	return &routerv1.PlanActionsResponse{Plan: plan, Limits: &investigationv1.Guardrails{ToolBudget: 10}}, nil
 }
 
 func (f *fakeRouter) SelectTools(context.Context, *routerv1.SelectToolsRequest) (*routerv1.SelectToolsResponse, error) {

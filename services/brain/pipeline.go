@@ -313,7 +313,7 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	resp, err := s.clients.Router.PlanActions(cctx, &routerv1.PlanActionsRequest{
-		SessionId: st.rec.GetSessionId(), Alert: st.rec.GetAlert(), ToolBudget: int32(s.cfg.ToolBudget),
+		SessionId: st.rec.GetSessionId(), Alert: st.rec.GetAlert(),
 	})
 	if err != nil {
 		if isUnavailable(err) {
