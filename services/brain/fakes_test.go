@@ -305,7 +305,8 @@ func (h *harness) newService(o harnessOpts) *Service {
 		cfg = *o.cfg
 	}
 	cfg.CallTimeout = 20 * time.Second
-	svc, err := New(cfg, Deps{Logger: slog.New(slog.DiscardHandler), Bus: o.bus, Clients: h.clients, LLM: o.model, Now: o.now})
+	svc, err := New(cfg, Deps{Logger: slog.New(slog.DiscardHandler), Bus: o.bus, Router: h.clients.Router, Tools: h.clients.Tools,
+		Critic: h.clients.Critic, Delivery: h.clients.Delivery, LLM: o.model, Now: o.now})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -24,6 +24,11 @@ import (
 	"sync"
 	"time"
 
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
+	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -40,8 +45,12 @@ type Deps struct {
 	Logger *slog.Logger
 	// Bus carries events, the work queue and the KV state. Nil keeps state in
 	// memory and runs investigations in-process (tests, one-shot CLI runs).
-	Bus     *bus.Bus
-	Clients mesh.Clients
+	Bus *bus.Bus
+	// The services the brain calls (all required).
+	Router   routerv1.RouterServiceClient
+	Tools    toolsv1.ToolsServiceClient
+	Critic   criticv1.CriticServiceClient
+	Delivery deliveryv1.DeliveryServiceClient
 	// LLM is the model of the ReAct loop; nil runs the offline rules supervisor.
 	LLM llm.Provider
 	// ModelMaxRetries is the model client's retries per call (llm.max-retries),
@@ -85,8 +94,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
-	if deps.Clients.Tools == nil || deps.Clients.Router == nil || deps.Clients.Critic == nil || deps.Clients.Delivery == nil {
-		return nil, errors.New("brain: Deps.Clients needs the tools, router, critic and delivery clients")
+	if deps.Tools == nil || deps.Router == nil || deps.Critic == nil || deps.Delivery == nil {
+		return nil, errors.New("brain: Deps needs the tools, router, critic and delivery clients")
 	}
 	log := deps.Logger
 	if log == nil {
@@ -100,7 +109,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		cfg:     cfg,
 		log:     log.With("service", mesh.Brain),
 		bus:     deps.Bus,
-		clients: deps.Clients,
+		clients: mesh.Clients{Router: deps.Router, Tools: deps.Tools, Critic: deps.Critic, Delivery: deps.Delivery},
 		model:   deps.LLM,
 		now:     now,
 		local:   make(chan workItem, 1024),

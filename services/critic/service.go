@@ -34,8 +34,10 @@ import (
 type Deps struct {
 	Logger *slog.Logger
 	// Bus may be nil only in unit tests that do not publish; Run then idles.
-	Bus     *bus.Bus
-	Clients mesh.Clients
+	Bus *bus.Bus
+	// Tools says which tools can run, for the acceptance gate; nil counts
+	// every planned tool as runnable.
+	Tools toolsv1.ToolsServiceClient
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -79,7 +81,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		now:   now,
 		pools: map[string]*sessionPool{},
 		id:    replicaID(),
-		tools: deps.Clients.Tools,
+		tools: deps.Tools,
 		avail: map[string]availEntry{},
 	}, nil
 }

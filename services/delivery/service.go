@@ -42,8 +42,7 @@ type Deps struct {
 	Logger *slog.Logger
 	// Bus may be nil: reports and fingerprint claims are then kept in memory
 	// and the evidence table is built from the record's tool calls.
-	Bus     *bus.Bus
-	Clients mesh.Clients
+	Bus *bus.Bus
 	// HTTPClient sends to destinations (a client with no redirects when nil).
 	HTTPClient *http.Client
 	// Now is the clock (time.Now when nil).

@@ -207,7 +207,8 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	}
 	h := &harness{tools: &fakeTools{tools: testRegistry()}, brain: &fakeBrain{pins: map[string][]*evidencev1.EvidencePin{}}, conn: conn}
 	cfg := DefaultConfig()
-	deps := Deps{Clients: mesh.Shared(conn)}
+	cl := mesh.Shared(conn)
+	deps := Deps{Tools: cl.Tools, Brain: cl.Brain}
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}

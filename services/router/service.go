@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+
 	"github.com/google/uuid"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -47,8 +49,12 @@ type Deps struct {
 	Logger *slog.Logger
 	// Bus publishes a failed pin when a dispatched tool call cannot reach the
 	// tools service; nil disables that (the failure is still logged).
-	Bus     *bus.Bus
-	Clients mesh.Clients
+	Bus *bus.Bus
+	// Tools runs the dispatched calls and lists the registry (required).
+	Tools toolsv1.ToolsServiceClient
+	// Brain reads a session's pins for the chat; nil leaves the chat
+	// without them.
+	Brain brainv1.BrainServiceClient
 	// LLM serves the smart path; nil uses the deterministic parser only.
 	LLM llm.Provider
 }
@@ -80,8 +86,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("router: invalid config: %w", err)
 	}
-	if deps.Clients.Tools == nil {
-		return nil, errors.New("router: Deps.Clients.Tools is required")
+	if deps.Tools == nil {
+		return nil, errors.New("router: Deps.Tools is required")
 	}
 	log := deps.Logger
 	if log == nil {
@@ -400,7 +406,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 	if s.cfg.SyncDispatch {
 		cctx, cancel := context.WithTimeout(ctx, s.cfg.ExecuteTimeout)
 		defer cancel()
-		resp, err := s.deps.Clients.Tools.ExecuteTool(cctx, req)
+		resp, err := s.deps.Tools.ExecuteTool(cctx, req)
 		if err != nil {
 			return "", err
 		}
@@ -426,7 +432,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 		defer s.wg.Done()
 		defer func() { <-s.inflight }()
 		defer cancel()
-		if _, err := s.deps.Clients.Tools.ExecuteTool(dctx, req); err != nil {
+		if _, err := s.deps.Tools.ExecuteTool(dctx, req); err != nil {
 			s.log.WarnContext(dctx, "dispatched tool call failed", "session", session, "intent", req.Intent, "pin_id", pinID, "error", err)
 			s.publishFailedPin(dctx, req, err)
 		}

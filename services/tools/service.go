@@ -66,8 +66,10 @@ type PinCounter interface {
 type Deps struct {
 	Logger *slog.Logger
 	// Bus publishes pin.added; nil: pins are returned, never published.
-	Bus     Publisher
-	Clients mesh.Clients
+	Bus Publisher
+	// Brain starts the sub-investigations of re_investigate_service; nil
+	// leaves that tool unavailable.
+	Brain brainv1.BrainServiceClient
 	// Backend is what the tools inspect; nil fields are integrations not configured.
 	Backend *backend.Set
 }
@@ -136,7 +138,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		cfg:   cfg,
 		log:   log,
 		bus:   deps.Bus,
-		brain: deps.Clients.Brain,
+		brain: deps.Brain,
 		be:    be,
 		cache: newCallCache(cfg.DuplicateTTL, cfg.DuplicateCacheSize, cfg.DuplicateCacheBytes),
 		now:   time.Now,
