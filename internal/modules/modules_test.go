@@ -1,6 +1,10 @@
 package modules
 
 import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -65,5 +69,45 @@ func TestNeedsFollowTheClientsEachServiceIsGiven(t *testing.T) {
 				t.Errorf("%s without -%s.addr: %v, want an error naming the flag", svc, missing, err)
 			}
 		}
+	}
+}
+
+// TestServicesReachEachOtherOnlyOverGRPC: no service imports another
+// service, and the commands import services only through this package
+// (the same check as `go list -deps ./cmd/rcamesh`, on the source).
+func TestServicesReachEachOtherOnlyOverGRPC(t *testing.T) {
+	const prefix = "github.com/rcamesh/rcamesh/services/"
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	checked := 0
+	for _, dir := range []string{"services", "cmd"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			checked++
+			rel, _ := filepath.Rel(root, path)
+			own := ""
+			if dir == "services" {
+				own = strings.Split(filepath.ToSlash(rel), "/")[1]
+			}
+			for _, imp := range f.Imports {
+				p := strings.Trim(imp.Path.Value, `"`)
+				if svc, ok := strings.CutPrefix(p, prefix); ok && strings.Split(svc, "/")[0] != own {
+					t.Errorf("%s imports %s: services reach each other over gRPC, commands through internal/modules", rel, p)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d files checked", checked)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
+	"github.com/rcamesh/rcamesh/internal/eval/score"
 	"github.com/rcamesh/rcamesh/internal/intake"
 )
 
@@ -145,7 +146,11 @@ func TestPipelineEndToEnd(t *testing.T) {
 	if err != nil || diag.GetDiagnosis() == nil || diag.GetInvestigationId() != rec.GetInvestigationId() {
 		t.Fatalf("diagnosis %v err %v", diag, err)
 	}
-	score := h.svc.ScoringJSON(rec, pins.GetPins(), "scn-1")
+	report, err := h.svc.Report(ctx, rec.GetInvestigationId())
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := score.Record(rec, pins.GetPins(), "scn-1", report)
 	if score["scenario_id"] != "scn-1" || !strings.Contains(score["report"].(string), "Incident report") ||
 		len(score["tools_called"].([]any)) != 2 || score["root_cause_category"] == "" {
 		t.Errorf("scoring %v", score)

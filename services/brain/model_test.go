@@ -9,6 +9,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+	"github.com/rcamesh/rcamesh/internal/eval/score"
 	"github.com/rcamesh/rcamesh/internal/intake"
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/llm/llmtest"
@@ -92,7 +93,7 @@ func TestModelLoopConcludes(t *testing.T) {
 	if rec.GetGuardrails().GetMaxToolSchemas() != 32 {
 		t.Errorf("router schema cap not recorded: %v", rec.GetGuardrails())
 	}
-	score := Scoring(rec, nil, "s", "")
+	score := score.Record(rec, nil, "s", "")
 	if score["llm_calls"] != 2 || score["root_cause_category"] != "resource_exhaustion" {
 		t.Errorf("scoring %v", score)
 	}
