@@ -13,6 +13,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
 	"github.com/rcamesh/rcamesh/internal/guardrail"
+	"github.com/rcamesh/rcamesh/internal/intent"
 )
 
 const (
@@ -423,8 +424,8 @@ func (s *Service) proposedDiagnosis(ctx context.Context, st *invState) *investig
 }
 
 const (
-	intentPromQL        = "query_prometheus"
-	intentSurveyMetrics = "survey_metrics"
+	intentPromQL        = string(intent.QueryPrometheus)
+	intentSurveyMetrics = string(intent.SurveyMetrics)
 )
 
 // looksLikePromQL: an expression with a selector, a function or an operator,
@@ -582,7 +583,7 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 	return out
 }
 
-const intentDescribe = "describe_resource"
+const intentDescribe = string(intent.DescribeResource)
 
 // managedObjectKind: kinds of objects that hold configuration or
 // credentials and are usually produced by something else (a controller's
@@ -597,8 +598,8 @@ func managedObjectKind(kind string) bool {
 }
 
 const (
-	intentSearchLogs = "search_logs"
-	intentPodLogs    = "fetch_pod_logs"
+	intentSearchLogs = string(intent.SearchLogs)
+	intentPodLogs    = string(intent.FetchPodLogs)
 	// The cluster DNS server of Kubernetes (CoreDNS, deployed as kube-dns
 	// compatible "coredns" in kube-system by kubeadm, EKS, GKE and AKS).
 	dnsNamespace = "kube-system"

@@ -17,6 +17,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/intent"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
@@ -350,7 +351,7 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 	return detail, nil
 }
 
-const intentReinvestigate = "re_investigate_service"
+const intentReinvestigate = string(intent.ReinvestigateService)
 
 func (st *invState) isSub() bool {
 	return st.rec.GetParentSessionId() != ""

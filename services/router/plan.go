@@ -15,6 +15,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/target"
 )
@@ -60,11 +61,6 @@ var alertSignals = map[string]*regexp.Regexp{
 	"backlog":    regexp.MustCompile(`\blag\b|backlog|queue (?:depth|size)|consumer group|unprocessed`),
 	"change":     regexp.MustCompile(`\bdeploy(?:s|ed|ing)?\b|\brelease[sd]?\b|new version|regression|\brollout|upgrade|\bcommit|config(?:uration)? change`),
 }
-
-var (
-	rePodOfDeployment  = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*?)-[a-z0-9]{6,10}-[a-z0-9]{5}$`)
-	rePodOfStatefulSet = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*?)-[0-9]+$`)
-)
 
 var reNegated = regexp.MustCompile(`\b(?:no|zero|without|never|nor)\s+(?:pod-level\s+|kubernetes\s+|new\s+)?[a-z0-9_./-]+`)
 
@@ -123,11 +119,8 @@ func viewAlert(a *investigationv1.Alert) *alertView {
 		v.service = lookup(a, "consumergroup", "consumer_group", "group")
 	}
 	if v.service == "" && v.pod != "" {
-		// <deployment>-<replicaset hash>-<pod suffix>, <statefulset>-<ordinal>
-		if m := rePodOfDeployment.FindStringSubmatch(v.pod); m != nil {
-			v.service = m[1]
-		} else if m := rePodOfStatefulSet.FindStringSubmatch(v.pod); m != nil {
-			v.service = m[1]
+		if w, ok := facts.PodWorkload(v.pod); ok {
+			v.service = w
 		}
 	}
 	v.errMsg = firstNonEmpty(a.GetErrorMessage(), lookup(a, "error", "message"))
