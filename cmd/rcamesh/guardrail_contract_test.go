@@ -305,11 +305,11 @@ func TestMaxLoopsBindsBothLoops(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name      string
-		args      []string
-		endless   bool
-		loops     int32
-		tripped   investigationv1.Guardrail
+		name       string
+		args       []string
+		endless    bool
+		loops      int32
+		tripped    investigationv1.Guardrail
 		notTripped investigationv1.Guardrail
 	}{
 		{name: "rules loop, brain cap below the critic's rounds", args: []string{"-critic.threshold=1", "-critic.max-rounds=3", "-brain.max-loops=2", "-brain.max-stalled-retrievals=10", "-brain.max-stagnant-iterations=10"},

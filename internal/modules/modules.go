@@ -96,7 +96,7 @@ func (b *backendFlags) build(ctx context.Context, logger *slog.Logger) (*backend
 	return &backend.Set{Name: "none", Sources: map[string]string{}}, nil
 }
 
-// Triage is the SAST triage module (seed 004); it is not one of the five
+// Triage is the SAST triage module; it is not one of the five
 // services of mesh.All and runs with -target=all or -target=triage.
 const Triage = "triage"
 

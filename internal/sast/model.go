@@ -12,7 +12,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/redact"
 )
 
-// ModelAnalyst is the model agent of seed 004: the model drives the same
+// ModelAnalyst is the model agent of the triage: the model drives the same
 // code tools (list_files, search_codebase, fetch_code) and its evidence
 // package goes to the same evaluator. Each Analyse call is one model turn:
 // tool calls are run and reported as retrieval; a JSON package is returned

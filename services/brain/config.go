@@ -26,7 +26,8 @@ const (
 // Config holds the brain's guardrails and settings. Every field has a
 // default (DefaultConfig) and a flag prefixed "brain.".
 type Config struct {
-	// MaxLoops is the ReAct loop iteration cap (seed 000: 20).
+	// MaxLoops is the iteration cap of both loops (default 20: room for a
+	// model to explore, a bound on a model that never concludes).
 	MaxLoops int
 	// MaxStagnantIterations: after this many consecutive iterations whose tool
 	// calls were all replays, tool access is stripped and the loop must conclude.
@@ -34,12 +35,14 @@ type Config struct {
 	// ContextBudgetChars bounds the model conversation; above it the
 	// lowest-value evidence is evicted to one-line summaries.
 	ContextBudgetChars int64
-	// MaxToolCalls bounds the tool calls of one investigation (seed 004 circuit breaker).
+	// MaxToolCalls bounds the tool calls of one investigation (a circuit
+	// breaker: cost and load on the inspected systems stay bounded).
 	MaxToolCalls int
-	// MaxWall bounds one investigation's wall time (seed 004 circuit breaker).
+	// MaxWall bounds one investigation's wall time (a circuit breaker: an
+	// answer late past this is worth less than a handover now).
 	MaxWall time.Duration
 	// MaxStalledRetrievals: this many consecutive rounds that add no new
-	// evidence end the loop (seed 004 stalled progress).
+	// evidence end the loop (retrieval that stopped progressing).
 	MaxStalledRetrievals int
 	// DedupWindow: an alert whose fingerprint had an investigation opened less
 	// than this long ago attaches to it instead of starting another.

@@ -31,7 +31,7 @@ type conversation struct {
 	pinOfCall map[string]string // tool call id -> pin id
 }
 
-// modelLoop is the tool-calling ReAct loop (seed 000 stage 4): the router's
+// modelLoop is the tool-calling ReAct loop (the gather stage): the router's
 // selected tools are offered, the plan's seed calls are executed before the
 // first model turn, every model tool call runs through the tools service,
 // replays are told to the model, and the iteration cap, stagnation breaker,

@@ -28,7 +28,7 @@ func (st *invState) stop(status, reason string) {
 	st.loop.StopReason = reason
 }
 
-// rulesLoop is the offline supervisor (seed 003 / seed 004): seed calls from
+// rulesLoop is the offline supervisor (no model configured): seed calls from
 // the plan, synthesis over the pins, the critic's review; GATHER_MORE runs
 // the intents the critic asks for and loops. Every round is one loop and is
 // checkpointed. It stops on ACCEPT (then the critic's conclusion gate),
@@ -240,7 +240,8 @@ func (s *Service) requestedCalls(ctx context.Context, st *invState, review *inve
 		return fresh
 	}
 	// Everything requested already ran: widen the scope with the most relevant
-	// tools that have not run yet (seed 003: expand scope). When there is none,
+	// tools that have not run yet: the answer may lie outside the first
+	// scope. When there is none,
 	// the repeated calls go ahead and the stagnation breaker ends the loop.
 	if alt := s.alternatives(ctx, st, 3); len(alt) > 0 {
 		return alt

@@ -27,7 +27,7 @@ var errNoise = errors.New("noise")
 // errDegraded marks a stage that ended with a degraded result (model failure).
 var errDegraded = errors.New("degraded")
 
-// runPipeline runs the stages of seed 000 that have not completed yet,
+// runPipeline runs the pipeline stages that have not completed yet,
 // checkpointing after each: a redelivered investigation resumes at the first
 // stage its checkpoint does not mark done. It returns an error only when the
 // state could not be saved or ctx ended (the work item is then redelivered).

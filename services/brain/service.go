@@ -1,7 +1,7 @@
 // Package brain is the BrainService: alert intake with fingerprint
-// de-duplication, the investigation pipeline of seed 000
+// de-duplication, the investigation pipeline
 // (resolve_integrations, extract_alert, plan_actions, the ReAct loop,
-// diagnose, deliver), the supervisor / critic loop of seed 003, and the
+// diagnose, deliver), the supervisor / critic loop, and the
 // session state it builds. Investigations are queued on the JetStream work
 // queue so several brain processes share them, and checkpointed in KV after
 // every stage so a crashed investigation resumes where it stopped.

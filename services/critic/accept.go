@@ -22,9 +22,10 @@ var categoryKinds = map[investigationv1.RootCauseCategory][]string{
 	investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_DATA_QUALITY:        {kindErrors, kindCode, kindHTTP5xx, kindDB},
 }
 
-// AcceptConclusion is the evaluator gate (seed 004): the loop may stop only
-// when every planned tool ran and the evidence supports the claim. At the
-// rejection limit it lets the loop stop with limit_reached (NEEDS_REVIEW).
+// AcceptConclusion is the evaluator gate: the loop may stop only when every
+// planned tool ran and the evidence supports the claim, so that a fluent
+// answer without evidence is never the outcome. At the rejection limit it
+// refuses with limit_reached: the investigation ends NEEDS_REVIEW.
 func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConclusionRequest) (*criticv1.AcceptConclusionResponse, error) {
 	pins := req.GetPins()
 	if len(pins) == 0 && req.GetSessionId() != "" {

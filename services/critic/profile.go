@@ -47,15 +47,17 @@ const (
 	kindAlerting   = "alerting"
 )
 
-// deepRootKinds are failures that explain other failures (seed 001: OOM,
-// config error, node failure are root-cause candidates).
+// deepRootKinds are failures that explain other failures (an OOM kill, a
+// configuration error, a node failure cause the errors seen downstream, not
+// the other way round): root-cause candidates.
 var deepRootKinds = map[string]bool{
 	kindOOM: true, kindConfig: true, kindImage: true, kindNode: true, kindScheduling: true,
 	kindDisk: true, kindStorage: true, kindDB: true, kindCert: true, kindDNS: true,
 	kindSaturation: true, kindCode: true, kindQuota: true,
 }
 
-// Concrete reference kinds (seed 003 evidence check).
+// Concrete reference kinds: what makes evidence specific enough to check
+// (a named object, a version, a number), as opposed to a vague claim.
 const (
 	refDeploy       = "deploy"
 	refCommit       = "commit"

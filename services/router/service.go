@@ -1,4 +1,4 @@
-// Package router is the InvestigationRouter (seed 001 section 3): the fast
+// Package router is the InvestigationRouter: the fast
 // path (slash commands, quick actions), the smart path (natural language,
 // through a model when one is configured, else a deterministic parser), the
 // tool registry a session sees, suggestion chips, and the guardrails the

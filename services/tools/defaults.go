@@ -21,8 +21,8 @@ func nsParam(required bool) *evidencev1.ToolParam {
 	return p
 }
 
-// DefaultRegistry returns every built-in tool: the Phase 1 tools of seed 001
-// section 11 and the further cluster, change, database and monitor tools.
+// DefaultRegistry returns every built-in tool: logs, metrics, cluster state,
+// changes, databases, monitors and code (the list internal/intent names).
 func DefaultRegistry() (*Registry, error) {
 	reg := NewRegistry()
 	for _, t := range append(defaultTools(), codeTools()...) {

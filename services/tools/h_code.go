@@ -21,7 +21,8 @@ func repoParam() *evidencev1.ToolParam {
 	return req(ph(pString("repo", "repository checkout, relative to the code root (or absolute inside it)"), "examples/sast-demo"))
 }
 
-// codeTools are the read-only code tools of seed 004 (SAST triage).
+// codeTools are the read-only code tools the SAST triage reads a
+// repository with.
 func codeTools() []*Tool {
 	code := func(intent, label, slash, desc, usage string, h Handler, ps ...*evidencev1.ToolParam) *Tool {
 		return &Tool{

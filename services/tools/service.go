@@ -1,4 +1,4 @@
-// Package tools is the ToolsService (seed 001 section 7): the ToolExecutor
+// Package tools is the ToolsService: the ToolExecutor
 // that runs tool handlers over the inspected systems (internal/backend) and
 // the EvidencePinFactory that turns every result into an evidence pin and
 // publishes it. It is the only owner of the tool-call guardrails: parameter
