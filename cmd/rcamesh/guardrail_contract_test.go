@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,23 +197,9 @@ func TestGuardrailContract(t *testing.T) {
 			if tc.backend != nil {
 				tc.backend(set)
 			}
-			args := tc.args
-			if tc.model != nil {
-				srv := llmtest.New(t)
-				tc.model(srv)
-				args = append(args, "-llm.provider=openai-compatible", "-llm.base-url="+srv.BaseURL(), "-llm.model=scripted", "-llm.max-retries=1", "-llm.timeout=5s")
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			m, err := startMesh(ctx, set, filepath.Join(t.TempDir(), "data"), logger, args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := m.stop(); err != nil {
-					t.Errorf("stop: %v", err)
-				}
-			}()
+			m := startTestMesh(ctx, t, set, tc.args, tc.model, 1)
 			var rec *investigationv1.InvestigationRecord
 			if tc.twice {
 				// The same incident investigated twice: the second report is
@@ -326,23 +314,13 @@ func TestMaxLoopsBindsBothLoops(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			args := tc.args
+			var model func(*llmtest.Server)
 			if tc.endless {
-				srv := llmtest.New(t)
-				srv.Endless("check_pod_status", `{"namespace":"retail"}`)
-				args = append(args, "-llm.provider=openai-compatible", "-llm.base-url="+srv.BaseURL(), "-llm.model=scripted", "-llm.max-retries=0", "-llm.timeout=5s")
+				model = func(s *llmtest.Server) { s.Endless("check_pod_status", `{"namespace":"retail"}`) }
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			m, err := startMesh(ctx, set, filepath.Join(t.TempDir(), "data"), logger, args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := m.stop(); err != nil {
-					t.Errorf("stop: %v", err)
-				}
-			}()
+			m := startTestMesh(ctx, t, set, tc.args, model, 0)
 			rec := submitForRecord(ctx, t, m, sc.AlertRaw)
 			has := func(g investigationv1.Guardrail) bool {
 				for _, tr := range rec.GetGuardrailTrips() {
@@ -360,4 +338,28 @@ func TestMaxLoopsBindsBothLoops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startTestMesh starts the whole mesh in process over set, with a scripted
+// model server when model is set (retries: the model client's), and stops
+// it when the test ends.
+func startTestMesh(ctx context.Context, t *testing.T, set *backend.Set, args []string, model func(*llmtest.Server), retries int) *meshProc {
+	t.Helper()
+	args = slices.Clone(args)
+	if model != nil {
+		srv := llmtest.New(t)
+		model(srv)
+		args = append(args, "-llm.provider=openai-compatible", "-llm.base-url="+srv.BaseURL(), "-llm.model=scripted",
+			fmt.Sprintf("-llm.max-retries=%d", retries), "-llm.timeout=5s")
+	}
+	m, err := startMesh(ctx, set, filepath.Join(t.TempDir(), "data"), slog.New(slog.DiscardHandler), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return m
 }
