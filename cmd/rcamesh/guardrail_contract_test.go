@@ -144,6 +144,8 @@ func TestGuardrailContract(t *testing.T) {
 		model    func(*llmtest.Server)
 		backend  func(*backend.Set)
 		twice    bool
+		// status, when set, is the outcome the owner's decision imposes.
+		status investigationv1.DiagnosisStatus
 	}{
 		investigationv1.Guardrail_GUARDRAIL_TOOL_BUDGET:               {args: []string{"-router.tool-budget=1"}},
 		investigationv1.Guardrail_GUARDRAIL_MAX_TOOL_SCHEMAS:          {args: []string{"-router.max-tool-schemas=2", "-router.secondary-reserve=1"}, model: garbage},
@@ -154,9 +156,9 @@ func TestGuardrailContract(t *testing.T) {
 		investigationv1.Guardrail_GUARDRAIL_SECRET_REDACTED:           {scenario: "corpus/024-claims-api-rotated-db-password"},
 		investigationv1.Guardrail_GUARDRAIL_CRITIC_THRESHOLD:          {args: []string{"-critic.threshold=1"}},
 		investigationv1.Guardrail_GUARDRAIL_CRITIC_MAX_ROUNDS:         {args: []string{"-critic.threshold=1", "-critic.max-rounds=1"}},
-		investigationv1.Guardrail_GUARDRAIL_EVALUATOR_REJECTION_LIMIT: {model: toolNamesAsPins},
+		investigationv1.Guardrail_GUARDRAIL_EVALUATOR_REJECTION_LIMIT: {model: toolNamesAsPins, status: investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW},
 		investigationv1.Guardrail_GUARDRAIL_EVIDENCE_SUFFICIENCY:      {model: toolNamesAsPins},
-		investigationv1.Guardrail_GUARDRAIL_CONCLUDE_CONFIDENCE:       {args: []string{"-critic.conclude-confidence=1"}, model: toolNamesAsPins},
+		investigationv1.Guardrail_GUARDRAIL_CONCLUDE_CONFIDENCE:       {args: []string{"-critic.conclude-confidence=1"}, model: toolNamesAsPins, status: investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW},
 		investigationv1.Guardrail_GUARDRAIL_MAX_LOOPS:                 {args: []string{"-brain.max-loops=2", "-brain.max-stagnant-iterations=10", "-brain.max-stalled-retrievals=10"}, model: endless},
 		investigationv1.Guardrail_GUARDRAIL_MAX_STAGNANT_ITERATIONS:   {model: endless},
 		investigationv1.Guardrail_GUARDRAIL_CONTEXT_BUDGET_CHARS:      {args: []string{"-brain.context-budget-chars=1000"}, model: endless},
@@ -218,6 +220,9 @@ func TestGuardrailContract(t *testing.T) {
 			}
 			if trip == nil {
 				t.Fatalf("no %s trip in the record: %v", g, rec.GetGuardrailTrips())
+			}
+			if tc.status != 0 && rec.GetDiagnosis().GetStatus() != tc.status {
+				t.Errorf("status %v, want the owner's decision %v (stop: %s)", rec.GetDiagnosis().GetStatus(), tc.status, rec.GetDiagnosis().GetStopReason())
 			}
 			if trip.GetOwner() != spec.GetOwner() || trip.GetGuardrail() != guardrail.Name(g) || trip.GetDetail() == "" {
 				t.Errorf("trip %v, want owner %s and name %s", trip, spec.GetOwner(), guardrail.Name(g))

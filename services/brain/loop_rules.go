@@ -374,7 +374,18 @@ func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *critic
 	// The critic's limit decides, even from a critic that also says
 	// "accepted": the loop stops as NEEDS_REVIEW, never CONCLUDED.
 	if resp.GetAccepted() && !resp.GetLimitReached() {
-		st.stop(dsConcluded, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
+		status := dsConcluded
+		if resp.GetHandover() {
+			// Accepted only to hand over: the critic's status is the outcome.
+			status = dsNeedsReview
+			if hs := resp.GetHandoverStatus(); hs != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_UNSPECIFIED {
+				status = hs.String()
+			}
+			for _, g := range resp.GetBlockingGaps() {
+				st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
+			}
+		}
+		st.stop(status, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
 		return resp, "", true, nil
 	}
 	st.loop.Rejections++

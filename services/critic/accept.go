@@ -65,6 +65,13 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 	sufficient := len(resp.BlockingGaps) <= s.cfg.MaxBlockingGaps
 	if len(resp.MissingIntents) == 0 && (sufficient || handover) {
 		resp.Accepted = true
+		if handover && !sufficient {
+			resp.Handover = true
+			resp.HandoverStatus = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
+			if !lowConfidence {
+				resp.HandoverStatus = req.GetProposed().GetStatus()
+			}
+		}
 		switch {
 		case !sufficient && lowConfidence:
 			resp.Reason = fmt.Sprintf("accepted for review: confidence %.2f below %.2f hands over to a human with %d open gap(s)",

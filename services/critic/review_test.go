@@ -268,6 +268,10 @@ func TestAcceptConclusion(t *testing.T) {
 			if tc.accepted && !tc.limit && tc.proposed.GetStatus() == 0 && tc.proposed.GetConfidence() >= s.cfg.ConcludeConfidence && len(resp.GetBlockingGaps()) > s.cfg.MaxBlockingGaps {
 				t.Errorf("accepted with gaps %v", resp.GetBlockingGaps())
 			}
+			wantHandover := tc.accepted && len(resp.GetBlockingGaps()) > s.cfg.MaxBlockingGaps
+			if resp.GetHandover() != wantHandover || (wantHandover && resp.GetHandoverStatus() == investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_UNSPECIFIED) {
+				t.Errorf("handover=%t (%v), want %t", resp.GetHandover(), resp.GetHandoverStatus(), wantHandover)
+			}
 			if tc.trip != 0 && hasTrip(resp.GetTrips(), tc.trip) == nil {
 				t.Errorf("no %s trip: %v", tc.trip, resp.GetTrips())
 			}

@@ -397,9 +397,14 @@ type AcceptConclusionResponse struct {
 	LimitReached bool                 `protobuf:"varint,5,opt,name=limit_reached,json=limitReached,proto3" json:"limit_reached,omitempty"`
 	Trips        []*v11.GuardrailTrip `protobuf:"bytes,6,rep,name=trips,proto3" json:"trips,omitempty"`
 	// The critic's live limits (its fields of the record's Guardrails).
-	Limits        *v11.Guardrails `protobuf:"bytes,7,opt,name=limits,proto3" json:"limits,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limits *v11.Guardrails `protobuf:"bytes,7,opt,name=limits,proto3" json:"limits,omitempty"`
+	// With accepted: accepted only to hand over to a human (a proposal for
+	// review, escalation or noise, or one below the conclusion gate, with open
+	// gaps): the investigation ends with handover_status, not CONCLUDED.
+	Handover       bool                `protobuf:"varint,8,opt,name=handover,proto3" json:"handover,omitempty"`
+	HandoverStatus v11.DiagnosisStatus `protobuf:"varint,9,opt,name=handover_status,json=handoverStatus,proto3,enum=rcamesh.investigation.v1.DiagnosisStatus" json:"handover_status,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AcceptConclusionResponse) Reset() {
@@ -481,6 +486,20 @@ func (x *AcceptConclusionResponse) GetLimits() *v11.Guardrails {
 	return nil
 }
 
+func (x *AcceptConclusionResponse) GetHandover() bool {
+	if x != nil {
+		return x.Handover
+	}
+	return false
+}
+
+func (x *AcceptConclusionResponse) GetHandoverStatus() v11.DiagnosisStatus {
+	if x != nil {
+		return x.HandoverStatus
+	}
+	return v11.DiagnosisStatus(0)
+}
+
 var File_rcamesh_critic_v1_critic_proto protoreflect.FileDescriptor
 
 const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
@@ -518,7 +537,7 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\x12\x1e\n" +
 	"\n" +
 	"rejections\x18\x06 \x01(\x05R\n" +
-	"rejections\"\xbe\x02\n" +
+	"rejections\"\xae\x03\n" +
 	"\x18AcceptConclusionResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12'\n" +
@@ -526,7 +545,9 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"\rblocking_gaps\x18\x04 \x03(\tR\fblockingGaps\x12#\n" +
 	"\rlimit_reached\x18\x05 \x01(\bR\flimitReached\x12=\n" +
 	"\x05trips\x18\x06 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
-	"\x06limits\x18\a \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits2\xcd\x02\n" +
+	"\x06limits\x18\a \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits\x12\x1a\n" +
+	"\bhandover\x18\b \x01(\bR\bhandover\x12R\n" +
+	"\x0fhandover_status\x18\t \x01(\x0e2).rcamesh.investigation.v1.DiagnosisStatusR\x0ehandoverStatus2\xcd\x02\n" +
 	"\rCriticService\x12b\n" +
 	"\rRevalidatePin\x12'.rcamesh.critic.v1.RevalidatePinRequest\x1a(.rcamesh.critic.v1.RevalidatePinResponse\x12k\n" +
 	"\x10ReviewHypotheses\x12*.rcamesh.critic.v1.ReviewHypothesesRequest\x1a+.rcamesh.critic.v1.ReviewHypothesesResponse\x12k\n" +
@@ -561,6 +582,7 @@ var file_rcamesh_critic_v1_critic_proto_goTypes = []any{
 	(*v11.Guardrails)(nil),           // 11: rcamesh.investigation.v1.Guardrails
 	(*v11.TaskPlan)(nil),             // 12: rcamesh.investigation.v1.TaskPlan
 	(*v11.Diagnosis)(nil),            // 13: rcamesh.investigation.v1.Diagnosis
+	(v11.DiagnosisStatus)(0),         // 14: rcamesh.investigation.v1.DiagnosisStatus
 }
 var file_rcamesh_critic_v1_critic_proto_depIdxs = []int32{
 	6,  // 0: rcamesh.critic.v1.RevalidatePinRequest.pin:type_name -> rcamesh.evidence.v1.EvidencePin
@@ -578,17 +600,18 @@ var file_rcamesh_critic_v1_critic_proto_depIdxs = []int32{
 	6,  // 12: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
 	10, // 13: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
 	11, // 14: rcamesh.critic.v1.AcceptConclusionResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
-	0,  // 15: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
-	2,  // 16: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
-	4,  // 17: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
-	1,  // 18: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
-	3,  // 19: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
-	5,  // 20: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
-	18, // [18:21] is the sub-list for method output_type
-	15, // [15:18] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	14, // 15: rcamesh.critic.v1.AcceptConclusionResponse.handover_status:type_name -> rcamesh.investigation.v1.DiagnosisStatus
+	0,  // 16: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
+	2,  // 17: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
+	4,  // 18: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
+	1,  // 19: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
+	3,  // 20: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
+	5,  // 21: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
+	19, // [19:22] is the sub-list for method output_type
+	16, // [16:19] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_rcamesh_critic_v1_critic_proto_init() }
