@@ -21,11 +21,11 @@ import (
 	"github.com/rcamesh/rcamesh/internal/app"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
+	"github.com/rcamesh/rcamesh/internal/eval/score"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/scenario"
 	"github.com/rcamesh/rcamesh/scenarios"
-	"github.com/rcamesh/rcamesh/services/brain"
 )
 
 // meshProc is one in-process rcamesh (all services, embedded NATS) on
@@ -91,7 +91,7 @@ func (m *meshProc) investigateAlert(ctx context.Context, alertJSON []byte, scena
 	if err == nil {
 		out.Markdown = rep.GetReport().GetMarkdown()
 	}
-	out.Scoring = brain.Scoring(rec.GetRecord(), pins, scenarioID, out.Markdown)
+	out.Scoring = score.Record(rec.GetRecord(), pins, scenarioID, out.Markdown)
 	return out, nil
 }
 

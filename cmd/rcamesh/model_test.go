@@ -72,6 +72,39 @@ func TestModelLoopThroughTheMesh(t *testing.T) {
 				}
 			},
 		},
+		{
+			// The critic refuses an answer whose claims cite tool names
+			// instead of pin ids; at its rejection limit its decision is the
+			// outcome: NEEDS_REVIEW with the limit's trip in the record,
+			// never CONCLUDED at the model's own confidence.
+			name: "rejection limit ends needs review",
+			script: func(s *llmtest.Server) {
+				answer := `{"root_cause": "The checkout pods run out of memory", "root_cause_category": "resource_exhaustion",
+ "root_cause_entity": "deployment/checkout", "validated_claims": [{"claim": "pods were OOMKilled", "pin_ids": ["check_pod_status", "get_events"]}],
+ "confidence": 0.88}`
+				for i := 0; i < 30; i++ {
+					s.Push(llmtest.Text(answer))
+				}
+			},
+			check: func(t *testing.T, res map[string]any) {
+				if res["status"] != "needs_review" {
+					t.Fatalf("status %v, want needs_review (stop: %v)", res["status"], res["stop_reason"])
+				}
+				trips, _ := res["guardrail_trips"].([]any)
+				limit := 0
+				for _, tr := range trips {
+					if m, _ := tr.(map[string]any); m["guardrail"] == "evaluator_rejection_limit" && m["owner"] == "critic" {
+						limit++
+					}
+				}
+				if limit != 1 {
+					t.Fatalf("want the critic's rejection-limit trip once in the record, got %d: %v", limit, trips)
+				}
+				if calls, _ := res["llm_calls"].(float64); calls != 3 {
+					t.Fatalf("want the loop stopped at the third refused answer (3 model calls), got %v", calls)
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/sast"
 )
 
-// suiteOwasp triages the OWASP Benchmark's SARIF files (seed 004).
+// suiteOwasp triages the OWASP Benchmark's SARIF files.
 const suiteOwasp = "owasp"
 
 // runOwaspSuite prints the owasp tables and writes the verdicts

@@ -41,6 +41,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/auth/authtest"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
 	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/scenario"
 	"github.com/rcamesh/rcamesh/internal/server"
 )
@@ -519,9 +520,10 @@ func meshSecrets(t testing.TB) (keyFile, readerFile, readerPassword string) {
 }
 
 // TestSplitFiveProcessesWithPerServiceNATSUsers runs each service in its
-// own process; four connect to the brain's embedded NATS as their own
-// service user (rcamesh-<service>), holding only the credentials issued for
-// their service (`rcamesh mesh-credentials`: their own signing key and NATS
+// own process, given only the addresses of the services it calls; four
+// connect to the brain's embedded NATS as their own service user
+// (rcamesh-<service>), holding only the credentials issued for their
+// service (`rcamesh mesh-credentials`: their own signing key and NATS
 // password), so every permission and signature a service needs is
 // exercised: an alert is investigated, the critic's verdicts and the
 // delivered report come back.
@@ -531,6 +533,10 @@ func TestSplitFiveProcessesWithPerServiceNATSUsers(t *testing.T) {
 	}
 	key, _, _ := meshSecrets(t)
 	natsAddr := freeAddr(t)
+	needs := app.NewRegistry()
+	if err := modules.Register(needs, modules.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	type proc5 struct{ http, grpc string }
 	ps := map[string]proc5{}
 	for _, svc := range []string{"brain", "tools", "critic", "router", "delivery"} {
@@ -551,10 +557,10 @@ func TestSplitFiveProcessesWithPerServiceNATSUsers(t *testing.T) {
 			}
 			a = append(a, "-nats.url=nats://"+natsAddr, "-mesh.credentials-file="+cred)
 		}
-		for other, p := range ps {
-			if other != svc {
-				a = append(a, "-"+other+".addr="+p.grpc)
-			}
+		// Only the addresses of the services it calls (a missing one would
+		// stop it at start).
+		for _, other := range needs.Needs(svc) {
+			a = append(a, "-"+other+".addr="+ps[other].grpc)
 		}
 		return a
 	}

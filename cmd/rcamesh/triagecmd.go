@@ -15,7 +15,7 @@ import (
 )
 
 // triageCmd triages a SARIF file's findings against a local checkout
-// (seed 004), offline by default.
+// offline by default.
 func triageCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("triage", flag.ContinueOnError)
 	fs.SetOutput(stdout)

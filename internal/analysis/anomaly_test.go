@@ -93,8 +93,8 @@ func runFallback(t *testing.T, detectors []Detector, tc fallbackCase) {
 				t.Errorf("claim without pins: %q", c.GetClaim())
 			}
 		}
-		if d.GetStatus() == investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED && d.GetConfidence() < 0.7 {
-			t.Errorf("a fallback below the gate must need review")
+		if d.GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_UNSPECIFIED {
+			t.Errorf("analysis decided the status %v; the conclusion gate's owner decides", d.GetStatus())
 		}
 	}
 }

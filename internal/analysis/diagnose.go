@@ -137,16 +137,12 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		}
 	}
 	d.RootCause = root + "."
-	switch {
-	case res.Healthy:
+	// The status is left to the owner of the conclusion gate (the critic
+	// weighs the confidence against its configured gate); analysis only
+	// states what the evidence shows.
+	if res.Healthy {
 		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED
 		d.StopReason = "positive evidence of health"
-	case d.Confidence >= 0.7:
-		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED
-		d.StopReason = "leading hypothesis supported by evidence"
-	default:
-		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
-		d.StopReason = "evidence insufficient for a confident conclusion"
 	}
 	return d
 }

@@ -189,6 +189,16 @@ func (r *Registry) Resolve(target string) ([]string, error) {
 	return out, nil
 }
 
+// Needs lists the services module name declared it calls (nil for an
+// unknown module).
+func (r *Registry) Needs(name string) []string {
+	e, ok := r.entries[name]
+	if !ok {
+		return nil
+	}
+	return slices.Clone(e.needs)
+}
+
 func (r *Registry) needs(targets []string) []string {
 	set := map[string]bool{}
 	for _, t := range targets {

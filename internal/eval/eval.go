@@ -23,7 +23,7 @@ import (
 )
 
 // Investigator runs one investigation on a loaded scenario and returns the
-// scoring object of FORMAT.md as JSON.
+// scoring object (score.Record) as JSON.
 type Investigator func(ctx context.Context, sc *scenario.Scenario) ([]byte, error)
 
 // Suite is a named set of scenario folders.

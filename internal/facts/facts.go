@@ -190,7 +190,8 @@ type Point struct {
 	V float64   `json:"v"`
 }
 
-// Series is one time series with its statistics (seed 001 section 7.3, query_prometheus).
+// Series is one time series with its statistics (query_prometheus and
+// survey_metrics report them so that no reader recomputes them).
 type Series struct {
 	Name   string            `json:"name"`
 	Labels map[string]string `json:"labels,omitempty"`
@@ -235,7 +236,8 @@ type CommitFile struct {
 	Deletions  int    `json:"deletions"`
 }
 
-// Change types of commit files, classified at ingest (seed 003).
+// Change types of commit files, classified at ingest (a config change and a
+// code change are different suspects).
 const (
 	ChangeDBMigration    = "db_migration"
 	ChangeTimeoutRetry   = "timeout_retry"

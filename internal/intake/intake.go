@@ -1,5 +1,5 @@
-// Package intake turns a raw alert payload into normalised Alerts (seed 000
-// stage extract_alert). It detects the payload format — generic JSON,
+// Package intake turns a raw alert payload into normalised Alerts (the
+// pipeline stage extract_alert). It detects the payload format — generic JSON,
 // Alertmanager webhook v4, Grafana unified alerting, Datadog webhook,
 // PagerDuty v3 webhook, or the opensre-style object — extracts the fields an
 // investigation needs, computes a stable fingerprint of the alert's identity

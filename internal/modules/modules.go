@@ -96,7 +96,7 @@ func (b *backendFlags) build(ctx context.Context, logger *slog.Logger) (*backend
 	return &backend.Set{Name: "none", Sources: map[string]string{}}, nil
 }
 
-// Triage is the SAST triage module (seed 004); it is not one of the five
+// Triage is the SAST triage module; it is not one of the five
 // services of mesh.All and runs with -target=all or -target=triage.
 const Triage = "triage"
 
@@ -124,8 +124,8 @@ func Register(r *app.Registry, opt Options) error {
 				return nil, err
 			}
 		}
-		return tools.New(toolsCfg, tools.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, Backend: set})
-	}, app.WithFlags(toolsCfg.RegisterFlags), app.WithFlags(bf.register), app.Needs(mesh.Brain)); err != nil {
+		return tools.New(toolsCfg, tools.Deps{Logger: env.Logger, Bus: env.Bus, Brain: env.Clients.Brain, Backend: set})
+	}, app.WithFlags(toolsCfg.RegisterFlags), app.WithFlags(bf.register), app.Needs(mesh.Callees(tools.Deps{})...)); err != nil {
 		return err
 	}
 
@@ -140,8 +140,8 @@ func Register(r *app.Registry, opt Options) error {
 			// triage service reads
 			criticCfg.CodeRoot = triageCfg.CodeRoot
 		}
-		return critic.New(criticCfg, critic.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients})
-	}, app.WithFlags(criticCfg.RegisterFlags)); err != nil {
+		return critic.New(criticCfg, critic.Deps{Logger: env.Logger, Bus: env.Bus, Tools: env.Clients.Tools})
+	}, app.WithFlags(criticCfg.RegisterFlags), app.Needs(mesh.Callees(critic.Deps{})...)); err != nil {
 		return err
 	}
 
@@ -154,8 +154,8 @@ func Register(r *app.Registry, opt Options) error {
 		if err != nil {
 			return nil, err
 		}
-		return router.New(routerCfg, router.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, LLM: p})
-	}, app.WithFlags(routerCfg.RegisterFlags), app.WithFlags(modelFlags), app.Needs(mesh.Tools, mesh.Brain)); err != nil {
+		return router.New(routerCfg, router.Deps{Logger: env.Logger, Bus: env.Bus, Tools: env.Clients.Tools, Brain: env.Clients.Brain, LLM: p})
+	}, app.WithFlags(routerCfg.RegisterFlags), app.WithFlags(modelFlags), app.Needs(mesh.Callees(router.Deps{})...)); err != nil {
 		return err
 	}
 
@@ -164,8 +164,8 @@ func Register(r *app.Registry, opt Options) error {
 		if err := deliveryCfg.Validate(); err != nil {
 			return nil, err
 		}
-		return delivery.New(deliveryCfg, delivery.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients})
-	}, app.WithFlags(deliveryCfg.RegisterFlags)); err != nil {
+		return delivery.New(deliveryCfg, delivery.Deps{Logger: env.Logger, Bus: env.Bus})
+	}, app.WithFlags(deliveryCfg.RegisterFlags), app.Needs(mesh.Callees(delivery.Deps{})...)); err != nil {
 		return err
 	}
 
@@ -188,9 +188,9 @@ func Register(r *app.Registry, opt Options) error {
 		if err != nil {
 			return nil, err
 		}
-		return brain.New(brainCfg, brain.Deps{Logger: env.Logger, Bus: env.Bus, Clients: env.Clients, LLM: p})
-	}, app.WithFlags(brainCfg.RegisterFlags), app.WithFlags(modelFlags),
-		app.Needs(mesh.Router, mesh.Tools, mesh.Critic, mesh.Delivery)); err != nil {
+		return brain.New(brainCfg, brain.Deps{Logger: env.Logger, Bus: env.Bus, Router: env.Clients.Router, Tools: env.Clients.Tools,
+			Critic: env.Clients.Critic, Delivery: env.Clients.Delivery, LLM: p, ModelMaxRetries: model.cfg.MaxRetries})
+	}, app.WithFlags(brainCfg.RegisterFlags), app.WithFlags(modelFlags), app.Needs(mesh.Callees(brain.Deps{})...)); err != nil {
 		return err
 	}
 	if err := registerGateway(r); err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/sast/checklist"
 )
 
-// ModelAnalyst is the model agent of seed 004: the model drives the same
+// ModelAnalyst is the model agent of the triage: the model drives the same
 // code tools (list_files, search_codebase, fetch_code) and its evidence
 // package goes to the same evaluator. Each Analyse call is one model turn:
 // tool calls are run and reported as retrieval; a JSON package is returned

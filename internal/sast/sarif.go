@@ -1,4 +1,4 @@
-// Package sast triages static-analysis findings (seed 004): SARIF 2.1.0
+// Package sast triages static-analysis findings: SARIF 2.1.0
 // intake, one investigation per finding (the analyser of javaflow, the
 // skeptical evaluator and the bounded loop of claims, evidence and
 // unknowns), and the outputs (JSON, markdown, SARIF with the verdict in

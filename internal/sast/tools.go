@@ -21,7 +21,7 @@ const (
 	MaxSearchFiles  = 20000
 )
 
-// Tools are the read-only code tools of seed 004 over one repository:
+// Tools are the read-only code tools over one repository:
 // list_files, search_codebase and fetch_code. Each call is counted and
 // traced; retrieved content is what the evaluator re-reads.
 type Tools struct {

@@ -25,7 +25,8 @@ type Limits struct {
 	FindingTimeout time.Duration
 }
 
-// DefaultLimits follow seed 004.
+// DefaultLimits bound one finding's triage: enough calls to read a call
+// chain, few enough that a finding never costs more than a human look.
 func DefaultLimits() Limits {
 	return Limits{MaxToolCalls: 15, MaxIterations: 8, MaxWall: 5 * time.Minute, Stagnation: 3}
 }

@@ -2,7 +2,7 @@
 // alert, the scenario metadata, the evidence files (named by their source
 // stem) and, kept apart, the ground truth.
 //
-// Layout (see benchmarks/FORMAT.md): alert.json, scenario.yml, answer.yml,
+// Layout: alert.json, scenario.yml, answer.yml,
 // <source>.json evidence files, k8s/*.yaml (multi-document Kubernetes
 // objects, source "k8s") and pod_logs/<ns>/<pod>[.<container>][.previous].log
 // (source "pod_logs"). A scenario.yml `base: <sibling>` inherits every
@@ -63,8 +63,8 @@ type Meta struct {
 	Extra              map[string]any `json:"-"`
 }
 
-// Answer is answer.yml: the opensre ground-truth keys plus the FORMAT.md
-// additions. ONLY the evaluator may read it.
+// Answer is answer.yml: the opensre ground-truth keys plus rcamesh's
+// additions (culprit entity, required evidence). ONLY the evaluator may read it.
 type Answer struct {
 	RootCauseCategory       string         `json:"root_cause_category,omitempty"`
 	RequiredKeywords        []string       `json:"required_keywords,omitempty"`

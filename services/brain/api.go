@@ -240,14 +240,13 @@ func (s *Service) newState(a *investigationv1.Alert, sid, invID, parent string, 
 
 func (s *Service) guardrails() *investigationv1.Guardrails {
 	return &investigationv1.Guardrails{
-		ToolBudget:            int32(s.cfg.ToolBudget),
 		MaxLoops:              int32(s.cfg.MaxLoops),
 		MaxStagnantIterations: int32(s.cfg.MaxStagnantIterations),
 		ContextBudgetChars:    s.cfg.ContextBudgetChars,
 		MaxToolCalls:          int32(s.cfg.MaxToolCalls),
 		MaxWallMs:             s.cfg.MaxWall.Milliseconds(),
 		MaxStalledRetrievals:  int32(s.cfg.MaxStalledRetrievals),
-		Owners:                owners(),
+		ModelMaxRetries:       s.modelRetries,
 	}
 }
 

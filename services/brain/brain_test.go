@@ -25,6 +25,7 @@ import (
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
+	"github.com/rcamesh/rcamesh/internal/eval/score"
 	"github.com/rcamesh/rcamesh/internal/intake"
 )
 
@@ -118,7 +119,7 @@ func TestPipelineEndToEnd(t *testing.T) {
 		t.Errorf("integrations %v", rec.GetIntegrations())
 	}
 	g := rec.GetGuardrails()
-	if g.GetMaxLoops() != 20 || g.GetOwners()[GuardrailMaxLoops] != "brain" || g.GetOwners()["critic_threshold"] != "critic" || g.GetToolBudget() != 10 {
+	if g.GetMaxLoops() != 20 || g.GetToolBudget() != 10 {
 		t.Errorf("guardrails snapshot %v", g)
 	}
 	if len(rec.GetHypothesisRounds()) != 1 || len(rec.GetReviews()) != 1 {
@@ -145,7 +146,11 @@ func TestPipelineEndToEnd(t *testing.T) {
 	if err != nil || diag.GetDiagnosis() == nil || diag.GetInvestigationId() != rec.GetInvestigationId() {
 		t.Fatalf("diagnosis %v err %v", diag, err)
 	}
-	score := h.svc.ScoringJSON(rec, pins.GetPins(), "scn-1")
+	report, err := h.svc.Report(ctx, rec.GetInvestigationId())
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := score.Record(rec, pins.GetPins(), "scn-1", report)
 	if score["scenario_id"] != "scn-1" || !strings.Contains(score["report"].(string), "Incident report") ||
 		len(score["tools_called"].([]any)) != 2 || score["root_cause_category"] == "" {
 		t.Errorf("scoring %v", score)
@@ -379,7 +384,7 @@ func TestRulesGuardrails(t *testing.T) {
 		name      string
 		cfg       func(*Config)
 		tools     func(*fakeTools)
-		guardrail string
+		guardrail investigationv1.Guardrail
 		loops     int32
 		calls     int
 	}{
@@ -404,7 +409,7 @@ func TestRulesGuardrails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !hasTrip(rec, tc.guardrail, Owner) {
+			if !hasTrip(rec, tc.guardrail) {
 				t.Fatalf("no %s trip: %v", tc.guardrail, rec.GetGuardrailTrips())
 			}
 			if rec.GetLoops() != tc.loops {
@@ -692,7 +697,7 @@ func TestWallTimeBreaker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hasTrip(rec, GuardrailMaxWall, Owner) || rec.GetDiagnosis().GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW {
+	if !hasTrip(rec, GuardrailMaxWall) || rec.GetDiagnosis().GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW {
 		t.Fatalf("trips %v status %v", rec.GetGuardrailTrips(), rec.GetDiagnosis().GetStatus())
 	}
 	if n := len(h.tools.Calls()); n != 3 {

@@ -7,27 +7,27 @@ import (
 	"strings"
 	"time"
 
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
 )
 
-// Guardrail names the brain owns; they appear in GuardrailTrip.guardrail and
-// in the record's guardrail owners map.
+// The guardrails the brain owns (their owner, flag and record field are the
+// contract's, package guardrail).
 const (
-	GuardrailMaxLoops          = "max_loops"
-	GuardrailStagnation        = "max_stagnant_iterations"
-	GuardrailContextBudget     = "context_budget_chars"
-	GuardrailMaxToolCalls      = "max_tool_calls"
-	GuardrailMaxWall           = "max_wall_ms"
-	GuardrailStalledRetrievals = "max_stalled_retrievals"
-	GuardrailDegraded          = "degraded_result"
-	// Owner is the owner string of every trip the brain reports.
-	Owner = "brain"
+	GuardrailMaxLoops          = investigationv1.Guardrail_GUARDRAIL_MAX_LOOPS
+	GuardrailStagnation        = investigationv1.Guardrail_GUARDRAIL_MAX_STAGNANT_ITERATIONS
+	GuardrailContextBudget     = investigationv1.Guardrail_GUARDRAIL_CONTEXT_BUDGET_CHARS
+	GuardrailMaxToolCalls      = investigationv1.Guardrail_GUARDRAIL_MAX_TOOL_CALLS
+	GuardrailMaxWall           = investigationv1.Guardrail_GUARDRAIL_MAX_WALL_MS
+	GuardrailStalledRetrievals = investigationv1.Guardrail_GUARDRAIL_MAX_STALLED_RETRIEVALS
+	GuardrailDegraded          = investigationv1.Guardrail_GUARDRAIL_DEGRADED_RESULT
 )
 
 // Config holds the brain's guardrails and settings. Every field has a
 // default (DefaultConfig) and a flag prefixed "brain.".
 type Config struct {
-	// MaxLoops is the ReAct loop iteration cap (seed 000: 20).
+	// MaxLoops is the iteration cap of both loops (default 20: room for a
+	// model to explore, a bound on a model that never concludes).
 	MaxLoops int
 	// MaxStagnantIterations: after this many consecutive iterations whose tool
 	// calls were all replays, tool access is stripped and the loop must conclude.
@@ -35,15 +35,15 @@ type Config struct {
 	// ContextBudgetChars bounds the model conversation; above it the
 	// lowest-value evidence is evicted to one-line summaries.
 	ContextBudgetChars int64
-	// MaxToolCalls bounds the tool calls of one investigation (seed 004 circuit breaker).
+	// MaxToolCalls bounds the tool calls of one investigation (a circuit
+	// breaker: cost and load on the inspected systems stay bounded).
 	MaxToolCalls int
-	// MaxWall bounds one investigation's wall time (seed 004 circuit breaker).
+	// MaxWall bounds one investigation's wall time (a circuit breaker: an
+	// answer late past this is worth less than a handover now).
 	MaxWall time.Duration
 	// MaxStalledRetrievals: this many consecutive rounds that add no new
-	// evidence end the loop (seed 004 stalled progress).
+	// evidence end the loop (retrieval that stopped progressing).
 	MaxStalledRetrievals int
-	// ToolBudget overrides the router's plan size when > 0 (the router owns it).
-	ToolBudget int
 	// DedupWindow: an alert whose fingerprint had an investigation opened less
 	// than this long ago attaches to it instead of starting another.
 	DedupWindow time.Duration
@@ -98,7 +98,6 @@ func DefaultConfig() Config {
 		MaxToolCalls:          40,
 		MaxWall:               5 * time.Minute,
 		MaxStalledRetrievals:  3,
-		ToolBudget:            0,
 		DedupWindow:           30 * time.Minute,
 		CallTimeout:           2 * time.Minute,
 		Workers:               2,
@@ -124,7 +123,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxToolCalls, "brain.max-tool-calls", c.MaxToolCalls, "tool calls per investigation")
 	fs.DurationVar(&c.MaxWall, "brain.max-wall", c.MaxWall, "wall time per investigation")
 	fs.IntVar(&c.MaxStalledRetrievals, "brain.max-stalled-retrievals", c.MaxStalledRetrievals, "consecutive rounds without new evidence before the loop stops")
-	fs.IntVar(&c.ToolBudget, "brain.tool-budget", c.ToolBudget, "plan size asked of the router (0 = the router's default)")
 	fs.DurationVar(&c.DedupWindow, "brain.dedup-window", c.DedupWindow, "alerts with the same fingerprint within this window attach to one investigation")
 	fs.DurationVar(&c.CallTimeout, "brain.call-timeout", c.CallTimeout, "timeout of one call to another service")
 	fs.IntVar(&c.Workers, "brain.workers", c.Workers, "work-queue consumers per process")
@@ -171,11 +169,9 @@ func (c *Config) Validate() error {
 	if c.MaxStalledRetrievals < 1 {
 		errs = append(errs, fmt.Errorf("brain.max-stalled-retrievals must be >= 1, got %d", c.MaxStalledRetrievals))
 	}
-	if c.ToolBudget < 0 {
-		errs = append(errs, fmt.Errorf("brain.tool-budget must be >= 0, got %d", c.ToolBudget))
-	}
-	if c.DedupWindow <= 0 {
-		errs = append(errs, fmt.Errorf("brain.dedup-window must be positive, got %s", c.DedupWindow))
+	if c.DedupWindow < time.Second {
+		// Session ids number the windows in whole seconds.
+		errs = append(errs, fmt.Errorf("brain.dedup-window must be at least 1s, got %s", c.DedupWindow))
 	}
 	if c.CallTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("brain.call-timeout must be positive, got %s", c.CallTimeout))
@@ -211,29 +207,4 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("brain.max-alerts-per-request must be >= 1, got %d", c.MaxAlertsPerRequest))
 	}
 	return errors.Join(errs...)
-}
-
-// owners maps every guardrail of the record's Guardrails message to the
-// service that owns it (DESIGN.md "Guardrails, each owned by one service").
-func owners() map[string]string {
-	return map[string]string{
-		"max_tool_schemas":          "router",
-		"secondary_tool_reserve":    "router",
-		"tool_budget":               "router",
-		GuardrailMaxLoops:           Owner,
-		GuardrailStagnation:         Owner,
-		GuardrailContextBudget:      Owner,
-		GuardrailMaxToolCalls:       Owner,
-		GuardrailMaxWall:            Owner,
-		GuardrailStalledRetrievals:  Owner,
-		GuardrailDegraded:           Owner,
-		"tool_timeout_ms":           "tools",
-		"max_output_bytes":          "tools",
-		"duplicate_call_replay":     "tools",
-		"critic_threshold":          "critic",
-		"critic_max_rounds":         "critic",
-		"evaluator_rejection_limit": "critic",
-		"confidence_gate":           "delivery",
-		"fingerprint_dedup":         "delivery",
-	}
 }

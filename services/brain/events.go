@@ -12,6 +12,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 )
@@ -85,8 +86,8 @@ func (s *Service) trip(ctx context.Context, st *invState, t *investigationv1.Gua
 		map[string]any{"guardrail": t.GetGuardrail(), "owner": t.GetOwner(), "limit": t.GetLimit(), "value": t.GetValue()})
 }
 
-func (s *Service) brainTrip(ctx context.Context, st *invState, guardrail, detail string, limit, value float64) {
-	s.trip(ctx, st, &investigationv1.GuardrailTrip{Guardrail: guardrail, Owner: Owner, Detail: detail, Limit: limit, Value: value})
+func (s *Service) brainTrip(ctx context.Context, st *invState, g investigationv1.Guardrail, detail string, limit, value float64) {
+	s.trip(ctx, st, guardrail.Trip(g, detail, limit, value, s.now()))
 }
 
 // tripsFrom records trips another service reported (each keeps its owner).
@@ -94,6 +95,15 @@ func (s *Service) tripsFrom(ctx context.Context, st *invState, trips []*investig
 	for _, t := range trips {
 		s.trip(ctx, st, proto.CloneOf(t))
 	}
+}
+
+// limitsFrom copies the live limits another service reported into the
+// record's Guardrails.
+func limitsFrom(st *invState, limits *investigationv1.Guardrails) {
+	if st.rec.Guardrails == nil {
+		st.rec.Guardrails = &investigationv1.Guardrails{}
+	}
+	guardrail.Merge(st.rec.Guardrails, limits)
 }
 
 // routerContext is the context every tool call of the investigation carries.

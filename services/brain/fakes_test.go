@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
@@ -22,6 +23,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 )
@@ -135,11 +137,12 @@ func (f *fakeRouter) PlanActions(_ context.Context, req *routerv1.PlanActionsReq
 		params, _ := structpb.NewStruct(map[string]any{"namespace": req.GetAlert().GetNamespace()})
 		plan.Actions = append(plan.Actions, &investigationv1.PlannedAction{Intent: in, Params: params, Score: 1})
 	}
-	return &routerv1.PlanActionsResponse{Plan: plan}, nil
+	return &routerv1.PlanActionsResponse{Plan: plan, Limits: &investigationv1.Guardrails{ToolBudget: 10}}, nil
 }
 
 func (f *fakeRouter) SelectTools(context.Context, *routerv1.SelectToolsRequest) (*routerv1.SelectToolsResponse, error) {
-	return &routerv1.SelectToolsResponse{Tools: f.tools, MaxSchemas: 32, SecondaryReserve: 3}, nil
+	return &routerv1.SelectToolsResponse{Tools: f.tools, MaxSchemas: 32, SecondaryReserve: 3,
+		Limits: &investigationv1.Guardrails{MaxToolSchemas: 32, SecondaryToolReserve: proto.Int32(3)}}, nil
 }
 
 // ---- fake critic ----
@@ -302,7 +305,8 @@ func (h *harness) newService(o harnessOpts) *Service {
 		cfg = *o.cfg
 	}
 	cfg.CallTimeout = 20 * time.Second
-	svc, err := New(cfg, Deps{Logger: slog.New(slog.DiscardHandler), Bus: o.bus, Clients: h.clients, LLM: o.model, Now: o.now})
+	svc, err := New(cfg, Deps{Logger: slog.New(slog.DiscardHandler), Bus: o.bus, Router: h.clients.Router, Tools: h.clients.Tools,
+		Critic: h.clients.Critic, Delivery: h.clients.Delivery, LLM: o.model, Now: o.now})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -358,9 +362,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func hasTrip(rec *investigationv1.InvestigationRecord, guardrail, owner string) bool {
+// hasTrip says whether the record holds a trip of g decided by g's owner.
+func hasTrip(rec *investigationv1.InvestigationRecord, g investigationv1.Guardrail) bool {
 	for _, tr := range rec.GetGuardrailTrips() {
-		if tr.GetGuardrail() == guardrail && tr.GetOwner() == owner {
+		if tr.GetKind() == g && tr.GetGuardrail() == guardrail.Name(g) && tr.GetOwner() == guardrail.Owner(g) {
 			return true
 		}
 	}

@@ -31,7 +31,7 @@ type conversation struct {
 	pinOfCall map[string]string // tool call id -> pin id
 }
 
-// modelLoop is the tool-calling ReAct loop (seed 000 stage 4): the router's
+// modelLoop is the tool-calling ReAct loop (the gather stage): the router's
 // selected tools are offered, the plan's seed calls are executed before the
 // first model turn, every model tool call runs through the tools service,
 // replays are told to the model, and the iteration cap, stagnation breaker,
@@ -57,9 +57,7 @@ func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		if st.loop.Round >= s.cfg.MaxLoops {
-			s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d iterations reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
-			st.stop(dsNeedsReview, "loop iteration cap reached ("+GuardrailMaxLoops+")")
+		if s.loopCapReached(ctx, st) {
 			break
 		}
 		if name, tripped := s.breakerTripped(ctx, st); tripped && !st.loop.Stripped {
@@ -247,8 +245,7 @@ func (s *Service) selectTools(ctx context.Context, st *invState) []llm.ToolSchem
 	if !st.hasSelectTrips() {
 		s.tripsFrom(ctx, st, resp.GetTrips())
 	}
-	st.rec.Guardrails.MaxToolSchemas = resp.GetMaxSchemas()
-	st.rec.Guardrails.SecondaryToolReserve = resp.GetSecondaryReserve()
+	limitsFrom(st, resp.GetLimits())
 	out := make([]llm.ToolSchema, 0, len(resp.GetTools()))
 	for _, d := range resp.GetTools() {
 		if d.GetIntent() == intentReinvestigate && st.isSub() {
@@ -260,12 +257,7 @@ func (s *Service) selectTools(ctx context.Context, st *invState) []llm.ToolSchem
 }
 
 func (st *invState) hasSelectTrips() bool {
-	for _, t := range st.rec.GetGuardrailTrips() {
-		if t.GetGuardrail() == "max_tool_schemas" || t.GetGuardrail() == "secondary_tool_reserve" {
-			return true
-		}
-	}
-	return false
+	return st.hasTrip(investigationv1.Guardrail_GUARDRAIL_MAX_TOOL_SCHEMAS) || st.hasTrip(investigationv1.Guardrail_GUARDRAIL_SECONDARY_TOOL_RESERVE)
 }
 
 // toolSchema converts a tool definition into the model's JSON Schema form.

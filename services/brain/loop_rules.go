@@ -12,6 +12,8 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
+	"github.com/rcamesh/rcamesh/internal/intent"
 )
 
 const (
@@ -26,7 +28,7 @@ func (st *invState) stop(status, reason string) {
 	st.loop.StopReason = reason
 }
 
-// rulesLoop is the offline supervisor (seed 003 / seed 004): seed calls from
+// rulesLoop is the offline supervisor (no model configured): seed calls from
 // the plan, synthesis over the pins, the critic's review; GATHER_MORE runs
 // the intents the critic asks for and loops. Every round is one loop and is
 // checkpointed. It stops on ACCEPT (then the critic's conclusion gate),
@@ -49,9 +51,7 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 				st.stop(dsNeedsReview, "circuit breaker "+name)
 				break
 			}
-			if st.loop.Round >= s.cfg.MaxLoops {
-				s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d rounds reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
-				st.stop(dsNeedsReview, "loop iteration cap reached ("+GuardrailMaxLoops+")")
+			if s.loopCapReached(ctx, st) {
 				break
 			}
 			st.loop.Round++
@@ -113,6 +113,20 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 	return fmt.Sprintf("%d loops, %d tool calls, %d pins; stop: %s", st.loop.Round, len(st.rec.GetToolCalls()), len(st.pins), st.loop.StopReason), nil
 }
 
+// loopCapReached is the loop-length rule of both loops: an investigation
+// runs at most -brain.max-loops iterations, a model turn or a rules round
+// each. The rules loop also ends when the critic escalates at its
+// -critic.max-rounds, so it runs at most the smaller of the two; whichever
+// binds records its trip. At the cap the loop stops as NEEDS_REVIEW.
+func (s *Service) loopCapReached(ctx context.Context, st *invState) bool {
+	if st.loop.Round < s.cfg.MaxLoops {
+		return false
+	}
+	s.brainTrip(ctx, st, GuardrailMaxLoops, fmt.Sprintf("loop cap of %d iterations reached", s.cfg.MaxLoops), float64(s.cfg.MaxLoops), float64(st.loop.Round))
+	st.stop(dsNeedsReview, "loop iteration cap reached ("+guardrail.Name(GuardrailMaxLoops)+")")
+	return true
+}
+
 // updateProgress updates the stagnation and stalled-retrieval counters after
 // a round and says whether a breaker forces the final answer.
 func (s *Service) updateProgress(ctx context.Context, st *invState, calls, fresh, newEvid int) (bool, string) {
@@ -130,13 +144,13 @@ func (s *Service) updateProgress(ctx context.Context, st *invState, calls, fresh
 		s.brainTrip(ctx, st, GuardrailStagnation, fmt.Sprintf("%d consecutive iterations only replayed earlier calls; tools stripped, final answer forced", st.loop.Stagnant),
 			float64(s.cfg.MaxStagnantIterations), float64(st.loop.Stagnant))
 		st.loop.Stripped = true
-		return true, "stagnation breaker (" + GuardrailStagnation + ")"
+		return true, "stagnation breaker (" + guardrail.Name(GuardrailStagnation) + ")"
 	}
 	if st.loop.Stalled >= s.cfg.MaxStalledRetrievals {
 		s.brainTrip(ctx, st, GuardrailStalledRetrievals, fmt.Sprintf("%d consecutive rounds added no new evidence", st.loop.Stalled),
 			float64(s.cfg.MaxStalledRetrievals), float64(st.loop.Stalled))
 		st.loop.Stripped = true
-		return true, "stalled retrievals (" + GuardrailStalledRetrievals + ")"
+		return true, "stalled retrievals (" + guardrail.Name(GuardrailStalledRetrievals) + ")"
 	}
 	return false, ""
 }
@@ -147,9 +161,9 @@ func (s *Service) forcedFinal(st *invState) (bool, string) {
 	case st.loop.Breaker != "":
 		return true, "circuit breaker " + st.loop.Breaker
 	case st.loop.Stagnant >= s.cfg.MaxStagnantIterations:
-		return true, "stagnation breaker (" + GuardrailStagnation + ")"
+		return true, "stagnation breaker (" + guardrail.Name(GuardrailStagnation) + ")"
 	case st.loop.Stalled >= s.cfg.MaxStalledRetrievals:
-		return true, "stalled retrievals (" + GuardrailStalledRetrievals + ")"
+		return true, "stalled retrievals (" + guardrail.Name(GuardrailStalledRetrievals) + ")"
 	}
 	return false, ""
 }
@@ -190,9 +204,7 @@ func (s *Service) synthesizeAndReview(ctx context.Context, st *invState) (*inves
 	}
 	st.rec.Reviews = append(st.rec.Reviews, review)
 	st.review = review
-	if th := review.GetThreshold(); th > 0 {
-		st.rec.Guardrails.CriticThreshold = th
-	}
+	limitsFrom(st, resp.GetLimits())
 	return review, nil
 }
 
@@ -228,7 +240,8 @@ func (s *Service) requestedCalls(ctx context.Context, st *invState, review *inve
 		return fresh
 	}
 	// Everything requested already ran: widen the scope with the most relevant
-	// tools that have not run yet (seed 003: expand scope). When there is none,
+	// tools that have not run yet: the answer may lie outside the first
+	// scope. When there is none,
 	// the repeated calls go ahead and the stagnation breaker ends the loop.
 	if alt := s.alternatives(ctx, st, 3); len(alt) > 0 {
 		return alt
@@ -357,30 +370,33 @@ func (s *Service) askConclusion(ctx context.Context, st *invState) (resp *critic
 		return nil, "", true, nil
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
-	if resp.GetLimitReached() {
-		// The critic's limit decides, even from a critic that also says
-		// "accepted": the loop stops as NEEDS_REVIEW, never CONCLUDED.
-		st.loop.Rejections++
-		for _, g := range resp.GetBlockingGaps() {
-			st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
+	limitsFrom(st, resp.GetLimits())
+	// The critic's limit decides, even from a critic that also says
+	// "accepted": the loop stops as NEEDS_REVIEW, never CONCLUDED.
+	if resp.GetAccepted() && !resp.GetLimitReached() {
+		status := dsConcluded
+		if resp.GetHandover() {
+			// Accepted only to hand over: the critic's status is the outcome.
+			status = dsNeedsReview
+			if hs := resp.GetHandoverStatus(); hs != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_UNSPECIFIED {
+				status = hs.String()
+			}
+			for _, g := range resp.GetBlockingGaps() {
+				st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
+			}
 		}
-		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+firstNonEmpty(resp.GetReason(), "conclusion refused"))
-		return resp, resp.GetReason(), true, nil
-	}
-	if resp.GetAccepted() {
-		st.stop(dsConcluded, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
+		st.stop(status, "critic accepted the conclusion: "+firstNonEmpty(resp.GetReason(), "evidence sufficient"))
 		return resp, "", true, nil
 	}
 	st.loop.Rejections++
 	for _, g := range resp.GetBlockingGaps() {
 		st.loop.Unknowns = appendUnique(st.loop.Unknowns, g)
 	}
-	reason = firstNonEmpty(resp.GetReason(), "conclusion refused")
 	if resp.GetLimitReached() {
-		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+reason)
-		return resp, reason, true, nil
+		st.stop(dsNeedsReview, "evaluator rejection limit reached: "+firstNonEmpty(resp.GetReason(), "conclusion refused"))
+		return resp, resp.GetReason(), true, nil
 	}
-	return resp, reason, false, nil
+	return resp, firstNonEmpty(resp.GetReason(), "conclusion refused"), false, nil
 }
 
 // acceptConclusion asks the critic whether the rules loop may stop; a
@@ -420,8 +436,8 @@ func (s *Service) proposedDiagnosis(ctx context.Context, st *invState) *investig
 }
 
 const (
-	intentPromQL        = "query_prometheus"
-	intentSurveyMetrics = "survey_metrics"
+	intentPromQL        = string(intent.QueryPrometheus)
+	intentSurveyMetrics = string(intent.SurveyMetrics)
 )
 
 // looksLikePromQL: an expression with a selector, a function or an operator,
@@ -579,7 +595,7 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 	return out
 }
 
-const intentDescribe = "describe_resource"
+const intentDescribe = string(intent.DescribeResource)
 
 // managedObjectKind: kinds of objects that hold configuration or
 // credentials and are usually produced by something else (a controller's
@@ -594,8 +610,8 @@ func managedObjectKind(kind string) bool {
 }
 
 const (
-	intentSearchLogs = "search_logs"
-	intentPodLogs    = "fetch_pod_logs"
+	intentSearchLogs = string(intent.SearchLogs)
+	intentPodLogs    = string(intent.FetchPodLogs)
 	// The cluster DNS server of Kubernetes (CoreDNS, deployed as kube-dns
 	// compatible "coredns" in kube-system by kubeadm, EKS, GKE and AKS).
 	dnsNamespace = "kube-system"

@@ -9,6 +9,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+	"github.com/rcamesh/rcamesh/internal/eval/score"
 	"github.com/rcamesh/rcamesh/internal/intake"
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/llm/llmtest"
@@ -92,7 +93,7 @@ func TestModelLoopConcludes(t *testing.T) {
 	if rec.GetGuardrails().GetMaxToolSchemas() != 32 {
 		t.Errorf("router schema cap not recorded: %v", rec.GetGuardrails())
 	}
-	score := Scoring(rec, nil, "s", "")
+	score := score.Record(rec, nil, "s", "")
 	if score["llm_calls"] != 2 || score["root_cause_category"] != "resource_exhaustion" {
 		t.Errorf("scoring %v", score)
 	}
@@ -117,7 +118,7 @@ func TestModelDegraded(t *testing.T) {
 			if d.GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_DEGRADED || !strings.HasPrefix(d.GetStopReason(), "degraded") {
 				t.Fatalf("status %v stop %q", d.GetStatus(), d.GetStopReason())
 			}
-			if !hasTrip(rec, GuardrailDegraded, Owner) {
+			if !hasTrip(rec, GuardrailDegraded) {
 				t.Errorf("no degraded trip: %v", rec.GetGuardrailTrips())
 			}
 			// Nothing lost: every call that ran is in the record and the rules
@@ -145,7 +146,7 @@ func TestModelStagnationBreaker(t *testing.T) {
 	rec, srv, _ := investigateWithModel(t, &cfg, []llmtest.Turn{
 		llmtest.Tools(repeat), llmtest.Tools(repeat), llmtest.Text(finalJSON),
 	}, nil)
-	if !hasTrip(rec, GuardrailStagnation, Owner) {
+	if !hasTrip(rec, GuardrailStagnation) {
 		t.Fatalf("no stagnation trip: %v", rec.GetGuardrailTrips())
 	}
 	reqs := srv.Requests()
@@ -179,7 +180,7 @@ func TestModelLoopCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hasTrip(rec, GuardrailMaxLoops, Owner) || rec.GetLoops() != 3 || len(rec.GetModelCalls()) != 3 {
+	if !hasTrip(rec, GuardrailMaxLoops) || rec.GetLoops() != 3 || len(rec.GetModelCalls()) != 3 {
 		t.Fatalf("trips %v loops %d model calls %d", rec.GetGuardrailTrips(), rec.GetLoops(), len(rec.GetModelCalls()))
 	}
 	if rec.GetDiagnosis().GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW {
@@ -204,7 +205,7 @@ func TestContextBudgetEviction(t *testing.T) {
 			}, nil
 		}
 	})
-	if !hasTrip(rec, GuardrailContextBudget, Owner) {
+	if !hasTrip(rec, GuardrailContextBudget) {
 		t.Fatalf("no context budget trip: %v", rec.GetGuardrailTrips())
 	}
 	msgs := srv.Requests()[0].Messages()

@@ -17,6 +17,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/intent"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
@@ -26,7 +27,7 @@ var errNoise = errors.New("noise")
 // errDegraded marks a stage that ended with a degraded result (model failure).
 var errDegraded = errors.New("degraded")
 
-// runPipeline runs the stages of seed 000 that have not completed yet,
+// runPipeline runs the pipeline stages that have not completed yet,
 // checkpointing after each: a redelivered investigation resumes at the first
 // stage its checkpoint does not mark done. It returns an error only when the
 // state could not be saved or ctx ended (the work item is then redelivered).
@@ -313,7 +314,7 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	resp, err := s.clients.Router.PlanActions(cctx, &routerv1.PlanActionsRequest{
-		SessionId: st.rec.GetSessionId(), Alert: st.rec.GetAlert(), ToolBudget: int32(s.cfg.ToolBudget),
+		SessionId: st.rec.GetSessionId(), Alert: st.rec.GetAlert(),
 	})
 	if err != nil {
 		if isUnavailable(err) {
@@ -323,6 +324,7 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 		return "", fmt.Errorf("router.PlanActions: %w", err)
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
+	limitsFrom(st, resp.GetLimits())
 	plan := proto.CloneOf(resp.GetPlan())
 	if plan == nil {
 		plan = &investigationv1.TaskPlan{}
@@ -338,9 +340,6 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 		plan.Actions = kept
 	}
 	st.rec.Plan = plan
-	if plan.GetToolBudget() > 0 {
-		st.rec.Guardrails.ToolBudget = plan.GetToolBudget()
-	}
 	intents := make([]string, 0, len(plan.GetActions()))
 	for _, a := range plan.GetActions() {
 		intents = append(intents, a.GetIntent())
@@ -352,7 +351,7 @@ func (s *Service) stagePlanActions(ctx context.Context, st *invState) (string, e
 	return detail, nil
 }
 
-const intentReinvestigate = "re_investigate_service"
+const intentReinvestigate = string(intent.ReinvestigateService)
 
 func (st *invState) isSub() bool {
 	return st.rec.GetParentSessionId() != ""
@@ -442,6 +441,8 @@ func (s *Service) stageDeliver(ctx context.Context, st *invState) (string, error
 	if err != nil {
 		return "", unavailable("delivery", fmt.Errorf("delivery.DeliverReport: %w", err))
 	}
+	s.tripsFrom(ctx, st, resp.GetTrips())
+	limitsFrom(st, resp.GetLimits())
 	r := resp.GetReport()
 	st.report = r.GetMarkdown()
 	st.silent = r.GetSilent()

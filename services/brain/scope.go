@@ -11,13 +11,14 @@ import (
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/intent"
 	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // originResolve marks the cluster-wide discovery call of target resolution.
 const originResolve = "resolve"
 
-const intentListPods = "list_pods"
+const intentListPods = string(intent.ListPods)
 
 // reNameToken: a Kubernetes-style name in free text (lower case, digits,
 // hyphens; at least one hyphen or four characters).

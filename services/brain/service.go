@@ -1,7 +1,7 @@
 // Package brain is the BrainService: alert intake with fingerprint
-// de-duplication, the investigation pipeline of seed 000
+// de-duplication, the investigation pipeline
 // (resolve_integrations, extract_alert, plan_actions, the ReAct loop,
-// diagnose, deliver), the supervisor / critic loop of seed 003, and the
+// diagnose, deliver), the supervisor / critic loop, and the
 // session state it builds. Investigations are queued on the JetStream work
 // queue so several brain processes share them, and checkpointed in KV after
 // every stage so a crashed investigation resumes where it stopped.
@@ -9,7 +9,7 @@
 // The brain owns the loop iteration cap, the stagnation breaker, the context
 // budget, the tool-call / wall-time / stalled-retrieval circuit breakers and
 // the degraded result on model failure (Config); trips are reported in the
-// investigation record as GuardrailTrip{owner: "brain"}.
+// investigation record as trips owned by "brain" (the Guardrail enum).
 package brain
 
 import (
@@ -24,8 +24,14 @@ import (
 	"sync"
 	"time"
 
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
+	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
+
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
@@ -39,10 +45,17 @@ type Deps struct {
 	Logger *slog.Logger
 	// Bus carries events, the work queue and the KV state. Nil keeps state in
 	// memory and runs investigations in-process (tests, one-shot CLI runs).
-	Bus     *bus.Bus
-	Clients mesh.Clients
+	Bus *bus.Bus
+	// The services the brain calls (all required).
+	Router   routerv1.RouterServiceClient
+	Tools    toolsv1.ToolsServiceClient
+	Critic   criticv1.CriticServiceClient
+	Delivery deliveryv1.DeliveryServiceClient
 	// LLM is the model of the ReAct loop; nil runs the offline rules supervisor.
 	LLM llm.Provider
+	// ModelMaxRetries is the model client's retries per call (llm.max-retries),
+	// the limit behind a degraded result; recorded with the other limits.
+	ModelMaxRetries int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -57,6 +70,8 @@ type Service struct {
 	clients mesh.Clients
 	model   llm.Provider
 	now     func() time.Time
+	// modelRetries is Deps.ModelMaxRetries, nil without a model.
+	modelRetries *int32
 
 	storeMu sync.Mutex
 	st      *stateStore
@@ -79,8 +94,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
-	if deps.Clients.Tools == nil || deps.Clients.Router == nil || deps.Clients.Critic == nil || deps.Clients.Delivery == nil {
-		return nil, errors.New("brain: Deps.Clients needs the tools, router, critic and delivery clients")
+	if deps.Tools == nil || deps.Router == nil || deps.Critic == nil || deps.Delivery == nil {
+		return nil, errors.New("brain: Deps needs the tools, router, critic and delivery clients")
 	}
 	log := deps.Logger
 	if log == nil {
@@ -94,11 +109,14 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		cfg:     cfg,
 		log:     log.With("service", mesh.Brain),
 		bus:     deps.Bus,
-		clients: deps.Clients,
+		clients: mesh.Clients{Router: deps.Router, Tools: deps.Tools, Critic: deps.Critic, Delivery: deps.Delivery},
 		model:   deps.LLM,
 		now:     now,
 		local:   make(chan workItem, 1024),
 		changed: make(chan struct{}),
+	}
+	if deps.LLM != nil {
+		s.modelRetries = proto.Int32(int32(deps.ModelMaxRetries))
 	}
 	if deps.Bus == nil {
 		s.st = &stateStore{sessions: newMemKV(), records: newMemKV(), fingerprints: newMemKV(), open: newMemKV()}

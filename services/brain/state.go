@@ -36,7 +36,8 @@ const (
 	sessFailed    = "failed"
 )
 
-// Pipeline stage names (seed 000).
+// Pipeline stage names, in order (the record's stages and the checkpoint
+// use them).
 const (
 	stageResolve  = "resolve_integrations"
 	stageExtract  = "extract_alert"

@@ -16,6 +16,7 @@ import (
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/mesh"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 )
 
 // Call origins (ToolCallRecord.origin).
@@ -53,9 +54,12 @@ func callKey(intent string, params map[string]any) string {
 	return intent + "|" + string(b)
 }
 
-func (st *invState) hasTrip(guardrail string) bool {
+// hasTrip says whether g has tripped in this investigation (by name, which
+// records checkpointed before trips carried their kind also have).
+func (st *invState) hasTrip(g investigationv1.Guardrail) bool {
+	name := guardrail.Name(g)
 	for _, t := range st.rec.GetGuardrailTrips() {
-		if t.GetGuardrail() == guardrail && t.GetOwner() == Owner {
+		if t.GetGuardrail() == name {
 			return true
 		}
 	}
@@ -69,13 +73,13 @@ func (s *Service) breakerTripped(ctx context.Context, st *invState) (string, boo
 		if !st.hasTrip(GuardrailMaxToolCalls) {
 			s.brainTrip(ctx, st, GuardrailMaxToolCalls, fmt.Sprintf("%d tool calls reached the limit", n), float64(s.cfg.MaxToolCalls), float64(n))
 		}
-		return GuardrailMaxToolCalls, true
+		return guardrail.Name(GuardrailMaxToolCalls), true
 	}
 	if w := st.wallMs(s.now()); w >= s.cfg.MaxWall.Milliseconds() {
 		if !st.hasTrip(GuardrailMaxWall) {
 			s.brainTrip(ctx, st, GuardrailMaxWall, fmt.Sprintf("investigation ran %s", time.Duration(w)*time.Millisecond), float64(s.cfg.MaxWall.Milliseconds()), float64(w))
 		}
-		return GuardrailMaxWall, true
+		return guardrail.Name(GuardrailMaxWall), true
 	}
 	return "", false
 }
@@ -136,6 +140,7 @@ func (s *Service) execute(ctx context.Context, st *invState, call pendingCall, i
 		return callOutcome{rec: rec, fresh: true, err: err}
 	}
 	s.tripsFrom(ctx, st, resp.GetTrips())
+	limitsFrom(st, resp.GetLimits())
 	res, pin := resp.GetResult(), resp.GetPin()
 	rec.Success = res.GetSuccess()
 	rec.NoData = res.GetNoData() || pin.GetNoData()

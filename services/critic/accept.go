@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
@@ -23,9 +22,10 @@ var categoryKinds = map[investigationv1.RootCauseCategory][]string{
 	investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_DATA_QUALITY:        {kindErrors, kindCode, kindHTTP5xx, kindDB},
 }
 
-// AcceptConclusion is the evaluator gate (seed 004): the loop may stop only
-// when every planned tool ran and the evidence supports the claim. At the
-// rejection limit it lets the loop stop with limit_reached (NEEDS_REVIEW).
+// AcceptConclusion is the evaluator gate: the loop may stop only when every
+// planned tool ran and the evidence supports the claim, so that a fluent
+// answer without evidence is never the outcome. At the rejection limit it
+// refuses with limit_reached: the investigation ends NEEDS_REVIEW.
 func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConclusionRequest) (*criticv1.AcceptConclusionResponse, error) {
 	pins := req.GetPins()
 	if len(pins) == 0 && req.GetSessionId() != "" {
@@ -35,7 +35,7 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 			s.log.WarnContext(ctx, "critic: session pins unavailable for acceptance", "session", req.GetSessionId(), "err", err)
 		}
 	}
-	resp := &criticv1.AcceptConclusionResponse{}
+	resp := &criticv1.AcceptConclusionResponse{Limits: s.cfg.Limits()}
 
 	executed := map[string]bool{}
 	for _, i := range req.GetExecutedIntents() {
@@ -50,18 +50,38 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 	}
 	resp.BlockingGaps = s.gaps(req.GetProposed(), pins)
 
-	// A conclusion that hands over to a human needs the plan run, not proof.
-	handover := false
-	switch req.GetProposed().GetStatus() {
+	// A conclusion that hands over to a human needs the plan run, not proof:
+	// one proposed for review, or one left open whose confidence is below
+	// the gate.
+	handover, lowConfidence := false, false
+	switch p := req.GetProposed(); p.GetStatus() {
 	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW, investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_ESCALATED,
 		investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NOISE:
-		handover = req.GetProposed() != nil
+		handover = p != nil
+	case investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_UNSPECIFIED:
+		lowConfidence = p != nil && p.GetConfidence() < s.cfg.ConcludeConfidence
+		handover = lowConfidence
 	}
-	if len(resp.MissingIntents) == 0 && (len(resp.BlockingGaps) == 0 || handover) {
+	sufficient := len(resp.BlockingGaps) <= s.cfg.MaxBlockingGaps
+	if len(resp.MissingIntents) == 0 && (sufficient || handover) {
 		resp.Accepted = true
-		if handover && len(resp.BlockingGaps) > 0 {
+		if handover && !sufficient {
+			resp.Handover = true
+			resp.HandoverStatus = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
+			if !lowConfidence {
+				resp.HandoverStatus = req.GetProposed().GetStatus()
+			}
+		}
+		switch {
+		case !sufficient && lowConfidence:
+			resp.Reason = fmt.Sprintf("accepted for review: confidence %.2f below %.2f hands over to a human with %d open gap(s)",
+				req.GetProposed().GetConfidence(), s.cfg.ConcludeConfidence, len(resp.BlockingGaps))
+			resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailConclude, resp.Reason, s.cfg.ConcludeConfidence, req.GetProposed().GetConfidence(), s.now()))
+		case !sufficient:
 			resp.Reason = fmt.Sprintf("accepted as %s: hands over to a human with %d open gap(s)", req.GetProposed().GetStatus().String(), len(resp.BlockingGaps))
-		} else {
+		case len(resp.BlockingGaps) > 0:
+			resp.Reason = fmt.Sprintf("accepted with %d open gap(s), at most %d allowed", len(resp.BlockingGaps), s.cfg.MaxBlockingGaps)
+		default:
 			resp.Reason = "accepted: every planned tool ran and the evidence supports the conclusion"
 		}
 		return resp, nil
@@ -83,21 +103,15 @@ func (s *Service) AcceptConclusion(ctx context.Context, req *criticv1.AcceptConc
 		resp.Accepted = false
 		resp.LimitReached = true
 		resp.Reason = fmt.Sprintf("evaluator rejection limit reached (%d of %d): stop as NEEDS_REVIEW; %s", count, s.cfg.EvaluatorRejectionLimit, strings.Join(why, "; "))
-		resp.Trips = append(resp.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailRejectionLimit, Owner: Owner,
-			Limit: float64(s.cfg.EvaluatorRejectionLimit), Value: float64(count),
-			Detail: fmt.Sprintf("conclusion refused %d time(s); remaining: %s", count, strings.Join(why, "; ")),
-			Time:   timestamppb.New(s.now()),
-		})
+		resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailRejectionLimit,
+			fmt.Sprintf("conclusion refused %d time(s); remaining: %s", count, strings.Join(why, "; ")),
+			float64(s.cfg.EvaluatorRejectionLimit), float64(count), s.now()))
 		return resp, nil
 	}
 	resp.Reason = fmt.Sprintf("refused (%d of %d): %s", count, s.cfg.EvaluatorRejectionLimit, strings.Join(why, "; "))
-	if len(resp.BlockingGaps) > 0 {
-		resp.Trips = append(resp.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailEvidence, Owner: Owner, Limit: 0, Value: float64(len(resp.BlockingGaps)),
-			Detail: "conclusion refused: " + strings.Join(resp.BlockingGaps, "; "),
-			Time:   timestamppb.New(s.now()),
-		})
+	if !sufficient {
+		resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailEvidence, "conclusion refused: "+strings.Join(resp.BlockingGaps, "; "),
+			float64(s.cfg.MaxBlockingGaps), float64(len(resp.BlockingGaps)), s.now()))
 	}
 	return resp, nil
 }

@@ -2,20 +2,24 @@ package critic
 
 import (
 	"errors"
+
+	"google.golang.org/protobuf/proto"
+
 	"flag"
 	"fmt"
 	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 )
 
-// Guardrail names the critic owns; they appear in GuardrailTrip.guardrail and
-// in the investigation record's guardrail owners.
+// The guardrails the critic owns (their owner, flag and record field are the
+// contract's, package guardrail).
 const (
-	GuardrailThreshold      = "critic_threshold"
-	GuardrailMaxRounds      = "critic_max_rounds"
-	GuardrailRejectionLimit = "evaluator_rejection_limit"
-	GuardrailEvidence       = "evidence_sufficiency"
-	// Owner is the owner string of every trip the critic reports.
-	Owner = "critic"
+	GuardrailThreshold      = investigationv1.Guardrail_GUARDRAIL_CRITIC_THRESHOLD
+	GuardrailMaxRounds      = investigationv1.Guardrail_GUARDRAIL_CRITIC_MAX_ROUNDS
+	GuardrailRejectionLimit = investigationv1.Guardrail_GUARDRAIL_EVALUATOR_REJECTION_LIMIT
+	GuardrailEvidence       = investigationv1.Guardrail_GUARDRAIL_EVIDENCE_SUFFICIENCY
+	GuardrailConclude       = investigationv1.Guardrail_GUARDRAIL_CONCLUDE_CONFIDENCE
 )
 
 // Config holds the critic's guardrails and tuning. Every field has a default
@@ -30,6 +34,14 @@ type Config struct {
 	// EvaluatorRejectionLimit is the number of refused conclusions after which
 	// AcceptConclusion lets the loop stop with limit_reached (NEEDS_REVIEW).
 	EvaluatorRejectionLimit int
+	// ConcludeConfidence: a proposed conclusion whose status is left open and
+	// whose confidence is below this is handed over to a human (NEEDS_REVIEW)
+	// rather than held to full proof. Analysis states confidences only; this
+	// is where they meet a gate.
+	ConcludeConfidence float64
+	// MaxBlockingGaps is the number of open evidence gaps a conclusion may
+	// keep and still be accepted (0: every gap blocks).
+	MaxBlockingGaps int
 	// MinIndependentSources is the number of distinct tools whose validated pins
 	// must back the leading hypothesis.
 	MinIndependentSources int
@@ -61,6 +73,7 @@ func DefaultConfig() Config {
 		Threshold:               0.80,
 		MaxRounds:               3,
 		EvaluatorRejectionLimit: 3,
+		ConcludeConfidence:      0.70,
 		MinIndependentSources:   2,
 		AlternativeMargin:       0.05,
 		ChangeWindow:            2 * time.Hour,
@@ -75,6 +88,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Threshold, "critic.threshold", c.Threshold, "Loop of Truth acceptance score (0-1)")
 	fs.IntVar(&c.MaxRounds, "critic.max-rounds", c.MaxRounds, "Loop of Truth rounds before escalating to a human")
 	fs.IntVar(&c.EvaluatorRejectionLimit, "critic.evaluator-rejection-limit", c.EvaluatorRejectionLimit, "refused conclusions before the investigation ends as NEEDS_REVIEW")
+	fs.Float64Var(&c.ConcludeConfidence, "critic.conclude-confidence", c.ConcludeConfidence, "confidence (0-1) below which a proposed conclusion is handed over to a human for review")
+	fs.IntVar(&c.MaxBlockingGaps, "critic.max-blocking-gaps", c.MaxBlockingGaps, "open evidence gaps a conclusion may keep and still be accepted")
 	fs.IntVar(&c.MinIndependentSources, "critic.min-sources", c.MinIndependentSources, "distinct tools that must back the leading hypothesis")
 	fs.Float64Var(&c.AlternativeMargin, "critic.alternative-margin", c.AlternativeMargin, "confidence margin under which a runner-up hypothesis is unresolved")
 	fs.DurationVar(&c.ChangeWindow, "critic.change-window", c.ChangeWindow, "how long before an onset a deploy is still a root-cause candidate")
@@ -96,6 +111,12 @@ func (c *Config) Validate() error {
 	if c.EvaluatorRejectionLimit < 1 {
 		errs = append(errs, fmt.Errorf("critic.evaluator-rejection-limit must be >= 1, got %d", c.EvaluatorRejectionLimit))
 	}
+	if c.ConcludeConfidence < 0 || c.ConcludeConfidence > 1 {
+		errs = append(errs, fmt.Errorf("critic.conclude-confidence must be in [0,1], got %v", c.ConcludeConfidence))
+	}
+	if c.MaxBlockingGaps < 0 {
+		errs = append(errs, fmt.Errorf("critic.max-blocking-gaps must be >= 0, got %d", c.MaxBlockingGaps))
+	}
 	if c.MinIndependentSources < 1 {
 		errs = append(errs, fmt.Errorf("critic.min-sources must be >= 1, got %d", c.MinIndependentSources))
 	}
@@ -115,4 +136,13 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("critic.max-pool-bytes must be >= 1, got %d", c.MaxPoolBytes))
 	}
 	return errors.Join(errs...)
+}
+
+// Limits are the critic's live limits, its fields of the record's Guardrails.
+func (c *Config) Limits() *investigationv1.Guardrails {
+	return &investigationv1.Guardrails{
+		CriticThreshold: c.Threshold, CriticMaxRounds: int32(c.MaxRounds),
+		EvaluatorRejectionLimit: int32(c.EvaluatorRejectionLimit), MaxBlockingGaps: proto.Int32(int32(c.MaxBlockingGaps)),
+		ConcludeConfidence: c.ConcludeConfidence,
+	}
 }

@@ -10,11 +10,10 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
-	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	triagev1 "github.com/rcamesh/rcamesh/gen/rcamesh/triage/v1"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/sast/checklist"
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
 )
@@ -171,10 +170,8 @@ func (s *Service) EvaluateFinding(ctx context.Context, req *criticv1.EvaluateFin
 	if count >= limit {
 		resp.LimitReached = true
 		resp.Reason = fmt.Sprintf("evaluator rejection limit reached (%d of %d, same gaps or no progress): stop as NEEDS_REVIEW; %s", count, limit, strings.Join(gaps, "; "))
-		resp.Trips = append(resp.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailRejectionLimit, Owner: Owner, Limit: float64(limit), Value: float64(count),
-			Detail: "verdict refused; remaining: " + strings.Join(gaps, "; "), Time: timestamppb.New(s.now()),
-		})
+		resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailRejectionLimit,
+			"verdict refused; remaining: "+strings.Join(gaps, "; "), float64(limit), float64(count), s.now()))
 		return resp, nil
 	}
 	resp.Reason = fmt.Sprintf("refused (%d of %d): %s", count, limit, strings.Join(gaps, "; "))

@@ -135,7 +135,7 @@ func TestEvaluateFindingRejectionLimit(t *testing.T) {
 			if resp.GetPassed() || resp.GetLimitReached() != tc.limit {
 				t.Fatalf("passed %v limit %v, want limit %v (%s)", resp.GetPassed(), resp.GetLimitReached(), tc.limit, resp.GetReason())
 			}
-			if tc.limit && (len(resp.GetTrips()) != 1 || resp.GetTrips()[0].GetGuardrail() != GuardrailRejectionLimit) {
+			if tc.limit && (len(resp.GetTrips()) != 1 || resp.GetTrips()[0].GetKind() != GuardrailRejectionLimit) {
 				t.Errorf("trips %v", resp.GetTrips())
 			}
 		})

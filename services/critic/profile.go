@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/signal"
 	"github.com/rcamesh/rcamesh/internal/target"
 	"github.com/rcamesh/rcamesh/internal/textutil"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Signal kinds. Root kinds name a failure that can cause others; symptom kinds
@@ -46,15 +47,17 @@ const (
 	kindAlerting   = "alerting"
 )
 
-// deepRootKinds are failures that explain other failures (seed 001: OOM,
-// config error, node failure are root-cause candidates).
+// deepRootKinds are failures that explain other failures (an OOM kill, a
+// configuration error, a node failure cause the errors seen downstream, not
+// the other way round): root-cause candidates.
 var deepRootKinds = map[string]bool{
 	kindOOM: true, kindConfig: true, kindImage: true, kindNode: true, kindScheduling: true,
 	kindDisk: true, kindStorage: true, kindDB: true, kindCert: true, kindDNS: true,
 	kindSaturation: true, kindCode: true, kindQuota: true,
 }
 
-// Concrete reference kinds (seed 003 evidence check).
+// Concrete reference kinds: what makes evidence specific enough to check
+// (a named object, a version, a number), as opposed to a vague claim.
 const (
 	refDeploy       = "deploy"
 	refCommit       = "commit"
@@ -261,7 +264,6 @@ func (pr *profile) noteOnset(t *time.Time) {
 }
 
 var rsHash = regexp.MustCompile(`-[a-z0-9]{6,10}$`)
-var podHash = regexp.MustCompile(`-[a-z0-9]{6,10}-[a-z0-9]{5}$`)
 
 // workloadOf names the workload that owns a pod.
 func workloadOf(p facts.Pod) string {
@@ -272,8 +274,8 @@ func workloadOf(p facts.Pod) string {
 		return rsHash.ReplaceAllString(p.OwnerName, "")
 	case p.OwnerName != "":
 		return p.OwnerName
-	case podHash.MatchString(p.Name):
-		return podHash.ReplaceAllString(p.Name, "")
+	case facts.IsDeploymentPod(p.Name):
+		return facts.TrimReplicaSuffix(p.Name)
 	}
 	return ""
 }
@@ -530,7 +532,7 @@ func (pr *profile) readEventList(evs []facts.Event) {
 		}
 		pr.addName(e.InvolvedName)
 		if strings.EqualFold(e.InvolvedKind, "Pod") {
-			pr.addName(podHash.ReplaceAllString(e.InvolvedName, ""))
+			pr.addName(facts.TrimReplicaSuffix(e.InvolvedName))
 		}
 		pr.addRef(refEvent, e.Reason+" "+e.InvolvedName)
 		d := fmt.Sprintf("%s on %s/%s: %s", e.Reason, e.InvolvedKind, e.InvolvedName, e.Message)
@@ -594,7 +596,7 @@ func (pr *profile) readLogs(md *structpb.Struct) {
 		pr.addName(l.Service)
 		if l.Pod != "" {
 			pr.addName(l.Pod)
-			pr.addName(podHash.ReplaceAllString(l.Pod, ""))
+			pr.addName(facts.TrimReplicaSuffix(l.Pod))
 		}
 		isErr := errLevel[strings.ToUpper(l.Level)] || (l.Level == "" && errorText.MatchString(strings.ToLower(l.Message)))
 		if !isErr {

@@ -32,7 +32,8 @@ type entry struct {
 }
 
 // sessionPool is the critic's view of one session's evidence. mu serializes
-// every revalidation of the session (seed 001 section 5.4).
+// every revalidation of the session, so that two pins arriving together are
+// each judged against the other.
 type sessionPool struct {
 	mu      sync.Mutex
 	loaded  bool

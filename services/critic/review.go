@@ -12,12 +12,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
+	"github.com/rcamesh/rcamesh/internal/intent"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
@@ -104,7 +106,7 @@ func accusedNames(h *investigationv1.Hypothesis, alert *investigationv1.Alert) [
 		parts := strings.Split(e, "/")
 		name := parts[len(parts)-1]
 		add(name)
-		add(podHash.ReplaceAllString(name, ""))
+		add(facts.TrimReplicaSuffix(name))
 	}
 	if len(out) == 0 {
 		add(alert.GetService())
@@ -155,21 +157,21 @@ func blamesChange(h *investigationv1.Hypothesis, cited []*pinView) bool {
 func suggestions(cat investigationv1.RootCauseCategory) []string {
 	switch cat {
 	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_RESOURCE_EXHAUSTION:
-		return []string{"check_pod_status", "query_prometheus", "get_events"}
+		return intentNames(intent.CheckPodStatus, intent.QueryPrometheus, intent.GetEvents)
 	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_CONFIGURATION_ERROR:
-		return []string{"describe_resource", "get_events", "fetch_pod_logs", "get_deploy_history"}
+		return intentNames(intent.DescribeResource, intent.GetEvents, intent.FetchPodLogs, intent.GetDeployHistory)
 	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_CODE_DEFECT:
-		return []string{"get_deploy_history", "get_commits", "fetch_pod_logs", "query_prometheus"}
+		return intentNames(intent.GetDeployHistory, intent.GetCommits, intent.FetchPodLogs, intent.QueryPrometheus)
 	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_DEPENDENCY_FAILURE:
-		return []string{"search_logs", "query_prometheus", "re_investigate_service"}
+		return intentNames(intent.SearchLogs, intent.QueryPrometheus, intent.ReinvestigateService)
 	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_INFRASTRUCTURE:
-		return []string{"get_node_health", "get_events", "query_db_metrics"}
+		return intentNames(intent.GetNodeHealth, intent.GetEvents, intent.QueryDBMetrics)
 	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_DATA_QUALITY:
-		return []string{"search_logs", "fetch_pod_logs"}
+		return intentNames(intent.SearchLogs, intent.FetchPodLogs)
 	case investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_HEALTHY:
-		return []string{"check_pod_status", "query_prometheus"}
+		return intentNames(intent.CheckPodStatus, intent.QueryPrometheus)
 	}
-	return []string{"fetch_pod_logs", "query_prometheus", "get_events"}
+	return intentNames(intent.FetchPodLogs, intent.QueryPrometheus, intent.GetEvents)
 }
 
 type checkResult struct {
@@ -226,7 +228,7 @@ func (s *Service) review(set *investigationv1.HypothesisSet, alert *investigatio
 	views, byID := makeViews(pins)
 	hyps := set.GetHypotheses()
 	review := &investigationv1.CriticReview{Round: round, Threshold: s.cfg.Threshold}
-	resp := &criticv1.ReviewHypothesesResponse{Review: review}
+	resp := &criticv1.ReviewHypothesesResponse{Review: review, Limits: s.cfg.Limits()}
 
 	if len(hyps) == 0 {
 		review.Objections = []*investigationv1.Objection{{
@@ -350,7 +352,7 @@ func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64,
 	if note != "" {
 		subject += ": " + note
 	}
-	now := timestamppb.New(s.now())
+	now := s.now()
 	switch {
 	case score >= s.cfg.Threshold && !hardFail && lead != nil:
 		review.Action = investigationv1.CriticAction_CRITIC_ACTION_ACCEPT
@@ -403,15 +405,13 @@ func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64,
 		review.Action = investigationv1.CriticAction_CRITIC_ACTION_ESCALATE
 		review.Summary = fmt.Sprintf("ESCALATE: conflicting evidence; unable to resolve automatically after %d round(s). %s scored %.2f < %.2f. Unresolved: %s. Conflicting or weak pins: %s. Next fetches for a human: %s",
 			round, subject, score, s.cfg.Threshold, strings.Join(failedChecks, " | "), orNone(conflictPins), orNone(intents))
-		resp.Trips = append(resp.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailMaxRounds, Owner: Owner, Limit: float64(s.cfg.MaxRounds), Value: float64(round), Time: now,
-			Detail: fmt.Sprintf("Loop of Truth reached %d round(s) without a hypothesis scoring %.2f; escalated to a human", round, s.cfg.Threshold),
-		})
+		resp.Trips = append(resp.Trips, guardrail.Trip(GuardrailMaxRounds,
+			fmt.Sprintf("Loop of Truth reached %d round(s) without a hypothesis scoring %.2f; escalated to a human", round, s.cfg.Threshold),
+			float64(s.cfg.MaxRounds), float64(round), now))
 	}
-	resp.Trips = append([]*investigationv1.GuardrailTrip{{
-		Guardrail: GuardrailThreshold, Owner: Owner, Limit: s.cfg.Threshold, Value: score, Time: now,
-		Detail: fmt.Sprintf("review score %.2f below %.2f in round %d: %s", score, s.cfg.Threshold, round, review.GetAction().String()),
-	}}, resp.Trips...)
+	resp.Trips = append([]*investigationv1.GuardrailTrip{guardrail.Trip(GuardrailThreshold,
+		fmt.Sprintf("review score %.2f below %.2f in round %d: %s", score, s.cfg.Threshold, round, review.GetAction().String()),
+		s.cfg.Threshold, score, now)}, resp.Trips...)
 }
 
 func orNone(list []string) string {
@@ -481,7 +481,7 @@ func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused 
 	}
 	who := strings.Join(accused, "/")
 	if who == "" {
-		return unverified(CheckAccusedMetricsNormal, "the hypothesis names no culprit entity", []string{"query_prometheus", "check_pod_status"})
+		return unverified(CheckAccusedMetricsNormal, "the hypothesis names no culprit entity", intentNames(intent.QueryPrometheus, intent.CheckPodStatus))
 	}
 	if isHealthy(lead) && lead.GetDetector() == analysis.ModeNotPaged {
 		return notApplicable(CheckAccusedMetricsNormal, "the verdict rests on the alert's environment, which is not paged, not on the system being healthy now")
@@ -508,16 +508,16 @@ func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused 
 		switch {
 		case len(elevated) > 0:
 			return failed(CheckAccusedMetricsNormal, fmt.Sprintf("the hypothesis says healthy but metrics of %s are still abnormal: %s", who, capText(strings.Join(elevated, "; "), 300)),
-				[]string{"query_prometheus"}, seriesPins...)
+				intentNames(intent.QueryPrometheus), seriesPins...)
 		case ongoing >= minOngoingErrors:
 			return failed(CheckAccusedMetricsNormal, fmt.Sprintf("the hypothesis says healthy but %s still logs errors: %d error lines at the end of the window", who, ongoing),
-				[]string{"fetch_pod_logs", "search_logs"}, ongoingPins...)
+				intentNames(intent.FetchPodLogs, intent.SearchLogs), ongoingPins...)
 		case len(normal) > 0:
 			return passed(CheckAccusedMetricsNormal, fmt.Sprintf("metrics of %s are normal now (%s), consistent with a healthy system", who, strings.Join(normal, ", ")), seriesPins...)
 		case len(healthyPins) > 0:
 			return passed(CheckAccusedMetricsNormal, "the current status of "+who+" is healthy", healthyPins...)
 		}
-		return unverified(CheckAccusedMetricsNormal, "no metrics or status of "+who+" confirm it is healthy", []string{"query_prometheus", "check_pod_status"})
+		return unverified(CheckAccusedMetricsNormal, "no metrics or status of "+who+" confirm it is healthy", intentNames(intent.QueryPrometheus, intent.CheckPodStatus))
 	}
 	switch {
 	case len(anomalous) > 0:
@@ -526,7 +526,7 @@ func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused 
 		return passed(CheckAccusedMetricsNormal, fmt.Sprintf("%s shows failure evidence: %s", who, capText(failingDetail, 240)), failingPins...)
 	case len(normal) > 0:
 		r := failed(CheckAccusedMetricsNormal, fmt.Sprintf("metrics of the accused %s are normal (%s) and no pin shows it failing", who, strings.Join(normal, ", ")),
-			[]string{"query_prometheus", "re_investigate_service"}, seriesPins...)
+			intentNames(intent.QueryPrometheus, intent.ReinvestigateService), seriesPins...)
 		return r
 	}
 	var healthyPins, healthyDetail []string
@@ -543,9 +543,9 @@ func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused 
 	}
 	if len(healthyPins) > 0 {
 		return failed(CheckAccusedMetricsNormal, fmt.Sprintf("the accused %s is healthy (%s) and no pin shows it failing", who, capText(strings.Join(healthyDetail, "; "), 240)),
-			[]string{"query_prometheus", "re_investigate_service"}, healthyPins...)
+			intentNames(intent.QueryPrometheus, intent.ReinvestigateService), healthyPins...)
 	}
-	return unverified(CheckAccusedMetricsNormal, "no metric or status evidence about "+who, []string{"query_prometheus", "check_pod_status"})
+	return unverified(CheckAccusedMetricsNormal, "no metric or status evidence about "+who, intentNames(intent.QueryPrometheus, intent.CheckPodStatus))
 }
 
 func (s *Service) checkBeforeDeploy(lead *investigationv1.Hypothesis, alert *investigationv1.Alert, accused []string, views, cited []*pinView) checkResult {
@@ -588,7 +588,7 @@ func (s *Service) checkBeforeDeploy(lead *investigationv1.Hypothesis, alert *inv
 		deps = collect(cited, false)
 	}
 	if len(deps) == 0 {
-		return unverified(CheckRegressionBeforeDeploy, "no deploy of the accused service with a start time in evidence", []string{"get_deploy_history"})
+		return unverified(CheckRegressionBeforeDeploy, "no deploy of the accused service with a start time in evidence", intentNames(intent.GetDeployHistory))
 	}
 	sort.Slice(deps, func(i, j int) bool { return deps[i].start.Before(deps[j].start) })
 
@@ -623,11 +623,11 @@ func (s *Service) checkBeforeDeploy(lead *investigationv1.Hypothesis, alert *inv
 		onset, onsetPin = &t, ""
 		// The alert fired after the onset: it only proves "before" when it precedes every deploy.
 		if !t.Before(deps[0].start.Add(-s.cfg.OnsetTolerance)) {
-			return unverified(CheckRegressionBeforeDeploy, "onset of the regression not measured (only the alert time)", []string{"query_prometheus"}, deps[0].pin)
+			return unverified(CheckRegressionBeforeDeploy, "onset of the regression not measured (only the alert time)", intentNames(intent.QueryPrometheus), deps[0].pin)
 		}
 	}
 	if onset == nil {
-		return unverified(CheckRegressionBeforeDeploy, "onset of the regression not measured", []string{"query_prometheus"}, deps[0].pin)
+		return unverified(CheckRegressionBeforeDeploy, "onset of the regression not measured", intentNames(intent.QueryPrometheus), deps[0].pin)
 	}
 	pins := []string{deps[0].pin}
 	if onsetPin != "" {
@@ -642,7 +642,7 @@ func (s *Service) checkBeforeDeploy(lead *investigationv1.Hypothesis, alert *inv
 	if last == nil {
 		r := failed(CheckRegressionBeforeDeploy, fmt.Sprintf("the regression began at %s, %s before deploy %s started (%s): the deploy cannot have caused it",
 			onset.UTC().Format(time.RFC3339), deps[0].start.Sub(*onset).Round(time.Second), deps[0].id, deps[0].start.UTC().Format(time.RFC3339)),
-			[]string{"query_prometheus", "get_events", "re_investigate_service"}, pins...)
+			intentNames(intent.QueryPrometheus, intent.GetEvents, intent.ReinvestigateService), pins...)
 		r.alt = func(h *investigationv1.Hypothesis) bool { return !blamesChange(h, nil) }
 		return r
 	}
@@ -742,7 +742,7 @@ func (s *Service) checkDependency(lead *investigationv1.Hypothesis, accused []st
 	}
 	best := names[0]
 	c := cands[best]
-	intents := []string{"re_investigate_service"}
+	intents := intentNames(intent.ReinvestigateService)
 	if containsAny(c.detail+" "+best, "db", "database", "sql", "rds", "postgres", "mysql", "redis", "mongo") {
 		intents = append(intents, "query_db_metrics", "get_db_events")
 	}
@@ -893,7 +893,7 @@ func (s *Service) checkContradictions(lead *investigationv1.Hypothesis, accused 
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return failed(CheckContradictingPins, strings.Join(bad, "; "), []string{"check_pod_status", "query_prometheus"}, pins...)
+		return failed(CheckContradictingPins, strings.Join(bad, "; "), intentNames(intent.CheckPodStatus, intent.QueryPrometheus), pins...)
 	}
 	return passed(CheckContradictingPins, fmt.Sprintf("no pin contradicts the %d cited pin(s)", validated))
 }
@@ -959,7 +959,7 @@ func (s *Service) checkAlternatives(lead *investigationv1.Hypothesis, hyps []*in
 	return passed(CheckAlternativeUnresolved, fmt.Sprintf("runner-up %s trails by %.2f", second.GetId(), lead.GetConfidence()-second.GetConfidence()))
 }
 
-const intentReinvestigate = "re_investigate_service"
+const intentReinvestigate = string(intent.ReinvestigateService)
 
 // minOngoingErrors error lines at the end of the window mean a failure is still going on.
 const minOngoingErrors = 3
@@ -1019,7 +1019,7 @@ func currentFailures(accused []string, views []*pinView) []failure {
 		}
 		wl := o.workload
 		if wl == "" {
-			wl = podHash.ReplaceAllString(name, "")
+			wl = facts.TrimReplicaSuffix(name)
 		}
 		deploymentReady := false
 		for _, x := range all {
@@ -1046,7 +1046,7 @@ func currentFailures(accused []string, views []*pinView) []failure {
 		o := x.o
 		// Pod aggregates repeat what their pod observations say.
 		if o.healthy || strings.HasPrefix(o.entity, "pods:") ||
-			!matchesAny(accused, nameSet(entityName(o.entity), podHash.ReplaceAllString(entityName(o.entity), ""), o.workload)) {
+			!matchesAny(accused, nameSet(entityName(o.entity), facts.TrimReplicaSuffix(entityName(o.entity)), o.workload)) {
 			continue
 		}
 		overridden := false
@@ -1070,10 +1070,19 @@ func currentFailures(accused []string, views []*pinView) []failure {
 
 // discoveryOrder ranks the tools that widen an investigation that found no
 // explanation yet: logs and status first, then changes, metrics and databases.
-var discoveryOrder = []string{
-	"fetch_pod_logs", "search_logs", "describe_resource", "get_events", "check_pod_status", "list_pods",
-	"list_deployments", "get_node_health", "get_deploy_history", "get_commits", "query_prometheus",
-	"query_db_metrics", "get_db_events", "get_db_top_queries", "list_monitors",
+var discoveryOrder = intentNames(
+	intent.FetchPodLogs, intent.SearchLogs, intent.DescribeResource, intent.GetEvents, intent.CheckPodStatus, intent.ListPods,
+	intent.ListDeployments, intent.GetNodeHealth, intent.GetDeployHistory, intent.GetCommits, intent.QueryPrometheus,
+	intent.QueryDBMetrics, intent.GetDBEvents, intent.GetDBTopQueries, intent.ListMonitors,
+)
+
+// intentNames turns intents into the strings requests carry.
+func intentNames(ns ...intent.Name) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.String()
+	}
+	return out
 }
 
 // executedTools are the intents whose pins are in the pool.
@@ -1128,7 +1137,7 @@ func ongoingErrors(accused []string, views []*pinView) (int, []string) {
 			if h.at == nil || h.at.Before(from) {
 				continue
 			}
-			if matchesAny(accused, nameSet(h.service, h.pod, podHash.ReplaceAllString(h.pod, ""))) ||
+			if matchesAny(accused, nameSet(h.service, h.pod, facts.TrimReplicaSuffix(h.pod))) ||
 				h.service == "" && h.pod == "" && matchesAny(accused, v.prof.names) {
 				n++
 				pins = appendUnique(pins, v.pin.GetId())

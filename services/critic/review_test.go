@@ -54,9 +54,9 @@ func objection(r *investigationv1.CriticReview, check string) *investigationv1.O
 	return nil
 }
 
-func hasTrip(trips []*investigationv1.GuardrailTrip, name string) *investigationv1.GuardrailTrip {
+func hasTrip(trips []*investigationv1.GuardrailTrip, kind investigationv1.Guardrail) *investigationv1.GuardrailTrip {
 	for _, tr := range trips {
-		if tr.GetGuardrail() == name {
+		if tr.GetKind() == kind {
 			return tr
 		}
 	}
@@ -84,7 +84,7 @@ func TestReviewHypotheses(t *testing.T) {
 		failed   []string // checks that must not pass
 		intents  []string // requested intents that must be present
 		lead     string   // leading hypothesis id after review
-		trips    []string
+		trips    []investigationv1.Guardrail
 		summary  string
 		minScore float64
 		maxScore float64
@@ -93,7 +93,7 @@ func TestReviewHypotheses(t *testing.T) {
 			action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, lead: "h1", minScore: 0.8, maxScore: 1, summary: "ACCEPT"},
 		{name: "threshold is configurable", cfg: func(c *Config) { c.Threshold = 0.99 }, hyps: []*investigationv1.Hypothesis{codeHyp(0.85)},
 			pins: incident(t, t0.Add(-10*time.Minute)), action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, lead: "h1",
-			trips: []string{GuardrailThreshold}, maxScore: 0.99},
+			trips: []investigationv1.Guardrail{GuardrailThreshold}, maxScore: 0.99},
 		{name: "regression before the deploy re-ranks", hyps: []*investigationv1.Hypothesis{codeHyp(0.9),
 			{Id: "h3", Statement: "capacity saturation on api", Category: catRes, Entity: "deployment/shop/api-worker", Confidence: 0.5, PinIds: []string{"m1"}}},
 			pins: incident(t, t0.Add(15*time.Minute)), action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE,
@@ -109,10 +109,10 @@ func TestReviewHypotheses(t *testing.T) {
 			action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, failed: []string{CheckAccusedMetricsNormal},
 			intents: []string{"re_investigate_service"}, lead: "h4", maxScore: 0.6},
 		{name: "rounds exhausted escalates", hyps: []*investigationv1.Hypothesis{codeHyp(0.9)}, pins: incident(t, t0.Add(15*time.Minute)), round: 3,
-			action: investigationv1.CriticAction_CRITIC_ACTION_ESCALATE, trips: []string{GuardrailThreshold, GuardrailMaxRounds},
+			action: investigationv1.CriticAction_CRITIC_ACTION_ESCALATE, trips: []investigationv1.Guardrail{GuardrailThreshold, GuardrailMaxRounds},
 			summary: "conflicting evidence", lead: "h1"},
 		{name: "round limit is configurable", cfg: func(c *Config) { c.MaxRounds = 1 }, hyps: []*investigationv1.Hypothesis{codeHyp(0.9)},
-			pins: incident(t, t0.Add(15*time.Minute)), round: 1, action: investigationv1.CriticAction_CRITIC_ACTION_ESCALATE, trips: []string{GuardrailMaxRounds}},
+			pins: incident(t, t0.Add(15*time.Minute)), round: 1, action: investigationv1.CriticAction_CRITIC_ACTION_ESCALATE, trips: []investigationv1.Guardrail{GuardrailMaxRounds}},
 		{name: "no hypothesis gathers more", action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, failed: []string{CheckNoHypothesis}, intents: []string{"fetch_pod_logs"}},
 		{name: "healthy hypothesis contradicted by failures", hyps: []*investigationv1.Hypothesis{{Id: "h5", Statement: "api is healthy", Category: catHealth,
 			Entity: "deployment/shop/api", Confidence: 0.9, PinIds: []string{"m1"}}}, pins: incident(t, t0.Add(-10*time.Minute)),
@@ -195,7 +195,7 @@ func TestEvidenceNotConcrete(t *testing.T) {
 
 func TestAcceptConclusion(t *testing.T) {
 	pins := incident(t, t0.Add(-10*time.Minute))
-	good := &investigationv1.Diagnosis{RootCause: "deploy dep-7 introduced a nil pointer defect in api", Category: catCode,
+	good := &investigationv1.Diagnosis{RootCause: "deploy dep-7 introduced a nil pointer defect in api", Category: catCode, Confidence: 0.9,
 		RootCauseEntity: "deployment/shop/api", Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}
 	plan := &investigationv1.TaskPlan{Actions: []*investigationv1.PlannedAction{{Intent: "query_prometheus"}, {Intent: "fetch_pod_logs"}, {Intent: "get_deploy_history"}}}
 	all := []string{"query_prometheus", "fetch_pod_logs", "get_deploy_history"}
@@ -214,18 +214,25 @@ func TestAcceptConclusion(t *testing.T) {
 		limit      bool
 		missing    []string
 		gap        string
+		trip       investigationv1.Guardrail
 	}{
 		{name: "complete and supported", executed: all, proposed: good, pins: pins, accepted: true},
 		{name: "planned tools missing", executed: all[:1], proposed: good, pins: pins, missing: []string{"fetch_pod_logs", "get_deploy_history"}},
 		{name: "leading hypothesis cites no validated pin", executed: all, pins: rejectedPins, gap: "cites no validated pin",
-			proposed: &investigationv1.Diagnosis{RootCause: "x", Category: catCode, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"bad"}}}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "x", Category: catCode, Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"bad"}}}}},
 		{name: "category unsupported", executed: all, pins: pins, gap: "category unsupported",
-			proposed: &investigationv1.Diagnosis{RootCause: "api ran out of memory", Category: catRes, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"m1"}}}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "api ran out of memory", Category: catRes, Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"m1"}}}}},
 		{name: "unknown category", executed: all, pins: pins, gap: "category unsupported",
-			proposed: &investigationv1.Diagnosis{RootCause: "something", Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"m1"}}}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "something", Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{{Id: "h", PinIds: []string{"m1"}}}}},
 		{name: "culprit not in evidence", executed: all, pins: pins, gap: "culprit deployment/shop/ghost",
-			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}},
+			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}},
 		{name: "no diagnosis", executed: all, gap: "no diagnosis proposed"},
+		{name: "a confidence below the gate hands over with gaps", executed: all, pins: pins, gap: "culprit deployment/shop/ghost", accepted: true, trip: GuardrailConclude,
+			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Confidence: 0.5, Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.5)}}},
+		{name: "the same at the gate is held to proof", executed: all, pins: pins, gap: "culprit deployment/shop/ghost", trip: GuardrailEvidence,
+			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Confidence: 0.7, Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.7)}}},
+		{name: "open gaps within the configured allowance", cfg: func(c *Config) { c.MaxBlockingGaps = 1 }, executed: all, pins: pins, gap: "culprit deployment/shop/ghost", accepted: true,
+			proposed: &investigationv1.Diagnosis{RootCause: "ghost crashed", Category: catCode, RootCauseEntity: "deployment/shop/ghost", Confidence: 0.9, Hypotheses: []*investigationv1.Hypothesis{codeHyp(0.9)}}},
 		{name: "rejection limit reached", executed: all[:1], proposed: good, pins: pins, rejections: 2, accepted: false, limit: true, missing: []string{"fetch_pod_logs"}},
 		{name: "rejection limit configurable", cfg: func(c *Config) { c.EvaluatorRejectionLimit = 1 }, executed: all[:1], proposed: good, pins: pins, accepted: false, limit: true},
 		{name: "escalation hands over with gaps", executed: all, pins: pins, accepted: true,
@@ -255,8 +262,18 @@ func TestAcceptConclusion(t *testing.T) {
 			if tc.gap != "" && !strings.Contains(strings.Join(resp.GetBlockingGaps(), "|"), tc.gap) {
 				t.Errorf("gaps %v lack %q", resp.GetBlockingGaps(), tc.gap)
 			}
-			if tc.accepted && !tc.limit && tc.proposed.GetStatus() == 0 && len(resp.GetBlockingGaps()) != 0 {
+			if resp.GetLimits().GetEvaluatorRejectionLimit() != int32(s.cfg.EvaluatorRejectionLimit) || resp.GetLimits().MaxBlockingGaps == nil {
+				t.Errorf("live limits not reported: %v", resp.GetLimits())
+			}
+			if tc.accepted && !tc.limit && tc.proposed.GetStatus() == 0 && tc.proposed.GetConfidence() >= s.cfg.ConcludeConfidence && len(resp.GetBlockingGaps()) > s.cfg.MaxBlockingGaps {
 				t.Errorf("accepted with gaps %v", resp.GetBlockingGaps())
+			}
+			wantHandover := tc.accepted && len(resp.GetBlockingGaps()) > s.cfg.MaxBlockingGaps
+			if resp.GetHandover() != wantHandover || (wantHandover && resp.GetHandoverStatus() == investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_UNSPECIFIED) {
+				t.Errorf("handover=%t (%v), want %t", resp.GetHandover(), resp.GetHandoverStatus(), wantHandover)
+			}
+			if tc.trip != 0 && hasTrip(resp.GetTrips(), tc.trip) == nil {
+				t.Errorf("no %s trip: %v", tc.trip, resp.GetTrips())
 			}
 			tr := hasTrip(resp.GetTrips(), GuardrailRejectionLimit)
 			if tc.limit != (tr != nil) {
@@ -271,7 +288,7 @@ func TestAcceptConclusion(t *testing.T) {
 
 func TestAcceptConclusionIsStateless(t *testing.T) {
 	s := newTestService(t, nil)
-	req := &criticv1.AcceptConclusionRequest{SessionId: "cnt", Proposed: &investigationv1.Diagnosis{RootCause: "x"}}
+	req := &criticv1.AcceptConclusionRequest{SessionId: "cnt", Proposed: &investigationv1.Diagnosis{RootCause: "x", Confidence: 0.9}}
 	for i := 0; i < 3; i++ {
 		resp, err := s.AcceptConclusion(context.Background(), req)
 		if err != nil {

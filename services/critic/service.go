@@ -1,7 +1,8 @@
 // Package critic is the CriticService: it tries to disprove. It revalidates
-// every new evidence pin against the session's pool (delta revalidation, seed
-// 001 section 5.3), reviews hypothesis sets (the Loop of Truth, seed 003) and
-// decides whether the investigation loop may conclude (seed 004 evaluator).
+// every new evidence pin against the session's pool (delta revalidation:
+// only what the new pin can change), reviews hypothesis sets (the Loop of
+// Truth: each hypothesis must survive checks that try to refute it) and
+// decides whether the investigation loop may conclude (the evaluator gate).
 //
 // Guardrails owned here (Config): the Loop of Truth threshold (0.80) and round
 // limit (3), evidence sufficiency for a conclusion, and the evaluator
@@ -34,8 +35,10 @@ import (
 type Deps struct {
 	Logger *slog.Logger
 	// Bus may be nil only in unit tests that do not publish; Run then idles.
-	Bus     *bus.Bus
-	Clients mesh.Clients
+	Bus *bus.Bus
+	// Tools says which tools can run, for the acceptance gate; nil counts
+	// every planned tool as runnable.
+	Tools toolsv1.ToolsServiceClient
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -79,7 +82,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		now:   now,
 		pools: map[string]*sessionPool{},
 		id:    replicaID(),
-		tools: deps.Clients.Tools,
+		tools: deps.Tools,
 		avail: map[string]availEntry{},
 	}, nil
 }

@@ -9,14 +9,15 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 )
 
-// Guardrail names the delivery service owns (GuardrailTrip.guardrail).
+// The guardrails delivery owns (their owner, flag and record field are the
+// contract's, package guardrail).
 const (
-	GuardrailConfidenceGate = "confidence_gate"
-	GuardrailDedup          = "alert_fingerprint_dedup"
-	// Owner is the owner string of every trip delivery reports.
-	Owner = "delivery"
+	GuardrailConfidenceGate = investigationv1.Guardrail_GUARDRAIL_CONFIDENCE_GATE
+	GuardrailDedup          = investigationv1.Guardrail_GUARDRAIL_ALERT_FINGERPRINT_DEDUP
 )
 
 // Environment variables read by RegisterFlags as flag defaults, so that
@@ -204,3 +205,8 @@ func (c Config) LogValue() slog.Value {
 
 // String keeps secrets out of %v formatting.
 func (c Config) String() string { return c.LogValue().String() }
+
+// Limits are delivery's live limits, its fields of the record's Guardrails.
+func (c *Config) Limits() *investigationv1.Guardrails {
+	return &investigationv1.Guardrails{ConfidenceGate: c.ConfidenceGate, DedupWindowMs: c.DedupWindow.Milliseconds()}
+}

@@ -151,11 +151,19 @@ func (h *hook) url(path string) string { return h.srv.URL + path }
 
 func deliver(t *testing.T, e *env, rec *investigationv1.InvestigationRecord) *investigationv1.Report {
 	t.Helper()
+	return deliverResp(t, e, rec).GetReport()
+}
+
+func deliverResp(t *testing.T, e *env, rec *investigationv1.InvestigationRecord) *deliveryv1.DeliverReportResponse {
+	t.Helper()
 	resp, err := e.cl.DeliverReport(context.Background(), &deliveryv1.DeliverReportRequest{Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.GetReport()
+	if got, want := resp.GetLimits().GetConfidenceGate(), e.svc.Config().ConfidenceGate; got != want {
+		t.Errorf("live confidence gate %v, want %v", got, want)
+	}
+	return resp
 }
 
 func TestDestinationsRetries(t *testing.T) {
@@ -288,11 +296,12 @@ func TestConfidenceGateAndDedup(t *testing.T) {
 			h := newHook(t, 200)
 			e := newEnv(t, b, func(c *Config) { c.SlackWebhookURL = h.url("/services/a/b/c"); c.DedupWindow = time.Hour })
 
-			low := deliver(t, e, record("gate-low", "fp-1", "maybe the cache", 0.69))
+			lowResp := deliverResp(t, e, record("gate-low", "fp-1", "maybe the cache", 0.69))
+			low := lowResp.GetReport()
 			if !low.GetSilent() || len(low.GetAttempts()) != 0 || h.hits.Load() != 0 {
 				t.Fatalf("below the gate: silent=%t attempts=%v hits=%d", low.GetSilent(), low.GetAttempts(), h.hits.Load())
 			}
-			if trips := Trips(low, e.svc.Config()); len(trips) != 1 || trips[0].GetGuardrail() != GuardrailConfidenceGate || trips[0].GetOwner() != "delivery" {
+			if trips := lowResp.GetTrips(); len(trips) != 1 || trips[0].GetKind() != GuardrailConfidenceGate || trips[0].GetOwner() != "delivery" || trips[0].GetLimit() != 0.7 {
 				t.Errorf("gate trips %v", trips)
 			}
 			// A 0-100 confidence is normalised.
@@ -306,11 +315,12 @@ func TestConfidenceGateAndDedup(t *testing.T) {
 				t.Fatalf("first: %+v hits %d", first, h.hits.Load())
 			}
 			e.clock.add(10 * time.Minute)
-			again := deliver(t, e, record("inc-2", "fp-1", "A bad release of api (dep-7) causes errors", 0.95))
+			againResp := deliverResp(t, e, record("inc-2", "fp-1", "A bad release of api (dep-7) causes errors", 0.95))
+			again := againResp.GetReport()
 			if !again.GetDeduplicated() || len(again.GetAttempts()) != 0 || h.hits.Load() != hits+1 {
 				t.Fatalf("re-investigation re-posted: dedup=%t hits=%d", again.GetDeduplicated(), h.hits.Load())
 			}
-			if trips := Trips(again, e.svc.Config()); len(trips) != 1 || trips[0].GetGuardrail() != GuardrailDedup {
+			if trips := againResp.GetTrips(); len(trips) != 1 || trips[0].GetKind() != GuardrailDedup {
 				t.Errorf("dedup trips %v", trips)
 			}
 			// Re-delivering the same session is idempotent too.

@@ -4,8 +4,8 @@
 //
 // Guardrails owned here (Config): the confidence gate (below 0.70 a report is
 // stored silent, not paged) and de-duplication on the alert fingerprint
-// within a window. Both are reported as GuardrailTrip{owner: "delivery"} in
-// the investigation record's guardrail owners, and on the report itself
+// within a window. Both are reported as trips in DeliverReportResponse, which
+// the brain copies into the investigation record, and on the report itself
 // (silent, deduplicated).
 package delivery
 
@@ -31,6 +31,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 	"github.com/rcamesh/rcamesh/internal/paging"
@@ -41,8 +42,7 @@ type Deps struct {
 	Logger *slog.Logger
 	// Bus may be nil: reports and fingerprint claims are then kept in memory
 	// and the evidence table is built from the record's tool calls.
-	Bus     *bus.Bus
-	Clients mesh.Clients
+	Bus *bus.Bus
 	// HTTPClient sends to destinations (a client with no redirects when nil).
 	HTTPClient *http.Client
 	// Now is the clock (time.Now when nil).
@@ -236,6 +236,7 @@ func (s *Service) DeliverReport(ctx context.Context, req *deliveryv1.DeliverRepo
 	}
 	log := s.log.With("session", session, "investigation", rec.GetInvestigationId())
 	failed := rec.GetState() == stateFailed
+	var trips []*investigationv1.GuardrailTrip
 
 	switch {
 	case req.GetDryRun():
@@ -249,6 +250,9 @@ func (s *Service) DeliverReport(ctx context.Context, req *deliveryv1.DeliverRepo
 	case !failed && rep.GetConfidence() < s.cfg.ConfidenceGate:
 		rep.Silent = true
 		log.InfoContext(ctx, "delivery: below the confidence gate; report stored silent", "confidence", rep.GetConfidence(), "gate", s.cfg.ConfidenceGate)
+		trips = append(trips, guardrail.Trip(GuardrailConfidenceGate,
+			fmt.Sprintf("confidence %.2f below the gate %.2f: stored silent, not paged", rep.GetConfidence(), s.cfg.ConfidenceGate),
+			s.cfg.ConfidenceGate, rep.GetConfidence(), s.now()))
 	default:
 		claimed := false
 		if !failed {
@@ -261,6 +265,9 @@ func (s *Service) DeliverReport(ctx context.Context, req *deliveryv1.DeliverRepo
 			if !ok {
 				rep.Deduplicated = true
 				log.InfoContext(ctx, "delivery: alert fingerprint already paged within the window; not re-posted", "previous_session", prev, "window", s.cfg.DedupWindow)
+				trips = append(trips, guardrail.Trip(GuardrailDedup,
+					fmt.Sprintf("alert fingerprint already paged within %s (session %s): not re-posted", s.cfg.DedupWindow, prev),
+					s.cfg.DedupWindow.Seconds(), 1, s.now()))
 				break
 			}
 			claimed = rep.GetFingerprint() != "" && s.cfg.DedupWindow > 0
@@ -272,7 +279,7 @@ func (s *Service) DeliverReport(ctx context.Context, req *deliveryv1.DeliverRepo
 	if err := s.store.putReport(context.WithoutCancel(ctx), rep); err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
-	return &deliveryv1.DeliverReportResponse{Report: rep}, nil
+	return &deliveryv1.DeliverReportResponse{Report: rep, Trips: trips, Limits: s.cfg.Limits()}, nil
 }
 
 // stateFailed is the record state of a failed investigation.
@@ -316,23 +323,6 @@ func (s *Service) page(ctx context.Context, rep *investigationv1.Report, rec *in
 	done := s.sendRound(ctx, e, rep)
 	s.settle(ctx, e, rev, rep, done)
 	return nil
-}
-
-// Trips reports delivery's guardrail decisions for a report, for the brain to
-// put into the investigation record.
-func Trips(rep *investigationv1.Report, cfg Config) []*investigationv1.GuardrailTrip {
-	var out []*investigationv1.GuardrailTrip
-	if rep.GetSilent() {
-		out = append(out, &investigationv1.GuardrailTrip{Guardrail: GuardrailConfidenceGate, Owner: Owner,
-			Limit: cfg.ConfidenceGate, Value: rep.GetConfidence(), Time: rep.GetCreatedAt(),
-			Detail: fmt.Sprintf("confidence %.2f below the gate %.2f: stored silent, not paged", rep.GetConfidence(), cfg.ConfidenceGate)})
-	}
-	if rep.GetDeduplicated() {
-		out = append(out, &investigationv1.GuardrailTrip{Guardrail: GuardrailDedup, Owner: Owner,
-			Limit: cfg.DedupWindow.Seconds(), Time: rep.GetCreatedAt(),
-			Detail: fmt.Sprintf("alert fingerprint already paged within %s: not re-posted", cfg.DedupWindow)})
-	}
-	return out
 }
 
 // GetReport returns a session's latest report.

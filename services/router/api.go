@@ -86,12 +86,12 @@ func sessionKnowledge(rc *evidencev1.RouterContext, pins []*evidencev1.EvidenceP
 // pins returns the session's pins; an unreachable brain or an unknown session
 // gives none.
 func (s *Service) pins(ctx context.Context, session string) []*evidencev1.EvidencePin {
-	if s.deps.Clients.Brain == nil {
+	if s.deps.Brain == nil {
 		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.ToolsTimeout)
 	defer cancel()
-	pins, err := mesh.AllPins(cctx, s.deps.Clients.Brain, session)
+	pins, err := mesh.AllPins(cctx, s.deps.Brain, session)
 	if err != nil {
 		switch status.Code(err) {
 		case codes.NotFound, codes.Unavailable, codes.Unimplemented, codes.DeadlineExceeded:

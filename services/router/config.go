@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// Config holds the router's settings and the guardrails it owns (DESIGN.md:
-// tool selection and schema cap, secondary-tool reserve, plan size).
+// Config holds the router's settings and the guardrails it owns (the tool
+// schema cap, the secondary-tool reserve, the plan size; see the Guardrail
+// enum of the investigation contract).
 type Config struct {
 	// RegistryTTL is how long a fetched tool registry is served from the cache.
 	RegistryTTL time.Duration
@@ -52,7 +53,8 @@ type Config struct {
 	SessionContextMax int
 }
 
-// DefaultConfig returns the defaults (guardrail values from DESIGN.md).
+// DefaultConfig returns the defaults (the guardrail values the README's
+// guardrail table lists).
 func DefaultConfig() Config {
 	return Config{
 		RegistryTTL:       15 * time.Second,

@@ -362,7 +362,7 @@ func TestConfigValidate(t *testing.T) {
 	if d.ToolBudget != 10 || d.MaxToolSchemas != 32 || d.SecondaryReserve != 3 || d.MaxInputBytes != 4096 {
 		t.Errorf("defaults = %+v", d)
 	}
-	if _, err := New(DefaultConfig(), Deps{}); err == nil || !errors.Is(err, err) || !strings.Contains(err.Error(), "Clients.Tools") {
+	if _, err := New(DefaultConfig(), Deps{}); err == nil || !errors.Is(err, err) || !strings.Contains(err.Error(), "Deps.Tools") {
 		t.Errorf("New without tools client: %v", err)
 	}
 }

@@ -40,8 +40,7 @@ func fromCtx(p *evidencev1.ToolParam, f string) *evidencev1.ToolParam {
 	return p
 }
 
-// testRegistry is the seed 001 section 11 registry plus the further intents of
-// CONTRACTS.md, shaped like the tools service serves it.
+// testRegistry is a registry shaped like the one the tools service serves.
 func testRegistry() []*evidencev1.ToolDefinition {
 	cluster, logs, metrics, code := evidencev1.ToolCategory_TOOL_CATEGORY_CLUSTER, evidencev1.ToolCategory_TOOL_CATEGORY_LOGS,
 		evidencev1.ToolCategory_TOOL_CATEGORY_METRICS, evidencev1.ToolCategory_TOOL_CATEGORY_CODE
@@ -207,7 +206,8 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	}
 	h := &harness{tools: &fakeTools{tools: testRegistry()}, brain: &fakeBrain{pins: map[string][]*evidencev1.EvidencePin{}}, conn: conn}
 	cfg := DefaultConfig()
-	deps := Deps{Clients: mesh.Shared(conn)}
+	cl := mesh.Shared(conn)
+	deps := Deps{Tools: cl.Tools, Brain: cl.Brain}
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}

@@ -6,14 +6,17 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/proto"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/target"
 )
 
@@ -58,11 +61,6 @@ var alertSignals = map[string]*regexp.Regexp{
 	"backlog":    regexp.MustCompile(`\blag\b|backlog|queue (?:depth|size)|consumer group|unprocessed`),
 	"change":     regexp.MustCompile(`\bdeploy(?:s|ed|ing)?\b|\brelease[sd]?\b|new version|regression|\brollout|upgrade|\bcommit|config(?:uration)? change`),
 }
-
-var (
-	rePodOfDeployment  = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*?)-[a-z0-9]{6,10}-[a-z0-9]{5}$`)
-	rePodOfStatefulSet = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*?)-[0-9]+$`)
-)
 
 var reNegated = regexp.MustCompile(`\b(?:no|zero|without|never|nor)\s+(?:pod-level\s+|kubernetes\s+|new\s+)?[a-z0-9_./-]+`)
 
@@ -121,11 +119,8 @@ func viewAlert(a *investigationv1.Alert) *alertView {
 		v.service = lookup(a, "consumergroup", "consumer_group", "group")
 	}
 	if v.service == "" && v.pod != "" {
-		// <deployment>-<replicaset hash>-<pod suffix>, <statefulset>-<ordinal>
-		if m := rePodOfDeployment.FindStringSubmatch(v.pod); m != nil {
-			v.service = m[1]
-		} else if m := rePodOfStatefulSet.FindStringSubmatch(v.pod); m != nil {
-			v.service = m[1]
+		if w, ok := facts.PodWorkload(v.pod); ok {
+			v.service = w
 		}
 	}
 	v.errMsg = firstNonEmpty(a.GetErrorMessage(), lookup(a, "error", "message"))
@@ -678,14 +673,9 @@ func Plan(reg *Registry, alert *investigationv1.Alert, budget int) (*investigati
 		for _, s := range chosen[budget:] {
 			dropped = append(dropped, s.call.Tool.GetIntent())
 		}
-		trips = append(trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailToolBudget,
-			Owner:     GuardrailOwner,
-			Detail:    fmt.Sprintf("%d tools were relevant; kept the top %d, dropped %s", len(chosen), budget, strings.Join(dropped, ", ")),
-			Limit:     float64(budget),
-			Value:     float64(len(chosen)),
-			Time:      timestamppb.Now(),
-		})
+		trips = append(trips, guardrail.Trip(GuardrailToolBudget,
+			fmt.Sprintf("%d tools were relevant; kept the top %d, dropped %s", len(chosen), budget, strings.Join(dropped, ", ")),
+			float64(budget), float64(len(chosen)), time.Now()))
 		chosen = chosen[:budget]
 	}
 	for _, s := range chosen {
@@ -739,7 +729,7 @@ func (s *Service) PlanActions(ctx context.Context, req *routerv1.PlanActionsRequ
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &routerv1.PlanActionsResponse{Plan: plan, Trips: trips}, nil
+	return &routerv1.PlanActionsResponse{Plan: plan, Trips: trips, Limits: &investigationv1.Guardrails{ToolBudget: int32(budget)}}, nil
 }
 
 // Selection is the outcome of SelectTools.
@@ -820,26 +810,16 @@ func Select(reg *Registry, plan *investigationv1.TaskPlan, alert *investigationv
 			}
 		}
 	}
-	now := timestamppb.Now()
+	now := time.Now()
 	if len(sel.Dropped) > 0 {
-		sel.Trips = append(sel.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailMaxToolSchemas,
-			Owner:     GuardrailOwner,
-			Detail:    fmt.Sprintf("%d tools available; offered %d, dropped %s", total, len(sel.Tools), strings.Join(sel.Dropped, ", ")),
-			Limit:     float64(maxSchemas),
-			Value:     float64(total),
-			Time:      now,
-		})
+		sel.Trips = append(sel.Trips, guardrail.Trip(GuardrailMaxToolSchemas,
+			fmt.Sprintf("%d tools available; offered %d, dropped %s", total, len(sel.Tools), strings.Join(sel.Dropped, ", ")),
+			float64(maxSchemas), float64(total), now))
 	}
 	if droppedSecondary > 0 && len(secondary) > reserve {
-		sel.Trips = append(sel.Trips, &investigationv1.GuardrailTrip{
-			Guardrail: GuardrailSecondaryReserve,
-			Owner:     GuardrailOwner,
-			Detail:    fmt.Sprintf("%d secondary tools; the reserve keeps %d, %d dropped", len(secondary), reserve, droppedSecondary),
-			Limit:     float64(reserve),
-			Value:     float64(len(secondary)),
-			Time:      now,
-		})
+		sel.Trips = append(sel.Trips, guardrail.Trip(GuardrailSecondaryReserve,
+			fmt.Sprintf("%d secondary tools; the reserve keeps %d, %d dropped", len(secondary), reserve, droppedSecondary),
+			float64(reserve), float64(len(secondary)), now))
 	}
 	return sel
 }
@@ -865,6 +845,7 @@ func (s *Service) SelectTools(ctx context.Context, req *routerv1.SelectToolsRequ
 		MaxSchemas:       int32(maxSchemas),
 		SecondaryReserve: int32(reserve),
 		Trips:            sel.Trips,
+		Limits:           &investigationv1.Guardrails{MaxToolSchemas: int32(maxSchemas), SecondaryToolReserve: proto.Int32(int32(reserve))},
 	}, nil
 }
 

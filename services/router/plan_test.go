@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,7 +155,7 @@ func TestPlanActionsBudgetTrip(t *testing.T) {
 		t.Fatalf("trips = %v", resp.GetTrips())
 	}
 	trip := resp.GetTrips()[0]
-	if trip.GetGuardrail() != GuardrailToolBudget || trip.GetOwner() != "router" || trip.GetLimit() != 3 || trip.GetValue() <= 3 || trip.GetTime() == nil {
+	if trip.GetKind() != GuardrailToolBudget || trip.GetOwner() != "router" || trip.GetLimit() != 3 || trip.GetValue() <= 3 || trip.GetTime() == nil {
 		t.Errorf("trip = %v", trip)
 	}
 	if _, err := h.client.PlanActions(context.Background(), &routerv1.PlanActionsRequest{Alert: crashAlert(), ToolBudget: -1}); status.Code(err) != codes.InvalidArgument {
@@ -182,7 +183,7 @@ func TestPlanActionsFallback(t *testing.T) {
 	if strings.Contains(first.GetRationale(), "needs") {
 		t.Errorf("first fallback action needs params: %v", first)
 	}
-	if len(resp.GetTrips()) != 1 || resp.GetTrips()[0].GetGuardrail() != GuardrailToolBudget {
+	if len(resp.GetTrips()) != 1 || resp.GetTrips()[0].GetKind() != GuardrailToolBudget {
 		t.Errorf("trips = %v", resp.GetTrips())
 	}
 }
@@ -224,14 +225,14 @@ func TestSelectTools(t *testing.T) {
 		wantN         int
 		wantSecondary int
 		wantDropped   int
-		wantTrips     []string
+		wantTrips     []investigationv1.Guardrail
 	}{
 		{name: "cap bites with reserve", primary: 26, sec: 5, plan: planned, wantN: 32, wantSecondary: 4, wantDropped: 13,
-			wantTrips: []string{GuardrailMaxToolSchemas, GuardrailSecondaryReserve}},
+			wantTrips: []investigationv1.Guardrail{GuardrailMaxToolSchemas, GuardrailSecondaryReserve}},
 		{name: "override cap", primary: 0, sec: 5, max: 6, plan: planned, wantN: 6, wantSecondary: 4, wantDropped: 13,
-			wantTrips: []string{GuardrailMaxToolSchemas, GuardrailSecondaryReserve}},
+			wantTrips: []investigationv1.Guardrail{GuardrailMaxToolSchemas, GuardrailSecondaryReserve}},
 		{name: "fits", primary: 0, sec: 2, wantN: 16, wantSecondary: 2},
-		{name: "reserve not needed", primary: 30, sec: 0, wantN: 32, wantDropped: 12, wantTrips: []string{GuardrailMaxToolSchemas}},
+		{name: "reserve not needed", primary: 30, sec: 0, wantN: 32, wantDropped: 12, wantTrips: []investigationv1.Guardrail{GuardrailMaxToolSchemas}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,14 +266,14 @@ func TestSelectTools(t *testing.T) {
 					}
 				}
 			}
-			var trips []string
+			var trips []investigationv1.Guardrail
 			for _, tr := range resp.GetTrips() {
-				trips = append(trips, tr.GetGuardrail())
+				trips = append(trips, tr.GetKind())
 				if tr.GetOwner() != "router" || tr.GetDetail() == "" {
 					t.Errorf("trip %v", tr)
 				}
 			}
-			if strings.Join(trips, ",") != strings.Join(tc.wantTrips, ",") {
+			if !slices.Equal(trips, tc.wantTrips) {
 				t.Errorf("trips = %v, want %v", trips, tc.wantTrips)
 			}
 			wantMax := tc.max

@@ -225,12 +225,12 @@ func (s *Service) registry(ctx context.Context, session string) (*Registry, erro
 	if e != nil && now.Sub(e.fetched) < c.ttl {
 		return e.reg, nil
 	}
-	if s.deps.Clients.Tools == nil {
+	if s.deps.Tools == nil {
 		return nil, status.Error(codes.Unavailable, "tool registry unavailable: no tools service client configured")
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.ToolsTimeout)
 	defer cancel()
-	defs, err := mesh.ToolDefinitions(cctx, s.deps.Clients.Tools, session)
+	defs, err := mesh.ToolDefinitions(cctx, s.deps.Tools, session)
 	if err != nil {
 		if e != nil && c.maxStale > 0 && now.Sub(e.fetched) < c.ttl+c.maxStale {
 			s.log.WarnContext(ctx, "tools service unreachable; serving a stale tool registry",

@@ -1,4 +1,4 @@
-// Package router is the InvestigationRouter (seed 001 section 3): the fast
+// Package router is the InvestigationRouter: the fast
 // path (slash commands, quick actions), the smart path (natural language,
 // through a model when one is configured, else a deterministic parser), the
 // tool registry a session sees, suggestion chips, and the guardrails the
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+
 	"github.com/google/uuid"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -25,6 +27,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
@@ -33,14 +36,12 @@ import (
 	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
-// GuardrailOwner is the owner reported in the router's guardrail trips.
-const GuardrailOwner = "router"
-
-// Guardrail names the router reports.
+// The guardrails the router owns (their owner, flag and record field are
+// the contract's, package guardrail).
 const (
-	GuardrailToolBudget       = "tool_budget"
-	GuardrailMaxToolSchemas   = "max_tool_schemas"
-	GuardrailSecondaryReserve = "secondary_tool_reserve"
+	GuardrailToolBudget       = investigationv1.Guardrail_GUARDRAIL_TOOL_BUDGET
+	GuardrailMaxToolSchemas   = investigationv1.Guardrail_GUARDRAIL_MAX_TOOL_SCHEMAS
+	GuardrailSecondaryReserve = investigationv1.Guardrail_GUARDRAIL_SECONDARY_TOOL_RESERVE
 )
 
 // Deps are the router's collaborators.
@@ -48,8 +49,12 @@ type Deps struct {
 	Logger *slog.Logger
 	// Bus publishes a failed pin when a dispatched tool call cannot reach the
 	// tools service; nil disables that (the failure is still logged).
-	Bus     *bus.Bus
-	Clients mesh.Clients
+	Bus *bus.Bus
+	// Tools runs the dispatched calls and lists the registry (required).
+	Tools toolsv1.ToolsServiceClient
+	// Brain reads a session's pins for the chat; nil leaves the chat
+	// without them.
+	Brain brainv1.BrainServiceClient
 	// LLM serves the smart path; nil uses the deterministic parser only.
 	LLM llm.Provider
 }
@@ -81,8 +86,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("router: invalid config: %w", err)
 	}
-	if deps.Clients.Tools == nil {
-		return nil, errors.New("router: Deps.Clients.Tools is required")
+	if deps.Tools == nil {
+		return nil, errors.New("router: Deps.Tools is required")
 	}
 	log := deps.Logger
 	if log == nil {
@@ -401,7 +406,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 	if s.cfg.SyncDispatch {
 		cctx, cancel := context.WithTimeout(ctx, s.cfg.ExecuteTimeout)
 		defer cancel()
-		resp, err := s.deps.Clients.Tools.ExecuteTool(cctx, req)
+		resp, err := s.deps.Tools.ExecuteTool(cctx, req)
 		if err != nil {
 			return "", err
 		}
@@ -427,7 +432,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 		defer s.wg.Done()
 		defer func() { <-s.inflight }()
 		defer cancel()
-		if _, err := s.deps.Clients.Tools.ExecuteTool(dctx, req); err != nil {
+		if _, err := s.deps.Tools.ExecuteTool(dctx, req); err != nil {
 			s.log.WarnContext(dctx, "dispatched tool call failed", "session", session, "intent", req.Intent, "pin_id", pinID, "error", err)
 			s.publishFailedPin(dctx, req, err)
 		}

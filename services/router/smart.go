@@ -148,7 +148,7 @@ func decodeModelCall(m llm.Message) (string, map[string]any, error) {
 	return out.Intent, params, nil
 }
 
-// routerPrompt is the smart-path system prompt (seed 001 section 3.2): the
+// routerPrompt is the smart-path system prompt: the
 // context envelope and the registry. It carries no secrets: RouterContext
 // holds names only.
 func routerPrompt(reg *Registry, rc *evidencev1.RouterContext) string {

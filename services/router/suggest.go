@@ -27,7 +27,7 @@ type finding struct {
 	deploys   []facts.Deploy
 }
 
-// suggestionRule maps a finding to chips (seed 001 section 8.4).
+// suggestionRule maps a finding to the quick-action chips that follow it up.
 type suggestionRule struct {
 	name  string
 	match func(f *finding) bool

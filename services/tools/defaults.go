@@ -5,6 +5,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
+	"github.com/rcamesh/rcamesh/internal/intent"
 )
 
 const (
@@ -20,8 +21,8 @@ func nsParam(required bool) *evidencev1.ToolParam {
 	return p
 }
 
-// DefaultRegistry returns every built-in tool: the Phase 1 tools of seed 001
-// section 11 and the further cluster, change, database and monitor tools.
+// DefaultRegistry returns every built-in tool: logs, metrics, cluster state,
+// changes, databases, monitors and code (the list internal/intent names).
 func DefaultRegistry() (*Registry, error) {
 	reg := NewRegistry()
 	for _, t := range append(defaultTools(), codeTools()...) {
@@ -36,7 +37,7 @@ func defaultTools() []*Tool {
 	return []*Tool{
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "fetch_pod_logs", Label: "Get Pod Logs", Icon: "terminal", SlashCommand: "/logs", Category: catLogs,
+				Intent: string(intent.FetchPodLogs), Label: "Get Pod Logs", Icon: "terminal", SlashCommand: "/logs", Category: catLogs,
 				Description: "Fetch logs from a running or previously crashed pod. Wildcards (auth-*) resolve to the newest matching pod; error, panic and OOM lines are extracted.",
 				ParamsSchema: withWindow(
 					nsParam(true),
@@ -54,7 +55,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "query_prometheus", Label: "Run PromQL", Icon: "monitoring", SlashCommand: "/promql", Category: catMetrics,
+				Intent: string(intent.QueryPrometheus), Label: "Run PromQL", Icon: "monitoring", SlashCommand: "/promql", Category: catMetrics,
 				Description: "Execute a Prometheus range query over the incident window and pin the result: per series latest, peak, mean, stddev, points above 2σ and shape.",
 				ParamsSchema: withWindow(
 					req(ph(pString("query", "PromQL expression"), "e.g., rate(http_requests_total[5m])")),
@@ -69,7 +70,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "survey_metrics", Label: "Survey Metrics", Icon: "query_stats", SlashCommand: "/metrics", Category: catMetrics,
+				Intent: string(intent.SurveyMetrics), Label: "Survey Metrics", Icon: "query_stats", SlashCommand: "/metrics", Category: catMetrics,
 				Description: "Discover which metrics exist (Prometheus series and label values, no assumed names) for a namespace, service or pod, query each over the incident window and pin the most changed series first: latest, peak, baseline, shape and onset; histograms as p99.",
 				ParamsSchema: withWindow(
 					ctxDefault(ph(pString("namespace", "namespace label to scope the survey"), "default"), "active_namespace"),
@@ -86,7 +87,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "describe_resource", Label: "Describe Resource", Icon: "info", SlashCommand: "/describe", Category: catCluster,
+				Intent: string(intent.DescribeResource), Label: "Describe Resource", Icon: "info", SlashCommand: "/describe", Category: catCluster,
 				Description: "kubectl describe for a pod, deployment, service, node, configmap, ingress, PVC, PodDisruptionBudget or HorizontalPodAutoscaler: status, conditions, key signals and the object's events (never Secret values).",
 				ParamsSchema: []*evidencev1.ToolParam{
 					req(pString("kind", "resource kind: "+strings.Join(describeKinds, ", ")+", or any custom resource kind (externalsecret, certificate, rollout, ...)")),
@@ -101,7 +102,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "get_events", Label: "Cluster Events", Icon: "event_note", SlashCommand: "/events", Category: catCluster,
+				Intent: string(intent.GetEvents), Label: "Cluster Events", Icon: "event_note", SlashCommand: "/events", Category: catCluster,
 				Description: "Kubernetes events of a namespace in the time window, optionally for one involved object; warnings first, newest first.",
 				ParamsSchema: withWindow(
 					nsParam(true),
@@ -119,7 +120,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "search_logs", Label: "Search Logs", Icon: "search", SlashCommand: "/search", Category: catLogs,
+				Intent: string(intent.SearchLogs), Label: "Search Logs", Icon: "search", SlashCommand: "/search", Category: catLogs,
 				Description: "Search the log store (Elasticsearch/OpenSearch query_string, Loki, Datadog) for a pattern across services, with level and time filters.",
 				ParamsSchema: withWindow(
 					req(ph(pString("query", "query_string / free text (\"*\" for everything)"), "e.g., TimeoutException")),
@@ -139,7 +140,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "check_pod_status", Label: "Pod Health", Icon: "health_and_safety", SlashCommand: "/status", Category: catCluster,
+				Intent: string(intent.CheckPodStatus), Label: "Pod Health", Icon: "health_and_safety", SlashCommand: "/status", Category: catCluster,
 				Description: "Check pod phase, readiness, restart counts, OOM kills, waiting/terminated reasons and last state.",
 				ParamsSchema: []*evidencev1.ToolParam{
 					nsParam(true),
@@ -155,7 +156,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "re_investigate_service", Label: "Investigate Service", Icon: "radar", SlashCommand: "/reinvestigate", Category: catCluster,
+				Intent: string(intent.ReinvestigateService), Label: "Investigate Service", Icon: "radar", SlashCommand: "/reinvestigate", Category: catCluster,
 				Description: "Run the full investigation pipeline against another service as a sub-investigation whose evidence merges into this session.",
 				ParamsSchema: withWindow(
 					ctxDefault(req(pString("service", "service to investigate")), "active_service"),
@@ -171,7 +172,7 @@ func defaultTools() []*Tool {
 		// Further tools.
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "list_pods", Label: "List Pods", Icon: "view_list", SlashCommand: "/pods", Category: catCluster,
+				Intent: string(intent.ListPods), Label: "List Pods", Icon: "view_list", SlashCommand: "/pods", Category: catCluster,
 				Description: "Namespace-wide pod status: phase, readiness, restarts, reasons, node; unhealthy pods first.",
 				ParamsSchema: []*evidencev1.ToolParam{
 					nsParam(false),
@@ -186,7 +187,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "list_deployments", Label: "Deployments", Icon: "deployed_code", SlashCommand: "/deployments", Category: catCluster,
+				Intent: string(intent.ListDeployments), Label: "Deployments", Icon: "deployed_code", SlashCommand: "/deployments", Category: catCluster,
 				Description: "Deployments with desired/ready/available/unavailable replicas, conditions and rollout history from ReplicaSets.",
 				ParamsSchema: []*evidencev1.ToolParam{
 					nsParam(false),
@@ -201,7 +202,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "list_jobs", Label: "Jobs", Icon: "schedule", SlashCommand: "/jobs", Category: catCluster,
+				Intent: string(intent.ListJobs), Label: "Jobs", Icon: "schedule", SlashCommand: "/jobs", Category: catCluster,
 				Description: "Jobs (start, completion, succeeded/failed, owning CronJob) and CronJobs (schedule, concurrency policy, last run): batch work that ran around the onset.",
 				ParamsSchema: []*evidencev1.ToolParam{
 					nsParam(false),
@@ -215,7 +216,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "get_recent_changes", Label: "Recent Changes", Icon: "published_with_changes", SlashCommand: "/changes", Category: catCluster,
+				Intent: string(intent.GetRecentChanges), Label: "Recent Changes", Icon: "published_with_changes", SlashCommand: "/changes", Category: catCluster,
 				Description: "Objects created or edited in the window (ConfigMaps, Secrets' metadata, policies, budgets, autoscalers, priority classes, node labels, workload specs, custom resources), with the editing manager, the fields it owns and change annotations; controllers' status writes are left out.",
 				ParamsSchema: withWindow(
 					nsParam(false),
@@ -228,7 +229,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "get_node_health", Label: "Node Health", Icon: "dns", SlashCommand: "/nodes", Category: catCluster,
+				Intent: string(intent.GetNodeHealth), Label: "Node Health", Icon: "dns", SlashCommand: "/nodes", Category: catCluster,
 				Description: "Node readiness, memory/disk/PID pressure, cordons, taints, capacity and allocatable.",
 				ParamsSchema: []*evidencev1.ToolParam{
 					ph(pString("name", "node name or glob (default: every node)"), "worker-*"),
@@ -242,7 +243,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "get_deploy_history", Label: "Deploy History", Icon: "history", SlashCommand: "/deploys", Category: catCode,
+				Intent: string(intent.GetDeployHistory), Label: "Deploy History", Icon: "history", SlashCommand: "/deploys", Category: catCode,
 				Description: "Rollouts of a service (revision, previous revision, rollback, image, status) around the incident window.",
 				ParamsSchema: withWindow(
 					ctxDefault(pString("service", "service (default: every service)"), "active_service"),
@@ -256,7 +257,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "get_commits", Label: "Recent Commits", Icon: "commit", SlashCommand: "/commits", Category: catCode,
+				Intent: string(intent.GetCommits), Label: "Recent Commits", Icon: "commit", SlashCommand: "/commits", Category: catCode,
 				Description: "Commit summaries (files classified by change type) in the deployed range; filter by change type or by a symptom hint (timeout, database, config, ...).",
 				ParamsSchema: withWindow(
 					ctxDefault(pString("service", "service (default: every service)"), "active_service"),
@@ -272,7 +273,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "get_commit_diff", Label: "Commit Diff", Icon: "difference", SlashCommand: "/diff", Category: catCode,
+				Intent: string(intent.GetCommitDiff), Label: "Commit Diff", Icon: "difference", SlashCommand: "/diff", Category: catCode,
 				Description: "Fetch one commit's unified diff on demand.",
 				ParamsSchema: []*evidencev1.ToolParam{
 					req(ph(pString("sha", "commit sha (prefix allowed)"), "<sha>")),
@@ -286,7 +287,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "query_db_metrics", Label: "Database Metrics", Icon: "database", SlashCommand: "/dbmetrics", Category: catMetrics,
+				Intent: string(intent.QueryDBMetrics), Label: "Database Metrics", Icon: "database", SlashCommand: "/dbmetrics", Category: catMetrics,
 				Description: "Managed-database metrics (CloudWatch: CPU, connections, IOPS, latency, storage, replica lag) with statistics and shape.",
 				ParamsSchema: withWindow(
 					pString("instance", "database instance id (default: every instance)"),
@@ -300,7 +301,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "get_db_top_queries", Label: "Top DB Queries", Icon: "query_stats", SlashCommand: "/topqueries", Category: catMetrics,
+				Intent: string(intent.GetDBTopQueries), Label: "Top DB Queries", Icon: "query_stats", SlashCommand: "/topqueries", Category: catMetrics,
 				Description:  "The statements carrying the database load (Performance Insights / pg_stat_statements) with their wait events.",
 				ParamsSchema: withWindow(pString("instance", "database instance id (default: every instance)")),
 				Integrations: []string{backend.AreaTopQueries},
@@ -311,7 +312,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "get_db_events", Label: "Database Events", Icon: "notifications", SlashCommand: "/dbevents", Category: catMetrics,
+				Intent: string(intent.GetDBEvents), Label: "Database Events", Icon: "notifications", SlashCommand: "/dbevents", Category: catMetrics,
 				Description:  "Managed-database events (failover, storage, maintenance, parameter changes) in the window.",
 				ParamsSchema: withWindow(pString("instance", "database instance id (default: every instance)")),
 				Integrations: []string{backend.AreaDBEvents},
@@ -322,7 +323,7 @@ func defaultTools() []*Tool {
 		},
 		{
 			Def: &evidencev1.ToolDefinition{
-				Intent: "list_monitors", Label: "Monitors", Icon: "notifications_active", SlashCommand: "/monitors", Category: catMetrics,
+				Intent: string(intent.ListMonitors), Label: "Monitors", Icon: "notifications_active", SlashCommand: "/monitors", Category: catMetrics,
 				Description: "Alert rules and monitors with their state; filter by name, state or tag.",
 				ParamsSchema: []*evidencev1.ToolParam{
 					pString("name", "substring of the monitor name or query"),

@@ -26,9 +26,9 @@ import (
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
-func hasTrip(trips []*investigationv1.GuardrailTrip, name string) *investigationv1.GuardrailTrip {
+func hasTrip(trips []*investigationv1.GuardrailTrip, kind investigationv1.Guardrail) *investigationv1.GuardrailTrip {
 	for _, tr := range trips {
-		if tr.GetGuardrail() == name {
+		if tr.GetKind() == kind {
 			return tr
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/intent"
 	"github.com/rcamesh/rcamesh/internal/sast"
 	"github.com/rcamesh/rcamesh/internal/sast/javaflow"
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
@@ -20,7 +21,8 @@ func repoParam() *evidencev1.ToolParam {
 	return req(ph(pString("repo", "repository checkout, relative to the code root (or absolute inside it)"), "examples/sast-demo"))
 }
 
-// codeTools are the read-only code tools of seed 004 (SAST triage).
+// codeTools are the read-only code tools the SAST triage reads a
+// repository with.
 func codeTools() []*Tool {
 	code := func(intent, label, slash, desc, usage string, h Handler, ps ...*evidencev1.ToolParam) *Tool {
 		return &Tool{
@@ -34,15 +36,15 @@ func codeTools() []*Tool {
 		}
 	}
 	return []*Tool{
-		code("list_files", "List Files", "/files", "List the files of a repository folder whose names match a glob (discovery before guessing names).",
+		code(string(intent.ListFiles), "List Files", "/files", "List the files of a repository folder whose names match a glob (discovery before guessing names).",
 			"/files repo=<dir> [path=src/main] [glob=*.java]", handleListFiles,
 			ph(pString("path", "folder inside the repository (default: the root)"), "src/main/java"),
 			ph(pString("glob", "file-name glob"), "*.java")),
-		code("search_codebase", "Search Code", "/grep", "Search a repository for lines matching a regular expression, in a folder or a file-name glob.",
+		code(string(intent.SearchCodebase), "Search Code", "/grep", "Search a repository for lines matching a regular expression, in a folder or a file-name glob.",
 			"/grep repo=<dir> pattern=<regexp> [scope=*.java]", handleSearchCodebase,
 			req(ph(pString("pattern", "regular expression (RE2)"), `getParameter\(`)),
 			ph(pString("scope", "folder or file-name glob"), "*.java")),
-		code("fetch_code", "Fetch Code", "/code", "Fetch source by symbol (Class, Class.method, method), resolved through the parser, or by path:lines.",
+		code(string(intent.FetchCode), "Fetch Code", "/code", "Fetch source by symbol (Class, Class.method, method), resolved through the parser, or by path:lines.",
 			"/code repo=<dir> identifier=<Class.method|path:10-40>", handleFetchCode,
 			req(ph(pString("identifier", "symbol or path[:start-end]"), "NoteServlet.doGet"))),
 	}

@@ -18,8 +18,8 @@ type PinHints struct {
 	Namespace, Service, ResourceName string
 }
 
-// PinFactory is the EvidencePinFactory (seed 001 section 7.2): one
-// ToolResult becomes one EvidencePin.
+// PinFactory is the EvidencePinFactory: one ToolResult becomes one
+// EvidencePin, the unit the critic validates and every claim cites.
 type PinFactory struct {
 	// Now stamps pins; nil means time.Now.
 	Now func() time.Time

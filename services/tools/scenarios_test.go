@@ -113,7 +113,7 @@ func TestBenchmarkScenarios(t *testing.T) {
 					have = append(have, src)
 				}
 			}
-			s := newService(t, set, nil, func(d *Deps) { d.Clients.Brain = &fakeBrain{} })
+			s := newService(t, set, nil, func(d *Deps) { d.Brain = &fakeBrain{} })
 			ns, calls := scenarioCalls(t, set)
 			got := map[string]bool{}
 			for _, c := range calls {

@@ -1,4 +1,4 @@
-// Package tools is the ToolsService (seed 001 section 7): the ToolExecutor
+// Package tools is the ToolsService: the ToolExecutor
 // that runs tool handlers over the inspected systems (internal/backend) and
 // the EvidencePinFactory that turns every result into an evidence pin and
 // publishes it. It is the only owner of the tool-call guardrails: parameter
@@ -33,18 +33,20 @@ import (
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 	"github.com/rcamesh/rcamesh/internal/paging"
 )
 
-// Guardrail names reported in GuardrailTrip.guardrail (owner "tools").
+// The guardrails the tools service owns (their owner, flag and record field
+// are the contract's, package guardrail).
 const (
-	TripDuplicateReplayed = "duplicate_call_replayed"
-	TripTimeout           = "tool_timeout"
-	TripOutputTruncated   = "output_truncated"
-	TripReadOnly          = "read_only_violation"
-	TripRedacted          = "secret_redacted"
+	TripDuplicateReplayed = investigationv1.Guardrail_GUARDRAIL_DUPLICATE_CALL_REPLAYED
+	TripTimeout           = investigationv1.Guardrail_GUARDRAIL_TOOL_TIMEOUT
+	TripOutputTruncated   = investigationv1.Guardrail_GUARDRAIL_OUTPUT_TRUNCATED
+	TripReadOnly          = investigationv1.Guardrail_GUARDRAIL_READ_ONLY_VIOLATION
+	TripRedacted          = investigationv1.Guardrail_GUARDRAIL_SECRET_REDACTED
 )
 
 // IntegrationBrain is the pseudo-integration of re_investigate_service.
@@ -65,8 +67,10 @@ type PinCounter interface {
 type Deps struct {
 	Logger *slog.Logger
 	// Bus publishes pin.added; nil: pins are returned, never published.
-	Bus     Publisher
-	Clients mesh.Clients
+	Bus Publisher
+	// Brain starts the sub-investigations of re_investigate_service; nil
+	// leaves that tool unavailable.
+	Brain brainv1.BrainServiceClient
 	// Backend is what the tools inspect; nil fields are integrations not configured.
 	Backend *backend.Set
 }
@@ -136,7 +140,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		cfg:   cfg,
 		log:   log,
 		bus:   deps.Bus,
-		brain: deps.Clients.Brain,
+		brain: deps.Brain,
 		be:    be,
 		cache: newCallCache(cfg.DuplicateTTL, cfg.DuplicateCacheSize, cfg.DuplicateCacheBytes),
 		now:   time.Now,
@@ -327,11 +331,22 @@ func (s *Service) isKubeArea(a string) bool {
 	return false
 }
 
-func (s *Service) trip(name, detail string, limit, value float64) *investigationv1.GuardrailTrip {
-	return &investigationv1.GuardrailTrip{Guardrail: name, Owner: mesh.Tools, Detail: detail, Limit: limit, Value: value, Time: timestamppb.New(s.now())}
+func (s *Service) trip(g investigationv1.Guardrail, detail string, limit, value float64) *investigationv1.GuardrailTrip {
+	return guardrail.Trip(g, detail, limit, value, s.now())
 }
 
-// ExecuteTool runs one tool call under the guardrails, builds its pin and publishes it.
+// Limits are the tools service's live limits, its fields of the record's
+// Guardrails.
+func (s *Service) Limits() *investigationv1.Guardrails {
+	return &investigationv1.Guardrails{
+		ToolTimeoutMs: s.cfg.Timeout.Milliseconds(), MaxOutputBytes: int64(s.cfg.MaxOutputBytes),
+		DuplicateTtlMs: s.cfg.DuplicateTTL.Milliseconds(),
+		ReadOnly:       proto.Bool(s.cfg.ReadOnly), RedactSecrets: proto.Bool(s.cfg.Redact),
+	}
+}
+
+// ExecuteTool runs one tool call under the guardrails, builds its pin and
+// publishes it; the answer carries the live limits it ran under.
 func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolRequest) (*toolsv1.ExecuteToolResponse, error) {
 	intent := strings.TrimSpace(req.GetIntent())
 	t, ok := s.reg.Get(intent)
@@ -406,6 +421,7 @@ func (s *Service) cacheKey(c *Call) string {
 
 func (s *Service) replay(cached *toolsv1.ExecuteToolResponse) *toolsv1.ExecuteToolResponse {
 	cached.Replayed = true
+	cached.Limits = s.Limits()
 	msg := "this call repeats an earlier identical call of this investigation; its result is replayed, not re-run. Do not repeat it: try another tool or different parameters."
 	if r := cached.GetResult(); r != nil {
 		r.Summary = "[replayed: identical earlier call] " + r.GetSummary()
@@ -485,7 +501,7 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 		hints = PinHints{Namespace: res.Namespace, Service: res.Service, ResourceName: res.ResourceName}
 	}
 	pin := s.pins.FromToolResult(req, tr, call.Params, call.Window, hints)
-	resp := &toolsv1.ExecuteToolResponse{Result: tr, Pin: pin, Trips: trips}
+	resp := &toolsv1.ExecuteToolResponse{Result: tr, Pin: pin, Trips: trips, Limits: s.Limits()}
 
 	if s.bus != nil && !req.GetSkipPublish() {
 		ev := &evidencev1.PinEvent{

@@ -36,7 +36,7 @@ func miniScenario(t *testing.T, files map[string]string) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newService(t, set, nil, func(d *Deps) { d.Clients.Brain = &fakeBrain{} })
+	return newService(t, set, nil, func(d *Deps) { d.Brain = &fakeBrain{} })
 }
 
 // counterValues is a counter sampled every minute from t=1767434400.

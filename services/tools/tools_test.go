@@ -347,7 +347,7 @@ func TestReInvestigateService(t *testing.T) {
 	ts := newTestSet()
 	brain := &fakeBrain{}
 	pub := &fakePublisher{}
-	s := newService(t, ts.set, nil, func(d *Deps) { d.Clients.Brain = brain; d.Bus = pub })
+	s := newService(t, ts.set, nil, func(d *Deps) { d.Brain = brain; d.Bus = pub })
 	resp := run(t, s, "re_investigate_service", map[string]any{"service": "inventory"})
 	if len(brain.reqs) != 1 {
 		t.Fatalf("brain calls = %d", len(brain.reqs))

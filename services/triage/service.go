@@ -1,4 +1,4 @@
-// Package triage is the SAST triage service (seed 004): POST
+// Package triage is the SAST triage service: POST
 // /api/v4/findings takes a SARIF 2.1.0 document and a checkout under the
 // code root, triages every finding (internal/sast: the offline analyser or
 // the model agent, the skeptical evaluator, the bounded loop) and publishes

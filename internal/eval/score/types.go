@@ -28,7 +28,7 @@ type Answer struct {
 	MaxInvestigationLoops   int      `yaml:"max_investigation_loops" json:"max_investigation_loops,omitempty"`
 	RulingOutKeywords       []string `yaml:"ruling_out_keywords" json:"ruling_out_keywords,omitempty"`
 	RequiredQueries         []string `yaml:"required_queries" json:"required_queries,omitempty"`
-	// FORMAT.md additions.
+	// rcamesh's additions to the opensre keys.
 	RootCauseEntity    string   `yaml:"root_cause_entity" json:"root_cause_entity,omitempty"`
 	AcceptableEntities []string `yaml:"acceptable_entities" json:"acceptable_entities,omitempty"`
 	RootCauseRankMax   int      `yaml:"root_cause_rank_max" json:"root_cause_rank_max,omitempty"`
@@ -102,8 +102,7 @@ type ToolCall struct {
 	Params map[string]any `json:"params,omitempty"`
 }
 
-// Result is what the engine reports for one scenario (FORMAT.md, "What the
-// engine reports for scoring").
+// Result is what the engine reports for one scenario (Record builds it).
 type Result struct {
 	ScenarioID         string       `json:"scenario_id"`
 	RootCause          string       `json:"root_cause"`

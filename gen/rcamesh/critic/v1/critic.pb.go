@@ -232,8 +232,10 @@ type ReviewHypothesesResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Review *v11.CriticReview      `protobuf:"bytes,1,opt,name=review,proto3" json:"review,omitempty"`
 	// Hypotheses re-ranked after the critic's objections.
-	Reranked      *v11.HypothesisSet   `protobuf:"bytes,2,opt,name=reranked,proto3" json:"reranked,omitempty"`
-	Trips         []*v11.GuardrailTrip `protobuf:"bytes,3,rep,name=trips,proto3" json:"trips,omitempty"`
+	Reranked *v11.HypothesisSet   `protobuf:"bytes,2,opt,name=reranked,proto3" json:"reranked,omitempty"`
+	Trips    []*v11.GuardrailTrip `protobuf:"bytes,3,rep,name=trips,proto3" json:"trips,omitempty"`
+	// The critic's live limits (its fields of the record's Guardrails).
+	Limits        *v11.Guardrails `protobuf:"bytes,4,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -285,6 +287,13 @@ func (x *ReviewHypothesesResponse) GetReranked() *v11.HypothesisSet {
 func (x *ReviewHypothesesResponse) GetTrips() []*v11.GuardrailTrip {
 	if x != nil {
 		return x.Trips
+	}
+	return nil
+}
+
+func (x *ReviewHypothesesResponse) GetLimits() *v11.Guardrails {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -386,10 +395,17 @@ type AcceptConclusionResponse struct {
 	// Evidence gaps blocking acceptance (seed 004 unknowns).
 	BlockingGaps []string `protobuf:"bytes,4,rep,name=blocking_gaps,json=blockingGaps,proto3" json:"blocking_gaps,omitempty"`
 	// True when the rejection limit is reached: the investigation ends as NEEDS_REVIEW.
-	LimitReached  bool                 `protobuf:"varint,5,opt,name=limit_reached,json=limitReached,proto3" json:"limit_reached,omitempty"`
-	Trips         []*v11.GuardrailTrip `protobuf:"bytes,6,rep,name=trips,proto3" json:"trips,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LimitReached bool                 `protobuf:"varint,5,opt,name=limit_reached,json=limitReached,proto3" json:"limit_reached,omitempty"`
+	Trips        []*v11.GuardrailTrip `protobuf:"bytes,6,rep,name=trips,proto3" json:"trips,omitempty"`
+	// The critic's live limits (its fields of the record's Guardrails).
+	Limits *v11.Guardrails `protobuf:"bytes,7,opt,name=limits,proto3" json:"limits,omitempty"`
+	// With accepted: accepted only to hand over to a human (a proposal for
+	// review, escalation or noise, or one below the conclusion gate, with open
+	// gaps): the investigation ends with handover_status, not CONCLUDED.
+	Handover       bool                `protobuf:"varint,8,opt,name=handover,proto3" json:"handover,omitempty"`
+	HandoverStatus v11.DiagnosisStatus `protobuf:"varint,9,opt,name=handover_status,json=handoverStatus,proto3,enum=rcamesh.investigation.v1.DiagnosisStatus" json:"handover_status,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AcceptConclusionResponse) Reset() {
@@ -462,6 +478,27 @@ func (x *AcceptConclusionResponse) GetTrips() []*v11.GuardrailTrip {
 		return x.Trips
 	}
 	return nil
+}
+
+func (x *AcceptConclusionResponse) GetLimits() *v11.Guardrails {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *AcceptConclusionResponse) GetHandover() bool {
+	if x != nil {
+		return x.Handover
+	}
+	return false
+}
+
+func (x *AcceptConclusionResponse) GetHandoverStatus() v11.DiagnosisStatus {
+	if x != nil {
+		return x.HandoverStatus
+	}
+	return v11.DiagnosisStatus(0)
 }
 
 // FindingRejection is one refusal of the evaluator.
@@ -745,11 +782,12 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"hypotheses\x125\n" +
 	"\x05alert\x18\x03 \x01(\v2\x1f.rcamesh.investigation.v1.AlertR\x05alert\x12\x14\n" +
 	"\x05round\x18\x04 \x01(\x05R\x05round\x124\n" +
-	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\"\xde\x01\n" +
+	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\"\x9c\x02\n" +
 	"\x18ReviewHypothesesResponse\x12>\n" +
 	"\x06review\x18\x01 \x01(\v2&.rcamesh.investigation.v1.CriticReviewR\x06review\x12C\n" +
 	"\breranked\x18\x02 \x01(\v2'.rcamesh.investigation.v1.HypothesisSetR\breranked\x12=\n" +
-	"\x05trips\x18\x03 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\"\xb2\x02\n" +
+	"\x05trips\x18\x03 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
+	"\x06limits\x18\x04 \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits\"\xb2\x02\n" +
 	"\x17AcceptConclusionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x126\n" +
@@ -759,14 +797,17 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\x12\x1e\n" +
 	"\n" +
 	"rejections\x18\x06 \x01(\x05R\n" +
-	"rejections\"\x80\x02\n" +
+	"rejections\"\xae\x03\n" +
 	"\x18AcceptConclusionResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12'\n" +
 	"\x0fmissing_intents\x18\x03 \x03(\tR\x0emissingIntents\x12#\n" +
 	"\rblocking_gaps\x18\x04 \x03(\tR\fblockingGaps\x12#\n" +
 	"\rlimit_reached\x18\x05 \x01(\bR\flimitReached\x12=\n" +
-	"\x05trips\x18\x06 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\"\x92\x01\n" +
+	"\x05trips\x18\x06 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
+	"\x06limits\x18\a \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits\x12\x1a\n" +
+	"\bhandover\x18\b \x01(\bR\bhandover\x12R\n" +
+	"\x0fhandover_status\x18\t \x01(\x0e2).rcamesh.investigation.v1.DiagnosisStatusR\x0ehandoverStatus\"\x92\x01\n" +
 	"\x10FindingRejection\x12#\n" +
 	"\rblocking_gaps\x18\x01 \x03(\tR\fblockingGaps\x122\n" +
 	"\x15required_next_fetches\x18\x02 \x03(\tR\x13requiredNextFetches\x12%\n" +
@@ -823,11 +864,13 @@ var file_rcamesh_critic_v1_critic_proto_goTypes = []any{
 	(*v11.Alert)(nil),                // 11: rcamesh.investigation.v1.Alert
 	(*v11.CriticReview)(nil),         // 12: rcamesh.investigation.v1.CriticReview
 	(*v11.GuardrailTrip)(nil),        // 13: rcamesh.investigation.v1.GuardrailTrip
-	(*v11.TaskPlan)(nil),             // 14: rcamesh.investigation.v1.TaskPlan
-	(*v11.Diagnosis)(nil),            // 15: rcamesh.investigation.v1.Diagnosis
-	(v12.Verdict)(0),                 // 16: rcamesh.triage.v1.Verdict
-	(*v12.Claim)(nil),                // 17: rcamesh.triage.v1.Claim
-	(*v12.Citation)(nil),             // 18: rcamesh.triage.v1.Citation
+	(*v11.Guardrails)(nil),           // 14: rcamesh.investigation.v1.Guardrails
+	(*v11.TaskPlan)(nil),             // 15: rcamesh.investigation.v1.TaskPlan
+	(*v11.Diagnosis)(nil),            // 16: rcamesh.investigation.v1.Diagnosis
+	(v11.DiagnosisStatus)(0),         // 17: rcamesh.investigation.v1.DiagnosisStatus
+	(v12.Verdict)(0),                 // 18: rcamesh.triage.v1.Verdict
+	(*v12.Claim)(nil),                // 19: rcamesh.triage.v1.Claim
+	(*v12.Citation)(nil),             // 20: rcamesh.triage.v1.Citation
 }
 var file_rcamesh_critic_v1_critic_proto_depIdxs = []int32{
 	9,  // 0: rcamesh.critic.v1.RevalidatePinRequest.pin:type_name -> rcamesh.evidence.v1.EvidencePin
@@ -839,29 +882,32 @@ var file_rcamesh_critic_v1_critic_proto_depIdxs = []int32{
 	12, // 6: rcamesh.critic.v1.ReviewHypothesesResponse.review:type_name -> rcamesh.investigation.v1.CriticReview
 	10, // 7: rcamesh.critic.v1.ReviewHypothesesResponse.reranked:type_name -> rcamesh.investigation.v1.HypothesisSet
 	13, // 8: rcamesh.critic.v1.ReviewHypothesesResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	14, // 9: rcamesh.critic.v1.AcceptConclusionRequest.plan:type_name -> rcamesh.investigation.v1.TaskPlan
-	15, // 10: rcamesh.critic.v1.AcceptConclusionRequest.proposed:type_name -> rcamesh.investigation.v1.Diagnosis
-	9,  // 11: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
-	13, // 12: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	16, // 13: rcamesh.critic.v1.EvaluateFindingRequest.verdict:type_name -> rcamesh.triage.v1.Verdict
-	17, // 14: rcamesh.critic.v1.EvaluateFindingRequest.claims:type_name -> rcamesh.triage.v1.Claim
-	18, // 15: rcamesh.critic.v1.EvaluateFindingRequest.evidence:type_name -> rcamesh.triage.v1.Citation
-	6,  // 16: rcamesh.critic.v1.EvaluateFindingRequest.history:type_name -> rcamesh.critic.v1.FindingRejection
-	6,  // 17: rcamesh.critic.v1.EvaluateFindingResponse.rejection:type_name -> rcamesh.critic.v1.FindingRejection
-	13, // 18: rcamesh.critic.v1.EvaluateFindingResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	0,  // 19: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
-	2,  // 20: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
-	4,  // 21: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
-	7,  // 22: rcamesh.critic.v1.CriticService.EvaluateFinding:input_type -> rcamesh.critic.v1.EvaluateFindingRequest
-	1,  // 23: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
-	3,  // 24: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
-	5,  // 25: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
-	8,  // 26: rcamesh.critic.v1.CriticService.EvaluateFinding:output_type -> rcamesh.critic.v1.EvaluateFindingResponse
-	23, // [23:27] is the sub-list for method output_type
-	19, // [19:23] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	14, // 9: rcamesh.critic.v1.ReviewHypothesesResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	15, // 10: rcamesh.critic.v1.AcceptConclusionRequest.plan:type_name -> rcamesh.investigation.v1.TaskPlan
+	16, // 11: rcamesh.critic.v1.AcceptConclusionRequest.proposed:type_name -> rcamesh.investigation.v1.Diagnosis
+	9,  // 12: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
+	13, // 13: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	14, // 14: rcamesh.critic.v1.AcceptConclusionResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	17, // 15: rcamesh.critic.v1.AcceptConclusionResponse.handover_status:type_name -> rcamesh.investigation.v1.DiagnosisStatus
+	18, // 16: rcamesh.critic.v1.EvaluateFindingRequest.verdict:type_name -> rcamesh.triage.v1.Verdict
+	19, // 17: rcamesh.critic.v1.EvaluateFindingRequest.claims:type_name -> rcamesh.triage.v1.Claim
+	20, // 18: rcamesh.critic.v1.EvaluateFindingRequest.evidence:type_name -> rcamesh.triage.v1.Citation
+	6,  // 19: rcamesh.critic.v1.EvaluateFindingRequest.history:type_name -> rcamesh.critic.v1.FindingRejection
+	6,  // 20: rcamesh.critic.v1.EvaluateFindingResponse.rejection:type_name -> rcamesh.critic.v1.FindingRejection
+	13, // 21: rcamesh.critic.v1.EvaluateFindingResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	0,  // 22: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
+	2,  // 23: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
+	4,  // 24: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
+	7,  // 25: rcamesh.critic.v1.CriticService.EvaluateFinding:input_type -> rcamesh.critic.v1.EvaluateFindingRequest
+	1,  // 26: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
+	3,  // 27: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
+	5,  // 28: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
+	8,  // 29: rcamesh.critic.v1.CriticService.EvaluateFinding:output_type -> rcamesh.critic.v1.EvaluateFindingResponse
+	26, // [26:30] is the sub-list for method output_type
+	22, // [22:26] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_rcamesh_critic_v1_critic_proto_init() }

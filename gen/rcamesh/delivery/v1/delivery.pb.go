@@ -87,8 +87,12 @@ func (x *DeliverReportRequest) GetDryRun() bool {
 
 // DeliverReportResponse is the stored report.
 type DeliverReportResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Report        *v1.Report             `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Report *v1.Report             `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
+	// Delivery's decisions for this report (confidence gate, dedup).
+	Trips []*v1.GuardrailTrip `protobuf:"bytes,2,rep,name=trips,proto3" json:"trips,omitempty"`
+	// Delivery's live limits (its fields of the record's Guardrails).
+	Limits        *v1.Guardrails `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -126,6 +130,20 @@ func (*DeliverReportResponse) Descriptor() ([]byte, []int) {
 func (x *DeliverReportResponse) GetReport() *v1.Report {
 	if x != nil {
 		return x.Report
+	}
+	return nil
+}
+
+func (x *DeliverReportResponse) GetTrips() []*v1.GuardrailTrip {
+	if x != nil {
+		return x.Trips
+	}
+	return nil
+}
+
+func (x *DeliverReportResponse) GetLimits() *v1.Guardrails {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -347,9 +365,11 @@ const file_rcamesh_delivery_v1_delivery_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12E\n" +
 	"\x06record\x18\x02 \x01(\v2-.rcamesh.investigation.v1.InvestigationRecordR\x06record\x12\x17\n" +
-	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"Q\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"\xce\x01\n" +
 	"\x15DeliverReportResponse\x128\n" +
-	"\x06report\x18\x01 \x01(\v2 .rcamesh.investigation.v1.ReportR\x06report\"1\n" +
+	"\x06report\x18\x01 \x01(\v2 .rcamesh.investigation.v1.ReportR\x06report\x12=\n" +
+	"\x05trips\x18\x02 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
+	"\x06limits\x18\x03 \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits\"1\n" +
 	"\x10GetReportRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"M\n" +
@@ -391,23 +411,27 @@ var file_rcamesh_delivery_v1_delivery_proto_goTypes = []any{
 	(*ListReportsResponse)(nil),    // 5: rcamesh.delivery.v1.ListReportsResponse
 	(*v1.InvestigationRecord)(nil), // 6: rcamesh.investigation.v1.InvestigationRecord
 	(*v1.Report)(nil),              // 7: rcamesh.investigation.v1.Report
+	(*v1.GuardrailTrip)(nil),       // 8: rcamesh.investigation.v1.GuardrailTrip
+	(*v1.Guardrails)(nil),          // 9: rcamesh.investigation.v1.Guardrails
 }
 var file_rcamesh_delivery_v1_delivery_proto_depIdxs = []int32{
 	6, // 0: rcamesh.delivery.v1.DeliverReportRequest.record:type_name -> rcamesh.investigation.v1.InvestigationRecord
 	7, // 1: rcamesh.delivery.v1.DeliverReportResponse.report:type_name -> rcamesh.investigation.v1.Report
-	7, // 2: rcamesh.delivery.v1.GetReportResponse.report:type_name -> rcamesh.investigation.v1.Report
-	7, // 3: rcamesh.delivery.v1.ListReportsResponse.reports:type_name -> rcamesh.investigation.v1.Report
-	0, // 4: rcamesh.delivery.v1.DeliveryService.DeliverReport:input_type -> rcamesh.delivery.v1.DeliverReportRequest
-	2, // 5: rcamesh.delivery.v1.DeliveryService.GetReport:input_type -> rcamesh.delivery.v1.GetReportRequest
-	4, // 6: rcamesh.delivery.v1.DeliveryService.ListReports:input_type -> rcamesh.delivery.v1.ListReportsRequest
-	1, // 7: rcamesh.delivery.v1.DeliveryService.DeliverReport:output_type -> rcamesh.delivery.v1.DeliverReportResponse
-	3, // 8: rcamesh.delivery.v1.DeliveryService.GetReport:output_type -> rcamesh.delivery.v1.GetReportResponse
-	5, // 9: rcamesh.delivery.v1.DeliveryService.ListReports:output_type -> rcamesh.delivery.v1.ListReportsResponse
-	7, // [7:10] is the sub-list for method output_type
-	4, // [4:7] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	8, // 2: rcamesh.delivery.v1.DeliverReportResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	9, // 3: rcamesh.delivery.v1.DeliverReportResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	7, // 4: rcamesh.delivery.v1.GetReportResponse.report:type_name -> rcamesh.investigation.v1.Report
+	7, // 5: rcamesh.delivery.v1.ListReportsResponse.reports:type_name -> rcamesh.investigation.v1.Report
+	0, // 6: rcamesh.delivery.v1.DeliveryService.DeliverReport:input_type -> rcamesh.delivery.v1.DeliverReportRequest
+	2, // 7: rcamesh.delivery.v1.DeliveryService.GetReport:input_type -> rcamesh.delivery.v1.GetReportRequest
+	4, // 8: rcamesh.delivery.v1.DeliveryService.ListReports:input_type -> rcamesh.delivery.v1.ListReportsRequest
+	1, // 9: rcamesh.delivery.v1.DeliveryService.DeliverReport:output_type -> rcamesh.delivery.v1.DeliverReportResponse
+	3, // 10: rcamesh.delivery.v1.DeliveryService.GetReport:output_type -> rcamesh.delivery.v1.GetReportResponse
+	5, // 11: rcamesh.delivery.v1.DeliveryService.ListReports:output_type -> rcamesh.delivery.v1.ListReportsResponse
+	9, // [9:12] is the sub-list for method output_type
+	6, // [6:9] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_rcamesh_delivery_v1_delivery_proto_init() }

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	descriptorpb "google.golang.org/protobuf/types/descriptorpb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -320,6 +321,141 @@ func (x DiagnosisStatus) Number() protoreflect.EnumNumber {
 // Deprecated: Use DiagnosisStatus.Descriptor instead.
 func (DiagnosisStatus) EnumDescriptor() ([]byte, []int) {
 	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{4}
+}
+
+// Guardrail names every limit of an investigation. A trip's guardrail string
+// is the value's name, lower case, without the prefix (max_loops).
+type Guardrail int32
+
+const (
+	Guardrail_GUARDRAIL_UNSPECIFIED Guardrail = 0
+	// The plan holds at most this many tool calls.
+	Guardrail_GUARDRAIL_TOOL_BUDGET Guardrail = 1
+	// At most this many tool schemas are offered to a model.
+	Guardrail_GUARDRAIL_MAX_TOOL_SCHEMAS Guardrail = 2
+	// Schemas kept for tools outside the plan.
+	Guardrail_GUARDRAIL_SECONDARY_TOOL_RESERVE Guardrail = 3
+	// An identical call within this time is replayed from the first result.
+	Guardrail_GUARDRAIL_DUPLICATE_CALL_REPLAYED Guardrail = 4
+	// A tool call is cut off after this time.
+	Guardrail_GUARDRAIL_TOOL_TIMEOUT Guardrail = 5
+	// A tool's raw output is cut at this size.
+	Guardrail_GUARDRAIL_OUTPUT_TRUNCATED Guardrail = 6
+	// A tool that tries to change the inspected system is refused.
+	Guardrail_GUARDRAIL_READ_ONLY_VIOLATION Guardrail = 7
+	// Secrets are redacted from tool output.
+	Guardrail_GUARDRAIL_SECRET_REDACTED Guardrail = 8
+	// The Loop of Truth's acceptance score.
+	Guardrail_GUARDRAIL_CRITIC_THRESHOLD Guardrail = 9
+	// Loop of Truth rounds before escalating to a human.
+	Guardrail_GUARDRAIL_CRITIC_MAX_ROUNDS Guardrail = 10
+	// Refused conclusions before the investigation ends as NEEDS_REVIEW.
+	Guardrail_GUARDRAIL_EVALUATOR_REJECTION_LIMIT Guardrail = 11
+	// Open evidence gaps a conclusion may keep and still be accepted.
+	Guardrail_GUARDRAIL_EVIDENCE_SUFFICIENCY Guardrail = 12
+	// A proposed conclusion below this confidence is handed over to a human
+	// (accepted for review, not held to full proof).
+	Guardrail_GUARDRAIL_CONCLUDE_CONFIDENCE Guardrail = 22
+	// Iterations of the investigation loop (rules or model).
+	Guardrail_GUARDRAIL_MAX_LOOPS Guardrail = 13
+	// Consecutive iterations without new evidence.
+	Guardrail_GUARDRAIL_MAX_STAGNANT_ITERATIONS Guardrail = 14
+	// Model conversation size above which low-value evidence is evicted.
+	Guardrail_GUARDRAIL_CONTEXT_BUDGET_CHARS Guardrail = 15
+	// Tool calls of one investigation.
+	Guardrail_GUARDRAIL_MAX_TOOL_CALLS Guardrail = 16
+	// Wall time of one investigation's loop.
+	Guardrail_GUARDRAIL_MAX_WALL_MS Guardrail = 17
+	// Rounds whose retrievals all failed or brought nothing.
+	Guardrail_GUARDRAIL_MAX_STALLED_RETRIEVALS Guardrail = 18
+	// A model that keeps failing (after this many retries per call) or answers
+	// what cannot be read: the rules diagnosis over all gathered evidence.
+	Guardrail_GUARDRAIL_DEGRADED_RESULT Guardrail = 19
+	// Below this confidence a report is stored silent, not paged.
+	Guardrail_GUARDRAIL_CONFIDENCE_GATE Guardrail = 20
+	// An alert fingerprint paged within this window is not paged again.
+	Guardrail_GUARDRAIL_ALERT_FINGERPRINT_DEDUP Guardrail = 21
+)
+
+// Enum value maps for Guardrail.
+var (
+	Guardrail_name = map[int32]string{
+		0:  "GUARDRAIL_UNSPECIFIED",
+		1:  "GUARDRAIL_TOOL_BUDGET",
+		2:  "GUARDRAIL_MAX_TOOL_SCHEMAS",
+		3:  "GUARDRAIL_SECONDARY_TOOL_RESERVE",
+		4:  "GUARDRAIL_DUPLICATE_CALL_REPLAYED",
+		5:  "GUARDRAIL_TOOL_TIMEOUT",
+		6:  "GUARDRAIL_OUTPUT_TRUNCATED",
+		7:  "GUARDRAIL_READ_ONLY_VIOLATION",
+		8:  "GUARDRAIL_SECRET_REDACTED",
+		9:  "GUARDRAIL_CRITIC_THRESHOLD",
+		10: "GUARDRAIL_CRITIC_MAX_ROUNDS",
+		11: "GUARDRAIL_EVALUATOR_REJECTION_LIMIT",
+		12: "GUARDRAIL_EVIDENCE_SUFFICIENCY",
+		22: "GUARDRAIL_CONCLUDE_CONFIDENCE",
+		13: "GUARDRAIL_MAX_LOOPS",
+		14: "GUARDRAIL_MAX_STAGNANT_ITERATIONS",
+		15: "GUARDRAIL_CONTEXT_BUDGET_CHARS",
+		16: "GUARDRAIL_MAX_TOOL_CALLS",
+		17: "GUARDRAIL_MAX_WALL_MS",
+		18: "GUARDRAIL_MAX_STALLED_RETRIEVALS",
+		19: "GUARDRAIL_DEGRADED_RESULT",
+		20: "GUARDRAIL_CONFIDENCE_GATE",
+		21: "GUARDRAIL_ALERT_FINGERPRINT_DEDUP",
+	}
+	Guardrail_value = map[string]int32{
+		"GUARDRAIL_UNSPECIFIED":               0,
+		"GUARDRAIL_TOOL_BUDGET":               1,
+		"GUARDRAIL_MAX_TOOL_SCHEMAS":          2,
+		"GUARDRAIL_SECONDARY_TOOL_RESERVE":    3,
+		"GUARDRAIL_DUPLICATE_CALL_REPLAYED":   4,
+		"GUARDRAIL_TOOL_TIMEOUT":              5,
+		"GUARDRAIL_OUTPUT_TRUNCATED":          6,
+		"GUARDRAIL_READ_ONLY_VIOLATION":       7,
+		"GUARDRAIL_SECRET_REDACTED":           8,
+		"GUARDRAIL_CRITIC_THRESHOLD":          9,
+		"GUARDRAIL_CRITIC_MAX_ROUNDS":         10,
+		"GUARDRAIL_EVALUATOR_REJECTION_LIMIT": 11,
+		"GUARDRAIL_EVIDENCE_SUFFICIENCY":      12,
+		"GUARDRAIL_CONCLUDE_CONFIDENCE":       22,
+		"GUARDRAIL_MAX_LOOPS":                 13,
+		"GUARDRAIL_MAX_STAGNANT_ITERATIONS":   14,
+		"GUARDRAIL_CONTEXT_BUDGET_CHARS":      15,
+		"GUARDRAIL_MAX_TOOL_CALLS":            16,
+		"GUARDRAIL_MAX_WALL_MS":               17,
+		"GUARDRAIL_MAX_STALLED_RETRIEVALS":    18,
+		"GUARDRAIL_DEGRADED_RESULT":           19,
+		"GUARDRAIL_CONFIDENCE_GATE":           20,
+		"GUARDRAIL_ALERT_FINGERPRINT_DEDUP":   21,
+	}
+)
+
+func (x Guardrail) Enum() *Guardrail {
+	p := new(Guardrail)
+	*p = x
+	return p
+}
+
+func (x Guardrail) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Guardrail) Descriptor() protoreflect.EnumDescriptor {
+	return file_rcamesh_investigation_v1_investigation_proto_enumTypes[5].Descriptor()
+}
+
+func (Guardrail) Type() protoreflect.EnumType {
+	return &file_rcamesh_investigation_v1_investigation_proto_enumTypes[5]
+}
+
+func (x Guardrail) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Guardrail.Descriptor instead.
+func (Guardrail) EnumDescriptor() ([]byte, []int) {
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{5}
 }
 
 // Alert is a normalised incoming alert (extract_alert's output).
@@ -1424,23 +1560,93 @@ func (x *Diagnosis) GetCriticReview() *CriticReview {
 	return nil
 }
 
+// GuardrailSpec is what the contract says about one guardrail of the
+// investigation loop: the one service that owns and decides it, the one flag
+// that sets its limit, and the field of the record's Guardrails message that
+// carries the live limit.
+type GuardrailSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A service name of the mesh: router, tools, critic, brain or delivery.
+	Owner string `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The command-line flag, without the leading dash.
+	Flag string `protobuf:"bytes,2,opt,name=flag,proto3" json:"flag,omitempty"`
+	// The field name in Guardrails.
+	RecordField   string `protobuf:"bytes,3,opt,name=record_field,json=recordField,proto3" json:"record_field,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GuardrailSpec) Reset() {
+	*x = GuardrailSpec{}
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GuardrailSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GuardrailSpec) ProtoMessage() {}
+
+func (x *GuardrailSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GuardrailSpec.ProtoReflect.Descriptor instead.
+func (*GuardrailSpec) Descriptor() ([]byte, []int) {
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *GuardrailSpec) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *GuardrailSpec) GetFlag() string {
+	if x != nil {
+		return x.Flag
+	}
+	return ""
+}
+
+func (x *GuardrailSpec) GetRecordField() string {
+	if x != nil {
+		return x.RecordField
+	}
+	return ""
+}
+
 // GuardrailTrip records one guardrail reaching its limit.
 type GuardrailTrip struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Guardrail string                 `protobuf:"bytes,1,opt,name=guardrail,proto3" json:"guardrail,omitempty"`
-	// The service that owns and decided it.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The kind's name, lower case without the prefix (kept as text for
+	// records written before the kind existed, metrics and events).
+	Guardrail string `protobuf:"bytes,1,opt,name=guardrail,proto3" json:"guardrail,omitempty"`
+	// The service that owns and decided it (the kind's owner).
 	Owner         string                 `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`
 	Detail        string                 `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
 	Limit         float64                `protobuf:"fixed64,4,opt,name=limit,proto3" json:"limit,omitempty"`
 	Value         float64                `protobuf:"fixed64,5,opt,name=value,proto3" json:"value,omitempty"`
 	Time          *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=time,proto3" json:"time,omitempty"`
+	Kind          Guardrail              `protobuf:"varint,7,opt,name=kind,proto3,enum=rcamesh.investigation.v1.Guardrail" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GuardrailTrip) Reset() {
 	*x = GuardrailTrip{}
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[11]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1658,7 @@ func (x *GuardrailTrip) String() string {
 func (*GuardrailTrip) ProtoMessage() {}
 
 func (x *GuardrailTrip) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[11]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1671,7 @@ func (x *GuardrailTrip) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GuardrailTrip.ProtoReflect.Descriptor instead.
 func (*GuardrailTrip) Descriptor() ([]byte, []int) {
-	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{11}
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GuardrailTrip) GetGuardrail() string {
@@ -1510,6 +1716,13 @@ func (x *GuardrailTrip) GetTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *GuardrailTrip) GetKind() Guardrail {
+	if x != nil {
+		return x.Kind
+	}
+	return Guardrail_GUARDRAIL_UNSPECIFIED
+}
+
 // ToolCallRecord is one tool call of an investigation.
 type ToolCallRecord struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -1530,7 +1743,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[12]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1542,7 +1755,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[12]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1555,7 +1768,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{12}
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolCallRecord) GetIntent() string {
@@ -1642,7 +1855,7 @@ type StageRecord struct {
 
 func (x *StageRecord) Reset() {
 	*x = StageRecord{}
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[13]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +1867,7 @@ func (x *StageRecord) String() string {
 func (*StageRecord) ProtoMessage() {}
 
 func (x *StageRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[13]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1880,7 @@ func (x *StageRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageRecord.ProtoReflect.Descriptor instead.
 func (*StageRecord) Descriptor() ([]byte, []int) {
-	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{13}
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StageRecord) GetName() string {
@@ -1721,7 +1934,7 @@ type ModelCallRecord struct {
 
 func (x *ModelCallRecord) Reset() {
 	*x = ModelCallRecord{}
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[14]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1946,7 @@ func (x *ModelCallRecord) String() string {
 func (*ModelCallRecord) ProtoMessage() {}
 
 func (x *ModelCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[14]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1959,7 @@ func (x *ModelCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCallRecord.ProtoReflect.Descriptor instead.
 func (*ModelCallRecord) Descriptor() ([]byte, []int) {
-	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{14}
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ModelCallRecord) GetPurpose() string {
@@ -1802,7 +2015,7 @@ func (x *ModelCallRecord) GetError() string {
 type Guardrails struct {
 	state                   protoimpl.MessageState `protogen:"open.v1"`
 	MaxToolSchemas          int32                  `protobuf:"varint,1,opt,name=max_tool_schemas,json=maxToolSchemas,proto3" json:"max_tool_schemas,omitempty"`
-	SecondaryToolReserve    int32                  `protobuf:"varint,2,opt,name=secondary_tool_reserve,json=secondaryToolReserve,proto3" json:"secondary_tool_reserve,omitempty"`
+	SecondaryToolReserve    *int32                 `protobuf:"varint,2,opt,name=secondary_tool_reserve,json=secondaryToolReserve,proto3,oneof" json:"secondary_tool_reserve,omitempty"`
 	ToolBudget              int32                  `protobuf:"varint,3,opt,name=tool_budget,json=toolBudget,proto3" json:"tool_budget,omitempty"`
 	MaxLoops                int32                  `protobuf:"varint,4,opt,name=max_loops,json=maxLoops,proto3" json:"max_loops,omitempty"`
 	MaxStagnantIterations   int32                  `protobuf:"varint,5,opt,name=max_stagnant_iterations,json=maxStagnantIterations,proto3" json:"max_stagnant_iterations,omitempty"`
@@ -1816,15 +2029,20 @@ type Guardrails struct {
 	MaxToolCalls            int32                  `protobuf:"varint,13,opt,name=max_tool_calls,json=maxToolCalls,proto3" json:"max_tool_calls,omitempty"`
 	MaxWallMs               int64                  `protobuf:"varint,14,opt,name=max_wall_ms,json=maxWallMs,proto3" json:"max_wall_ms,omitempty"`
 	MaxStalledRetrievals    int32                  `protobuf:"varint,15,opt,name=max_stalled_retrievals,json=maxStalledRetrievals,proto3" json:"max_stalled_retrievals,omitempty"`
-	// guardrail name -> owner service.
-	Owners        map[string]string `protobuf:"bytes,16,rep,name=owners,proto3" json:"owners,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DuplicateTtlMs          int64                  `protobuf:"varint,17,opt,name=duplicate_ttl_ms,json=duplicateTtlMs,proto3" json:"duplicate_ttl_ms,omitempty"`
+	ReadOnly                *bool                  `protobuf:"varint,18,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	RedactSecrets           *bool                  `protobuf:"varint,19,opt,name=redact_secrets,json=redactSecrets,proto3,oneof" json:"redact_secrets,omitempty"`
+	MaxBlockingGaps         *int32                 `protobuf:"varint,20,opt,name=max_blocking_gaps,json=maxBlockingGaps,proto3,oneof" json:"max_blocking_gaps,omitempty"`
+	ModelMaxRetries         *int32                 `protobuf:"varint,21,opt,name=model_max_retries,json=modelMaxRetries,proto3,oneof" json:"model_max_retries,omitempty"`
+	DedupWindowMs           int64                  `protobuf:"varint,22,opt,name=dedup_window_ms,json=dedupWindowMs,proto3" json:"dedup_window_ms,omitempty"`
+	ConcludeConfidence      float64                `protobuf:"fixed64,23,opt,name=conclude_confidence,json=concludeConfidence,proto3" json:"conclude_confidence,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *Guardrails) Reset() {
 	*x = Guardrails{}
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[15]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1836,7 +2054,7 @@ func (x *Guardrails) String() string {
 func (*Guardrails) ProtoMessage() {}
 
 func (x *Guardrails) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[15]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1849,7 +2067,7 @@ func (x *Guardrails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Guardrails.ProtoReflect.Descriptor instead.
 func (*Guardrails) Descriptor() ([]byte, []int) {
-	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{15}
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Guardrails) GetMaxToolSchemas() int32 {
@@ -1860,8 +2078,8 @@ func (x *Guardrails) GetMaxToolSchemas() int32 {
 }
 
 func (x *Guardrails) GetSecondaryToolReserve() int32 {
-	if x != nil {
-		return x.SecondaryToolReserve
+	if x != nil && x.SecondaryToolReserve != nil {
+		return *x.SecondaryToolReserve
 	}
 	return 0
 }
@@ -1957,11 +2175,53 @@ func (x *Guardrails) GetMaxStalledRetrievals() int32 {
 	return 0
 }
 
-func (x *Guardrails) GetOwners() map[string]string {
+func (x *Guardrails) GetDuplicateTtlMs() int64 {
 	if x != nil {
-		return x.Owners
+		return x.DuplicateTtlMs
 	}
-	return nil
+	return 0
+}
+
+func (x *Guardrails) GetReadOnly() bool {
+	if x != nil && x.ReadOnly != nil {
+		return *x.ReadOnly
+	}
+	return false
+}
+
+func (x *Guardrails) GetRedactSecrets() bool {
+	if x != nil && x.RedactSecrets != nil {
+		return *x.RedactSecrets
+	}
+	return false
+}
+
+func (x *Guardrails) GetMaxBlockingGaps() int32 {
+	if x != nil && x.MaxBlockingGaps != nil {
+		return *x.MaxBlockingGaps
+	}
+	return 0
+}
+
+func (x *Guardrails) GetModelMaxRetries() int32 {
+	if x != nil && x.ModelMaxRetries != nil {
+		return *x.ModelMaxRetries
+	}
+	return 0
+}
+
+func (x *Guardrails) GetDedupWindowMs() int64 {
+	if x != nil {
+		return x.DedupWindowMs
+	}
+	return 0
+}
+
+func (x *Guardrails) GetConcludeConfidence() float64 {
+	if x != nil {
+		return x.ConcludeConfidence
+	}
+	return 0
 }
 
 // InvestigationRecord is the audit trail of one investigation.
@@ -2006,7 +2266,7 @@ type InvestigationRecord struct {
 
 func (x *InvestigationRecord) Reset() {
 	*x = InvestigationRecord{}
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[16]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2278,7 @@ func (x *InvestigationRecord) String() string {
 func (*InvestigationRecord) ProtoMessage() {}
 
 func (x *InvestigationRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[16]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2291,7 @@ func (x *InvestigationRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvestigationRecord.ProtoReflect.Descriptor instead.
 func (*InvestigationRecord) Descriptor() ([]byte, []int) {
-	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{16}
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *InvestigationRecord) GetInvestigationId() string {
@@ -2237,7 +2497,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[17]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2509,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[17]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,7 +2522,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{17}
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Report) GetSessionId() string {
@@ -2349,7 +2609,7 @@ type DeliveryAttempt struct {
 
 func (x *DeliveryAttempt) Reset() {
 	*x = DeliveryAttempt{}
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[18]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2621,7 @@ func (x *DeliveryAttempt) String() string {
 func (*DeliveryAttempt) ProtoMessage() {}
 
 func (x *DeliveryAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[18]
+	mi := &file_rcamesh_investigation_v1_investigation_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2634,7 @@ func (x *DeliveryAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliveryAttempt.ProtoReflect.Descriptor instead.
 func (*DeliveryAttempt) Descriptor() ([]byte, []int) {
-	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{18}
+	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeliveryAttempt) GetDestination() string {
@@ -2412,11 +2672,30 @@ func (x *DeliveryAttempt) GetStatusCode() int32 {
 	return 0
 }
 
+var file_rcamesh_investigation_v1_investigation_proto_extTypes = []protoimpl.ExtensionInfo{
+	{
+		ExtendedType:  (*descriptorpb.EnumValueOptions)(nil),
+		ExtensionType: (*GuardrailSpec)(nil),
+		Field:         50915,
+		Name:          "rcamesh.investigation.v1.guardrail_spec",
+		Tag:           "bytes,50915,opt,name=guardrail_spec",
+		Filename:      "rcamesh/investigation/v1/investigation.proto",
+	},
+}
+
+// Extension fields to descriptorpb.EnumValueOptions.
+var (
+	// The owner, flag and record field of a Guardrail value.
+	//
+	// optional rcamesh.investigation.v1.GuardrailSpec guardrail_spec = 50915;
+	E_GuardrailSpec = &file_rcamesh_investigation_v1_investigation_proto_extTypes[0]
+)
+
 var File_rcamesh_investigation_v1_investigation_proto protoreflect.FileDescriptor
 
 const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\n" +
-	",rcamesh/investigation/v1/investigation.proto\x12\x18rcamesh.investigation.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\"rcamesh/evidence/v1/evidence.proto\"\xf2\a\n" +
+	",rcamesh/investigation/v1/investigation.proto\x12\x18rcamesh.investigation.v1\x1a google/protobuf/descriptor.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\"rcamesh/evidence/v1/evidence.proto\"\xf2\a\n" +
 	"\x05Alert\x12 \n" +
 	"\vfingerprint\x18\x01 \x01(\tR\vfingerprint\x12=\n" +
 	"\x06format\x18\x02 \x01(\x0e2%.rcamesh.investigation.v1.AlertFormatR\x06format\x12\x1d\n" +
@@ -2540,14 +2819,19 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\bunknowns\x18\f \x03(\tR\bunknowns\x12\x1f\n" +
 	"\vstop_reason\x18\r \x01(\tR\n" +
 	"stopReason\x12K\n" +
-	"\rcritic_review\x18\x0e \x01(\v2&.rcamesh.investigation.v1.CriticReviewR\fcriticReview\"\xb7\x01\n" +
+	"\rcritic_review\x18\x0e \x01(\v2&.rcamesh.investigation.v1.CriticReviewR\fcriticReview\"\\\n" +
+	"\rGuardrailSpec\x12\x14\n" +
+	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x12\n" +
+	"\x04flag\x18\x02 \x01(\tR\x04flag\x12!\n" +
+	"\frecord_field\x18\x03 \x01(\tR\vrecordField\"\xf0\x01\n" +
 	"\rGuardrailTrip\x12\x1c\n" +
 	"\tguardrail\x18\x01 \x01(\tR\tguardrail\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\x01R\x05limit\x12\x14\n" +
 	"\x05value\x18\x05 \x01(\x01R\x05value\x12.\n" +
-	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xac\x02\n" +
+	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x127\n" +
+	"\x04kind\x18\a \x01(\x0e2#.rcamesh.investigation.v1.GuardrailR\x04kind\"\xac\x02\n" +
 	"\x0eToolCallRecord\x12\x16\n" +
 	"\x06intent\x18\x01 \x01(\tR\x06intent\x12/\n" +
 	"\x06params\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06params\x12\x15\n" +
@@ -2577,11 +2861,11 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x11completion_tokens\x18\x05 \x01(\x03R\x10completionTokens\x12\x1f\n" +
 	"\vduration_ms\x18\x06 \x01(\x03R\n" +
 	"durationMs\x12\x14\n" +
-	"\x05error\x18\a \x01(\tR\x05error\"\xa3\x06\n" +
+	"\x05error\x18\a \x01(\tR\x05error\"\xcc\b\n" +
 	"\n" +
 	"Guardrails\x12(\n" +
-	"\x10max_tool_schemas\x18\x01 \x01(\x05R\x0emaxToolSchemas\x124\n" +
-	"\x16secondary_tool_reserve\x18\x02 \x01(\x05R\x14secondaryToolReserve\x12\x1f\n" +
+	"\x10max_tool_schemas\x18\x01 \x01(\x05R\x0emaxToolSchemas\x129\n" +
+	"\x16secondary_tool_reserve\x18\x02 \x01(\x05H\x00R\x14secondaryToolReserve\x88\x01\x01\x12\x1f\n" +
 	"\vtool_budget\x18\x03 \x01(\x05R\n" +
 	"toolBudget\x12\x1b\n" +
 	"\tmax_loops\x18\x04 \x01(\x05R\bmaxLoops\x126\n" +
@@ -2596,11 +2880,20 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x0fconfidence_gate\x18\f \x01(\x01R\x0econfidenceGate\x12$\n" +
 	"\x0emax_tool_calls\x18\r \x01(\x05R\fmaxToolCalls\x12\x1e\n" +
 	"\vmax_wall_ms\x18\x0e \x01(\x03R\tmaxWallMs\x124\n" +
-	"\x16max_stalled_retrievals\x18\x0f \x01(\x05R\x14maxStalledRetrievals\x12H\n" +
-	"\x06owners\x18\x10 \x03(\v20.rcamesh.investigation.v1.Guardrails.OwnersEntryR\x06owners\x1a9\n" +
-	"\vOwnersEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9c\n" +
+	"\x16max_stalled_retrievals\x18\x0f \x01(\x05R\x14maxStalledRetrievals\x12(\n" +
+	"\x10duplicate_ttl_ms\x18\x11 \x01(\x03R\x0eduplicateTtlMs\x12 \n" +
+	"\tread_only\x18\x12 \x01(\bH\x01R\breadOnly\x88\x01\x01\x12*\n" +
+	"\x0eredact_secrets\x18\x13 \x01(\bH\x02R\rredactSecrets\x88\x01\x01\x12/\n" +
+	"\x11max_blocking_gaps\x18\x14 \x01(\x05H\x03R\x0fmaxBlockingGaps\x88\x01\x01\x12/\n" +
+	"\x11model_max_retries\x18\x15 \x01(\x05H\x04R\x0fmodelMaxRetries\x88\x01\x01\x12&\n" +
+	"\x0fdedup_window_ms\x18\x16 \x01(\x03R\rdedupWindowMs\x12/\n" +
+	"\x13conclude_confidence\x18\x17 \x01(\x01R\x12concludeConfidenceB\x19\n" +
+	"\x17_secondary_tool_reserveB\f\n" +
+	"\n" +
+	"_read_onlyB\x11\n" +
+	"\x0f_redact_secretsB\x14\n" +
+	"\x12_max_blocking_gapsB\x14\n" +
+	"\x12_model_max_retriesJ\x04\b\x10\x10\x11R\x06owners\"\x9c\n" +
 	"\n" +
 	"\x13InvestigationRecord\x12)\n" +
 	"\x10investigation_id\x18\x01 \x01(\tR\x0finvestigationId\x12\x1d\n" +
@@ -2695,7 +2988,55 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x1dDIAGNOSIS_STATUS_NEEDS_REVIEW\x10\x02\x12\x1e\n" +
 	"\x1aDIAGNOSIS_STATUS_ESCALATED\x10\x03\x12\x1d\n" +
 	"\x19DIAGNOSIS_STATUS_DEGRADED\x10\x04\x12\x1a\n" +
-	"\x16DIAGNOSIS_STATUS_NOISE\x10\x05B\xfd\x01\n" +
+	"\x16DIAGNOSIS_STATUS_NOISE\x10\x05*\xb5\x0f\n" +
+	"\tGuardrail\x12\x19\n" +
+	"\x15GUARDRAIL_UNSPECIFIED\x10\x00\x12H\n" +
+	"\x15GUARDRAIL_TOOL_BUDGET\x10\x01\x1a-\x9a\xee\x18)\n" +
+	"\x06router\x12\x12router.tool-budget\x1a\vtool_budget\x12W\n" +
+	"\x1aGUARDRAIL_MAX_TOOL_SCHEMAS\x10\x02\x1a7\x9a\xee\x183\n" +
+	"\x06router\x12\x17router.max-tool-schemas\x1a\x10max_tool_schemas\x12d\n" +
+	" GUARDRAIL_SECONDARY_TOOL_RESERVE\x10\x03\x1a>\x9a\xee\x18:\n" +
+	"\x06router\x12\x18router.secondary-reserve\x1a\x16secondary_tool_reserve\x12Y\n" +
+	"!GUARDRAIL_DUPLICATE_CALL_REPLAYED\x10\x04\x1a2\x9a\xee\x18.\n" +
+	"\x05tools\x12\x13tools.duplicate-ttl\x1a\x10duplicate_ttl_ms\x12G\n" +
+	"\x16GUARDRAIL_TOOL_TIMEOUT\x10\x05\x1a+\x9a\xee\x18'\n" +
+	"\x05tools\x12\rtools.timeout\x1a\x0ftool_timeout_ms\x12U\n" +
+	"\x1aGUARDRAIL_OUTPUT_TRUNCATED\x10\x06\x1a5\x9a\xee\x181\n" +
+	"\x05tools\x12\x16tools.max-output-bytes\x1a\x10max_output_bytes\x12J\n" +
+	"\x1dGUARDRAIL_READ_ONLY_VIOLATION\x10\a\x1a'\x9a\xee\x18#\n" +
+	"\x05tools\x12\x0ftools.read-only\x1a\tread_only\x12H\n" +
+	"\x19GUARDRAIL_SECRET_REDACTED\x10\b\x1a)\x9a\xee\x18%\n" +
+	"\x05tools\x12\ftools.redact\x1a\x0eredact_secrets\x12P\n" +
+	"\x1aGUARDRAIL_CRITIC_THRESHOLD\x10\t\x1a0\x9a\xee\x18,\n" +
+	"\x06critic\x12\x10critic.threshold\x1a\x10critic_threshold\x12S\n" +
+	"\x1bGUARDRAIL_CRITIC_MAX_ROUNDS\x10\n" +
+	"\x1a2\x9a\xee\x18.\n" +
+	"\x06critic\x12\x11critic.max-rounds\x1a\x11critic_max_rounds\x12r\n" +
+	"#GUARDRAIL_EVALUATOR_REJECTION_LIMIT\x10\v\x1aI\x9a\xee\x18E\n" +
+	"\x06critic\x12 critic.evaluator-rejection-limit\x1a\x19evaluator_rejection_limit\x12]\n" +
+	"\x1eGUARDRAIL_EVIDENCE_SUFFICIENCY\x10\f\x1a9\x9a\xee\x185\n" +
+	"\x06critic\x12\x18critic.max-blocking-gaps\x1a\x11max_blocking_gaps\x12`\n" +
+	"\x1dGUARDRAIL_CONCLUDE_CONFIDENCE\x10\x16\x1a=\x9a\xee\x189\n" +
+	"\x06critic\x12\x1acritic.conclude-confidence\x1a\x13conclude_confidence\x12@\n" +
+	"\x13GUARDRAIL_MAX_LOOPS\x10\r\x1a'\x9a\xee\x18#\n" +
+	"\x05brain\x12\x0fbrain.max-loops\x1a\tmax_loops\x12j\n" +
+	"!GUARDRAIL_MAX_STAGNANT_ITERATIONS\x10\x0e\x1aC\x9a\xee\x18?\n" +
+	"\x05brain\x12\x1dbrain.max-stagnant-iterations\x1a\x17max_stagnant_iterations\x12a\n" +
+	"\x1eGUARDRAIL_CONTEXT_BUDGET_CHARS\x10\x0f\x1a=\x9a\xee\x189\n" +
+	"\x05brain\x12\x1abrain.context-budget-chars\x1a\x14context_budget_chars\x12O\n" +
+	"\x18GUARDRAIL_MAX_TOOL_CALLS\x10\x10\x1a1\x9a\xee\x18-\n" +
+	"\x05brain\x12\x14brain.max-tool-calls\x1a\x0emax_tool_calls\x12C\n" +
+	"\x15GUARDRAIL_MAX_WALL_MS\x10\x11\x1a(\x9a\xee\x18$\n" +
+	"\x05brain\x12\x0ebrain.max-wall\x1a\vmax_wall_ms\x12g\n" +
+	" GUARDRAIL_MAX_STALLED_RETRIEVALS\x10\x12\x1aA\x9a\xee\x18=\n" +
+	"\x05brain\x12\x1cbrain.max-stalled-retrievals\x1a\x16max_stalled_retrievals\x12N\n" +
+	"\x19GUARDRAIL_DEGRADED_RESULT\x10\x13\x1a/\x9a\xee\x18+\n" +
+	"\x05brain\x12\x0fllm.max-retries\x1a\x11model_max_retries\x12X\n" +
+	"\x19GUARDRAIL_CONFIDENCE_GATE\x10\x14\x1a9\x9a\xee\x185\n" +
+	"\bdelivery\x12\x18delivery.confidence-gate\x1a\x0fconfidence_gate\x12]\n" +
+	"!GUARDRAIL_ALERT_FINGERPRINT_DEDUP\x10\x15\x1a6\x9a\xee\x182\n" +
+	"\bdelivery\x12\x15delivery.dedup-window\x1a\x0fdedup_window_ms:s\n" +
+	"\x0eguardrail_spec\x12!.google.protobuf.EnumValueOptions\x18\xe3\x8d\x03 \x01(\v2'.rcamesh.investigation.v1.GuardrailSpecR\rguardrailSpecB\xfd\x01\n" +
 	"\x1ccom.rcamesh.investigation.v1B\x12InvestigationProtoP\x01ZGgithub.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1;investigationv1\xa2\x02\x03RIX\xaa\x02\x18Rcamesh.Investigation.V1\xca\x02\x18Rcamesh\\Investigation\\V1\xe2\x02$Rcamesh\\Investigation\\V1\\GPBMetadata\xea\x02\x1aRcamesh::Investigation::V1b\x06proto3"
 
 var (
@@ -2710,87 +3051,91 @@ func file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP() []byte {
 	return file_rcamesh_investigation_v1_investigation_proto_rawDescData
 }
 
-var file_rcamesh_investigation_v1_investigation_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_rcamesh_investigation_v1_investigation_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_rcamesh_investigation_v1_investigation_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_rcamesh_investigation_v1_investigation_proto_goTypes = []any{
-	(AlertFormat)(0),              // 0: rcamesh.investigation.v1.AlertFormat
-	(RootCauseCategory)(0),        // 1: rcamesh.investigation.v1.RootCauseCategory
-	(CriticAction)(0),             // 2: rcamesh.investigation.v1.CriticAction
-	(ClaimStatus)(0),              // 3: rcamesh.investigation.v1.ClaimStatus
-	(DiagnosisStatus)(0),          // 4: rcamesh.investigation.v1.DiagnosisStatus
-	(*Alert)(nil),                 // 5: rcamesh.investigation.v1.Alert
-	(*ApprovedIncident)(nil),      // 6: rcamesh.investigation.v1.ApprovedIncident
-	(*PlannedAction)(nil),         // 7: rcamesh.investigation.v1.PlannedAction
-	(*TaskPlan)(nil),              // 8: rcamesh.investigation.v1.TaskPlan
-	(*Hypothesis)(nil),            // 9: rcamesh.investigation.v1.Hypothesis
-	(*HypothesisSet)(nil),         // 10: rcamesh.investigation.v1.HypothesisSet
-	(*Objection)(nil),             // 11: rcamesh.investigation.v1.Objection
-	(*CriticReview)(nil),          // 12: rcamesh.investigation.v1.CriticReview
-	(*Claim)(nil),                 // 13: rcamesh.investigation.v1.Claim
-	(*RuledOut)(nil),              // 14: rcamesh.investigation.v1.RuledOut
-	(*Diagnosis)(nil),             // 15: rcamesh.investigation.v1.Diagnosis
-	(*GuardrailTrip)(nil),         // 16: rcamesh.investigation.v1.GuardrailTrip
-	(*ToolCallRecord)(nil),        // 17: rcamesh.investigation.v1.ToolCallRecord
-	(*StageRecord)(nil),           // 18: rcamesh.investigation.v1.StageRecord
-	(*ModelCallRecord)(nil),       // 19: rcamesh.investigation.v1.ModelCallRecord
-	(*Guardrails)(nil),            // 20: rcamesh.investigation.v1.Guardrails
-	(*InvestigationRecord)(nil),   // 21: rcamesh.investigation.v1.InvestigationRecord
-	(*Report)(nil),                // 22: rcamesh.investigation.v1.Report
-	(*DeliveryAttempt)(nil),       // 23: rcamesh.investigation.v1.DeliveryAttempt
-	nil,                           // 24: rcamesh.investigation.v1.Alert.LabelsEntry
-	nil,                           // 25: rcamesh.investigation.v1.Alert.AnnotationsEntry
-	nil,                           // 26: rcamesh.investigation.v1.Guardrails.OwnersEntry
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
-	(*v1.TimeWindow)(nil),         // 28: rcamesh.evidence.v1.TimeWindow
-	(*structpb.Struct)(nil),       // 29: google.protobuf.Struct
+	(AlertFormat)(0),                      // 0: rcamesh.investigation.v1.AlertFormat
+	(RootCauseCategory)(0),                // 1: rcamesh.investigation.v1.RootCauseCategory
+	(CriticAction)(0),                     // 2: rcamesh.investigation.v1.CriticAction
+	(ClaimStatus)(0),                      // 3: rcamesh.investigation.v1.ClaimStatus
+	(DiagnosisStatus)(0),                  // 4: rcamesh.investigation.v1.DiagnosisStatus
+	(Guardrail)(0),                        // 5: rcamesh.investigation.v1.Guardrail
+	(*Alert)(nil),                         // 6: rcamesh.investigation.v1.Alert
+	(*ApprovedIncident)(nil),              // 7: rcamesh.investigation.v1.ApprovedIncident
+	(*PlannedAction)(nil),                 // 8: rcamesh.investigation.v1.PlannedAction
+	(*TaskPlan)(nil),                      // 9: rcamesh.investigation.v1.TaskPlan
+	(*Hypothesis)(nil),                    // 10: rcamesh.investigation.v1.Hypothesis
+	(*HypothesisSet)(nil),                 // 11: rcamesh.investigation.v1.HypothesisSet
+	(*Objection)(nil),                     // 12: rcamesh.investigation.v1.Objection
+	(*CriticReview)(nil),                  // 13: rcamesh.investigation.v1.CriticReview
+	(*Claim)(nil),                         // 14: rcamesh.investigation.v1.Claim
+	(*RuledOut)(nil),                      // 15: rcamesh.investigation.v1.RuledOut
+	(*Diagnosis)(nil),                     // 16: rcamesh.investigation.v1.Diagnosis
+	(*GuardrailSpec)(nil),                 // 17: rcamesh.investigation.v1.GuardrailSpec
+	(*GuardrailTrip)(nil),                 // 18: rcamesh.investigation.v1.GuardrailTrip
+	(*ToolCallRecord)(nil),                // 19: rcamesh.investigation.v1.ToolCallRecord
+	(*StageRecord)(nil),                   // 20: rcamesh.investigation.v1.StageRecord
+	(*ModelCallRecord)(nil),               // 21: rcamesh.investigation.v1.ModelCallRecord
+	(*Guardrails)(nil),                    // 22: rcamesh.investigation.v1.Guardrails
+	(*InvestigationRecord)(nil),           // 23: rcamesh.investigation.v1.InvestigationRecord
+	(*Report)(nil),                        // 24: rcamesh.investigation.v1.Report
+	(*DeliveryAttempt)(nil),               // 25: rcamesh.investigation.v1.DeliveryAttempt
+	nil,                                   // 26: rcamesh.investigation.v1.Alert.LabelsEntry
+	nil,                                   // 27: rcamesh.investigation.v1.Alert.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),         // 28: google.protobuf.Timestamp
+	(*v1.TimeWindow)(nil),                 // 29: rcamesh.evidence.v1.TimeWindow
+	(*structpb.Struct)(nil),               // 30: google.protobuf.Struct
+	(*descriptorpb.EnumValueOptions)(nil), // 31: google.protobuf.EnumValueOptions
 }
 var file_rcamesh_investigation_v1_investigation_proto_depIdxs = []int32{
 	0,  // 0: rcamesh.investigation.v1.Alert.format:type_name -> rcamesh.investigation.v1.AlertFormat
-	24, // 1: rcamesh.investigation.v1.Alert.labels:type_name -> rcamesh.investigation.v1.Alert.LabelsEntry
-	25, // 2: rcamesh.investigation.v1.Alert.annotations:type_name -> rcamesh.investigation.v1.Alert.AnnotationsEntry
-	27, // 3: rcamesh.investigation.v1.Alert.starts_at:type_name -> google.protobuf.Timestamp
-	28, // 4: rcamesh.investigation.v1.Alert.incident_window:type_name -> rcamesh.evidence.v1.TimeWindow
-	27, // 5: rcamesh.investigation.v1.ApprovedIncident.started_at:type_name -> google.protobuf.Timestamp
-	27, // 6: rcamesh.investigation.v1.ApprovedIncident.window_start:type_name -> google.protobuf.Timestamp
-	27, // 7: rcamesh.investigation.v1.ApprovedIncident.window_end:type_name -> google.protobuf.Timestamp
-	5,  // 8: rcamesh.investigation.v1.ApprovedIncident.alert:type_name -> rcamesh.investigation.v1.Alert
-	29, // 9: rcamesh.investigation.v1.PlannedAction.params:type_name -> google.protobuf.Struct
-	7,  // 10: rcamesh.investigation.v1.TaskPlan.actions:type_name -> rcamesh.investigation.v1.PlannedAction
+	26, // 1: rcamesh.investigation.v1.Alert.labels:type_name -> rcamesh.investigation.v1.Alert.LabelsEntry
+	27, // 2: rcamesh.investigation.v1.Alert.annotations:type_name -> rcamesh.investigation.v1.Alert.AnnotationsEntry
+	28, // 3: rcamesh.investigation.v1.Alert.starts_at:type_name -> google.protobuf.Timestamp
+	29, // 4: rcamesh.investigation.v1.Alert.incident_window:type_name -> rcamesh.evidence.v1.TimeWindow
+	28, // 5: rcamesh.investigation.v1.ApprovedIncident.started_at:type_name -> google.protobuf.Timestamp
+	28, // 6: rcamesh.investigation.v1.ApprovedIncident.window_start:type_name -> google.protobuf.Timestamp
+	28, // 7: rcamesh.investigation.v1.ApprovedIncident.window_end:type_name -> google.protobuf.Timestamp
+	6,  // 8: rcamesh.investigation.v1.ApprovedIncident.alert:type_name -> rcamesh.investigation.v1.Alert
+	30, // 9: rcamesh.investigation.v1.PlannedAction.params:type_name -> google.protobuf.Struct
+	8,  // 10: rcamesh.investigation.v1.TaskPlan.actions:type_name -> rcamesh.investigation.v1.PlannedAction
 	1,  // 11: rcamesh.investigation.v1.Hypothesis.category:type_name -> rcamesh.investigation.v1.RootCauseCategory
-	9,  // 12: rcamesh.investigation.v1.HypothesisSet.hypotheses:type_name -> rcamesh.investigation.v1.Hypothesis
+	10, // 12: rcamesh.investigation.v1.HypothesisSet.hypotheses:type_name -> rcamesh.investigation.v1.Hypothesis
 	2,  // 13: rcamesh.investigation.v1.CriticReview.action:type_name -> rcamesh.investigation.v1.CriticAction
-	11, // 14: rcamesh.investigation.v1.CriticReview.objections:type_name -> rcamesh.investigation.v1.Objection
+	12, // 14: rcamesh.investigation.v1.CriticReview.objections:type_name -> rcamesh.investigation.v1.Objection
 	3,  // 15: rcamesh.investigation.v1.Claim.status:type_name -> rcamesh.investigation.v1.ClaimStatus
 	1,  // 16: rcamesh.investigation.v1.Diagnosis.category:type_name -> rcamesh.investigation.v1.RootCauseCategory
-	9,  // 17: rcamesh.investigation.v1.Diagnosis.hypotheses:type_name -> rcamesh.investigation.v1.Hypothesis
-	13, // 18: rcamesh.investigation.v1.Diagnosis.validated_claims:type_name -> rcamesh.investigation.v1.Claim
-	13, // 19: rcamesh.investigation.v1.Diagnosis.non_validated_claims:type_name -> rcamesh.investigation.v1.Claim
-	14, // 20: rcamesh.investigation.v1.Diagnosis.ruled_out:type_name -> rcamesh.investigation.v1.RuledOut
+	10, // 17: rcamesh.investigation.v1.Diagnosis.hypotheses:type_name -> rcamesh.investigation.v1.Hypothesis
+	14, // 18: rcamesh.investigation.v1.Diagnosis.validated_claims:type_name -> rcamesh.investigation.v1.Claim
+	14, // 19: rcamesh.investigation.v1.Diagnosis.non_validated_claims:type_name -> rcamesh.investigation.v1.Claim
+	15, // 20: rcamesh.investigation.v1.Diagnosis.ruled_out:type_name -> rcamesh.investigation.v1.RuledOut
 	4,  // 21: rcamesh.investigation.v1.Diagnosis.status:type_name -> rcamesh.investigation.v1.DiagnosisStatus
-	12, // 22: rcamesh.investigation.v1.Diagnosis.critic_review:type_name -> rcamesh.investigation.v1.CriticReview
-	27, // 23: rcamesh.investigation.v1.GuardrailTrip.time:type_name -> google.protobuf.Timestamp
-	29, // 24: rcamesh.investigation.v1.ToolCallRecord.params:type_name -> google.protobuf.Struct
-	27, // 25: rcamesh.investigation.v1.StageRecord.started_at:type_name -> google.protobuf.Timestamp
-	26, // 26: rcamesh.investigation.v1.Guardrails.owners:type_name -> rcamesh.investigation.v1.Guardrails.OwnersEntry
-	5,  // 27: rcamesh.investigation.v1.InvestigationRecord.alert:type_name -> rcamesh.investigation.v1.Alert
-	8,  // 28: rcamesh.investigation.v1.InvestigationRecord.plan:type_name -> rcamesh.investigation.v1.TaskPlan
-	18, // 29: rcamesh.investigation.v1.InvestigationRecord.stages:type_name -> rcamesh.investigation.v1.StageRecord
-	17, // 30: rcamesh.investigation.v1.InvestigationRecord.tool_calls:type_name -> rcamesh.investigation.v1.ToolCallRecord
-	16, // 31: rcamesh.investigation.v1.InvestigationRecord.guardrail_trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	19, // 32: rcamesh.investigation.v1.InvestigationRecord.model_calls:type_name -> rcamesh.investigation.v1.ModelCallRecord
-	20, // 33: rcamesh.investigation.v1.InvestigationRecord.guardrails:type_name -> rcamesh.investigation.v1.Guardrails
-	10, // 34: rcamesh.investigation.v1.InvestigationRecord.hypothesis_rounds:type_name -> rcamesh.investigation.v1.HypothesisSet
-	12, // 35: rcamesh.investigation.v1.InvestigationRecord.reviews:type_name -> rcamesh.investigation.v1.CriticReview
-	15, // 36: rcamesh.investigation.v1.InvestigationRecord.diagnosis:type_name -> rcamesh.investigation.v1.Diagnosis
-	27, // 37: rcamesh.investigation.v1.InvestigationRecord.started_at:type_name -> google.protobuf.Timestamp
-	27, // 38: rcamesh.investigation.v1.InvestigationRecord.finished_at:type_name -> google.protobuf.Timestamp
-	23, // 39: rcamesh.investigation.v1.Report.attempts:type_name -> rcamesh.investigation.v1.DeliveryAttempt
-	27, // 40: rcamesh.investigation.v1.Report.created_at:type_name -> google.protobuf.Timestamp
-	15, // 41: rcamesh.investigation.v1.Report.diagnosis:type_name -> rcamesh.investigation.v1.Diagnosis
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
+	13, // 22: rcamesh.investigation.v1.Diagnosis.critic_review:type_name -> rcamesh.investigation.v1.CriticReview
+	28, // 23: rcamesh.investigation.v1.GuardrailTrip.time:type_name -> google.protobuf.Timestamp
+	5,  // 24: rcamesh.investigation.v1.GuardrailTrip.kind:type_name -> rcamesh.investigation.v1.Guardrail
+	30, // 25: rcamesh.investigation.v1.ToolCallRecord.params:type_name -> google.protobuf.Struct
+	28, // 26: rcamesh.investigation.v1.StageRecord.started_at:type_name -> google.protobuf.Timestamp
+	6,  // 27: rcamesh.investigation.v1.InvestigationRecord.alert:type_name -> rcamesh.investigation.v1.Alert
+	9,  // 28: rcamesh.investigation.v1.InvestigationRecord.plan:type_name -> rcamesh.investigation.v1.TaskPlan
+	20, // 29: rcamesh.investigation.v1.InvestigationRecord.stages:type_name -> rcamesh.investigation.v1.StageRecord
+	19, // 30: rcamesh.investigation.v1.InvestigationRecord.tool_calls:type_name -> rcamesh.investigation.v1.ToolCallRecord
+	18, // 31: rcamesh.investigation.v1.InvestigationRecord.guardrail_trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	21, // 32: rcamesh.investigation.v1.InvestigationRecord.model_calls:type_name -> rcamesh.investigation.v1.ModelCallRecord
+	22, // 33: rcamesh.investigation.v1.InvestigationRecord.guardrails:type_name -> rcamesh.investigation.v1.Guardrails
+	11, // 34: rcamesh.investigation.v1.InvestigationRecord.hypothesis_rounds:type_name -> rcamesh.investigation.v1.HypothesisSet
+	13, // 35: rcamesh.investigation.v1.InvestigationRecord.reviews:type_name -> rcamesh.investigation.v1.CriticReview
+	16, // 36: rcamesh.investigation.v1.InvestigationRecord.diagnosis:type_name -> rcamesh.investigation.v1.Diagnosis
+	28, // 37: rcamesh.investigation.v1.InvestigationRecord.started_at:type_name -> google.protobuf.Timestamp
+	28, // 38: rcamesh.investigation.v1.InvestigationRecord.finished_at:type_name -> google.protobuf.Timestamp
+	25, // 39: rcamesh.investigation.v1.Report.attempts:type_name -> rcamesh.investigation.v1.DeliveryAttempt
+	28, // 40: rcamesh.investigation.v1.Report.created_at:type_name -> google.protobuf.Timestamp
+	16, // 41: rcamesh.investigation.v1.Report.diagnosis:type_name -> rcamesh.investigation.v1.Diagnosis
+	31, // 42: rcamesh.investigation.v1.guardrail_spec:extendee -> google.protobuf.EnumValueOptions
+	17, // 43: rcamesh.investigation.v1.guardrail_spec:type_name -> rcamesh.investigation.v1.GuardrailSpec
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	43, // [43:44] is the sub-list for extension type_name
+	42, // [42:43] is the sub-list for extension extendee
 	0,  // [0:42] is the sub-list for field type_name
 }
 
@@ -2799,20 +3144,22 @@ func file_rcamesh_investigation_v1_investigation_proto_init() {
 	if File_rcamesh_investigation_v1_investigation_proto != nil {
 		return
 	}
+	file_rcamesh_investigation_v1_investigation_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rcamesh_investigation_v1_investigation_proto_rawDesc), len(file_rcamesh_investigation_v1_investigation_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   22,
-			NumExtensions: 0,
+			NumExtensions: 1,
 			NumServices:   0,
 		},
 		GoTypes:           file_rcamesh_investigation_v1_investigation_proto_goTypes,
 		DependencyIndexes: file_rcamesh_investigation_v1_investigation_proto_depIdxs,
 		EnumInfos:         file_rcamesh_investigation_v1_investigation_proto_enumTypes,
 		MessageInfos:      file_rcamesh_investigation_v1_investigation_proto_msgTypes,
+		ExtensionInfos:    file_rcamesh_investigation_v1_investigation_proto_extTypes,
 	}.Build()
 	File_rcamesh_investigation_v1_investigation_proto = out.File
 	file_rcamesh_investigation_v1_investigation_proto_goTypes = nil

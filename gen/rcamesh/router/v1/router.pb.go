@@ -901,8 +901,10 @@ type SelectToolsResponse struct {
 	MaxSchemas       int32                  `protobuf:"varint,3,opt,name=max_schemas,json=maxSchemas,proto3" json:"max_schemas,omitempty"`
 	SecondaryReserve int32                  `protobuf:"varint,4,opt,name=secondary_reserve,json=secondaryReserve,proto3" json:"secondary_reserve,omitempty"`
 	Trips            []*v11.GuardrailTrip   `protobuf:"bytes,5,rep,name=trips,proto3" json:"trips,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The router's live limits (its fields of the record's Guardrails).
+	Limits        *v11.Guardrails `protobuf:"bytes,6,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SelectToolsResponse) Reset() {
@@ -966,6 +968,13 @@ func (x *SelectToolsResponse) GetSecondaryReserve() int32 {
 func (x *SelectToolsResponse) GetTrips() []*v11.GuardrailTrip {
 	if x != nil {
 		return x.Trips
+	}
+	return nil
+}
+
+func (x *SelectToolsResponse) GetLimits() *v11.Guardrails {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -1034,9 +1043,11 @@ func (x *PlanActionsRequest) GetToolBudget() int32 {
 
 // PlanActionsResponse is the plan.
 type PlanActionsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Plan          *v11.TaskPlan          `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
-	Trips         []*v11.GuardrailTrip   `protobuf:"bytes,2,rep,name=trips,proto3" json:"trips,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Plan  *v11.TaskPlan          `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	Trips []*v11.GuardrailTrip   `protobuf:"bytes,2,rep,name=trips,proto3" json:"trips,omitempty"`
+	// The router's live limits (its fields of the record's Guardrails).
+	Limits        *v11.Guardrails `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1081,6 +1092,13 @@ func (x *PlanActionsResponse) GetPlan() *v11.TaskPlan {
 func (x *PlanActionsResponse) GetTrips() []*v11.GuardrailTrip {
 	if x != nil {
 		return x.Trips
+	}
+	return nil
+}
+
+func (x *PlanActionsResponse) GetLimits() *v11.Guardrails {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -1147,23 +1165,25 @@ const file_rcamesh_router_v1_router_proto_rawDesc = "" +
 	"\x04plan\x18\x02 \x01(\v2\".rcamesh.investigation.v1.TaskPlanR\x04plan\x125\n" +
 	"\x05alert\x18\x03 \x01(\v2\x1f.rcamesh.investigation.v1.AlertR\x05alert\x12\x1f\n" +
 	"\vmax_schemas\x18\x04 \x01(\x05R\n" +
-	"maxSchemas\"\xf7\x01\n" +
+	"maxSchemas\"\xb5\x02\n" +
 	"\x13SelectToolsResponse\x129\n" +
 	"\x05tools\x18\x01 \x03(\v2#.rcamesh.evidence.v1.ToolDefinitionR\x05tools\x12\x18\n" +
 	"\adropped\x18\x02 \x03(\tR\adropped\x12\x1f\n" +
 	"\vmax_schemas\x18\x03 \x01(\x05R\n" +
 	"maxSchemas\x12+\n" +
 	"\x11secondary_reserve\x18\x04 \x01(\x05R\x10secondaryReserve\x12=\n" +
-	"\x05trips\x18\x05 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\"\x8b\x01\n" +
+	"\x05trips\x18\x05 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
+	"\x06limits\x18\x06 \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits\"\x8b\x01\n" +
 	"\x12PlanActionsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x125\n" +
 	"\x05alert\x18\x02 \x01(\v2\x1f.rcamesh.investigation.v1.AlertR\x05alert\x12\x1f\n" +
 	"\vtool_budget\x18\x03 \x01(\x05R\n" +
-	"toolBudget\"\x8c\x01\n" +
+	"toolBudget\"\xca\x01\n" +
 	"\x13PlanActionsResponse\x126\n" +
 	"\x04plan\x18\x01 \x01(\v2\".rcamesh.investigation.v1.TaskPlanR\x04plan\x12=\n" +
-	"\x05trips\x18\x02 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips*N\n" +
+	"\x05trips\x18\x02 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
+	"\x06limits\x18\x03 \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits*N\n" +
 	"\bPathUsed\x12\x19\n" +
 	"\x15PATH_USED_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0ePATH_USED_FAST\x10\x01\x12\x13\n" +
@@ -1219,6 +1239,7 @@ var file_rcamesh_router_v1_router_proto_goTypes = []any{
 	(*v11.TaskPlan)(nil),            // 19: rcamesh.investigation.v1.TaskPlan
 	(*v11.Alert)(nil),               // 20: rcamesh.investigation.v1.Alert
 	(*v11.GuardrailTrip)(nil),       // 21: rcamesh.investigation.v1.GuardrailTrip
+	(*v11.Guardrails)(nil),          // 22: rcamesh.investigation.v1.Guardrails
 }
 var file_rcamesh_router_v1_router_proto_depIdxs = []int32{
 	16, // 0: rcamesh.router.v1.QuickActionPayload.params:type_name -> google.protobuf.Struct
@@ -1236,26 +1257,28 @@ var file_rcamesh_router_v1_router_proto_depIdxs = []int32{
 	20, // 12: rcamesh.router.v1.SelectToolsRequest.alert:type_name -> rcamesh.investigation.v1.Alert
 	18, // 13: rcamesh.router.v1.SelectToolsResponse.tools:type_name -> rcamesh.evidence.v1.ToolDefinition
 	21, // 14: rcamesh.router.v1.SelectToolsResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	20, // 15: rcamesh.router.v1.PlanActionsRequest.alert:type_name -> rcamesh.investigation.v1.Alert
-	19, // 16: rcamesh.router.v1.PlanActionsResponse.plan:type_name -> rcamesh.investigation.v1.TaskPlan
-	21, // 17: rcamesh.router.v1.PlanActionsResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	3,  // 18: rcamesh.router.v1.RouterService.Investigate:input_type -> rcamesh.router.v1.InvestigateRequest
-	5,  // 19: rcamesh.router.v1.RouterService.ListTools:input_type -> rcamesh.router.v1.ListToolsRequest
-	7,  // 20: rcamesh.router.v1.RouterService.Chat:input_type -> rcamesh.router.v1.ChatRequest
-	10, // 21: rcamesh.router.v1.RouterService.ListSuggestions:input_type -> rcamesh.router.v1.ListSuggestionsRequest
-	12, // 22: rcamesh.router.v1.RouterService.SelectTools:input_type -> rcamesh.router.v1.SelectToolsRequest
-	14, // 23: rcamesh.router.v1.RouterService.PlanActions:input_type -> rcamesh.router.v1.PlanActionsRequest
-	4,  // 24: rcamesh.router.v1.RouterService.Investigate:output_type -> rcamesh.router.v1.InvestigateResponse
-	6,  // 25: rcamesh.router.v1.RouterService.ListTools:output_type -> rcamesh.router.v1.ListToolsResponse
-	8,  // 26: rcamesh.router.v1.RouterService.Chat:output_type -> rcamesh.router.v1.ChatResponse
-	11, // 27: rcamesh.router.v1.RouterService.ListSuggestions:output_type -> rcamesh.router.v1.ListSuggestionsResponse
-	13, // 28: rcamesh.router.v1.RouterService.SelectTools:output_type -> rcamesh.router.v1.SelectToolsResponse
-	15, // 29: rcamesh.router.v1.RouterService.PlanActions:output_type -> rcamesh.router.v1.PlanActionsResponse
-	24, // [24:30] is the sub-list for method output_type
-	18, // [18:24] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	22, // 15: rcamesh.router.v1.SelectToolsResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	20, // 16: rcamesh.router.v1.PlanActionsRequest.alert:type_name -> rcamesh.investigation.v1.Alert
+	19, // 17: rcamesh.router.v1.PlanActionsResponse.plan:type_name -> rcamesh.investigation.v1.TaskPlan
+	21, // 18: rcamesh.router.v1.PlanActionsResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	22, // 19: rcamesh.router.v1.PlanActionsResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	3,  // 20: rcamesh.router.v1.RouterService.Investigate:input_type -> rcamesh.router.v1.InvestigateRequest
+	5,  // 21: rcamesh.router.v1.RouterService.ListTools:input_type -> rcamesh.router.v1.ListToolsRequest
+	7,  // 22: rcamesh.router.v1.RouterService.Chat:input_type -> rcamesh.router.v1.ChatRequest
+	10, // 23: rcamesh.router.v1.RouterService.ListSuggestions:input_type -> rcamesh.router.v1.ListSuggestionsRequest
+	12, // 24: rcamesh.router.v1.RouterService.SelectTools:input_type -> rcamesh.router.v1.SelectToolsRequest
+	14, // 25: rcamesh.router.v1.RouterService.PlanActions:input_type -> rcamesh.router.v1.PlanActionsRequest
+	4,  // 26: rcamesh.router.v1.RouterService.Investigate:output_type -> rcamesh.router.v1.InvestigateResponse
+	6,  // 27: rcamesh.router.v1.RouterService.ListTools:output_type -> rcamesh.router.v1.ListToolsResponse
+	8,  // 28: rcamesh.router.v1.RouterService.Chat:output_type -> rcamesh.router.v1.ChatResponse
+	11, // 29: rcamesh.router.v1.RouterService.ListSuggestions:output_type -> rcamesh.router.v1.ListSuggestionsResponse
+	13, // 30: rcamesh.router.v1.RouterService.SelectTools:output_type -> rcamesh.router.v1.SelectToolsResponse
+	15, // 31: rcamesh.router.v1.RouterService.PlanActions:output_type -> rcamesh.router.v1.PlanActionsResponse
+	26, // [26:32] is the sub-list for method output_type
+	20, // [20:26] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_rcamesh_router_v1_router_proto_init() }

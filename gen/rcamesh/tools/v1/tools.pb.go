@@ -151,8 +151,10 @@ type ExecuteToolResponse struct {
 	Result *v1.ToolResult         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	Pin    *v1.EvidencePin        `protobuf:"bytes,2,opt,name=pin,proto3" json:"pin,omitempty"`
 	// True when the call repeated an earlier identical call and was served from the cache.
-	Replayed      bool                 `protobuf:"varint,3,opt,name=replayed,proto3" json:"replayed,omitempty"`
-	Trips         []*v11.GuardrailTrip `protobuf:"bytes,4,rep,name=trips,proto3" json:"trips,omitempty"`
+	Replayed bool                 `protobuf:"varint,3,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	Trips    []*v11.GuardrailTrip `protobuf:"bytes,4,rep,name=trips,proto3" json:"trips,omitempty"`
+	// The tools service's live limits (its fields of the record's Guardrails).
+	Limits        *v11.Guardrails `protobuf:"bytes,5,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -211,6 +213,13 @@ func (x *ExecuteToolResponse) GetReplayed() bool {
 func (x *ExecuteToolResponse) GetTrips() []*v11.GuardrailTrip {
 	if x != nil {
 		return x.Trips
+	}
+	return nil
+}
+
+func (x *ExecuteToolResponse) GetLimits() *v11.Guardrails {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -502,12 +511,13 @@ const file_rcamesh_tools_v1_tools_proto_rawDesc = "" +
 	"\x10investigation_id\x18\b \x01(\tR\x0finvestigationId\x12!\n" +
 	"\fskip_publish\x18\t \x01(\bR\vskipPublish\x12\x19\n" +
 	"\bno_cache\x18\n" +
-	" \x01(\bR\anoCache\"\xdd\x01\n" +
+	" \x01(\bR\anoCache\"\x9b\x02\n" +
 	"\x13ExecuteToolResponse\x127\n" +
 	"\x06result\x18\x01 \x01(\v2\x1f.rcamesh.evidence.v1.ToolResultR\x06result\x122\n" +
 	"\x03pin\x18\x02 \x01(\v2 .rcamesh.evidence.v1.EvidencePinR\x03pin\x12\x1a\n" +
 	"\breplayed\x18\x03 \x01(\bR\breplayed\x12=\n" +
-	"\x05trips\x18\x04 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\"w\n" +
+	"\x05trips\x18\x04 \x03(\v2'.rcamesh.investigation.v1.GuardrailTripR\x05trips\x12<\n" +
+	"\x06limits\x18\x05 \x01(\v2$.rcamesh.investigation.v1.GuardrailsR\x06limits\"w\n" +
 	"\x1aListToolDefinitionsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -559,7 +569,8 @@ var file_rcamesh_tools_v1_tools_proto_goTypes = []any{
 	(*v1.ToolResult)(nil),               // 10: rcamesh.evidence.v1.ToolResult
 	(*v1.EvidencePin)(nil),              // 11: rcamesh.evidence.v1.EvidencePin
 	(*v11.GuardrailTrip)(nil),           // 12: rcamesh.investigation.v1.GuardrailTrip
-	(*v1.ToolDefinition)(nil),           // 13: rcamesh.evidence.v1.ToolDefinition
+	(*v11.Guardrails)(nil),              // 13: rcamesh.investigation.v1.Guardrails
+	(*v1.ToolDefinition)(nil),           // 14: rcamesh.evidence.v1.ToolDefinition
 }
 var file_rcamesh_tools_v1_tools_proto_depIdxs = []int32{
 	7,  // 0: rcamesh.tools.v1.ExecuteToolRequest.params:type_name -> google.protobuf.Struct
@@ -568,19 +579,20 @@ var file_rcamesh_tools_v1_tools_proto_depIdxs = []int32{
 	10, // 3: rcamesh.tools.v1.ExecuteToolResponse.result:type_name -> rcamesh.evidence.v1.ToolResult
 	11, // 4: rcamesh.tools.v1.ExecuteToolResponse.pin:type_name -> rcamesh.evidence.v1.EvidencePin
 	12, // 5: rcamesh.tools.v1.ExecuteToolResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	13, // 6: rcamesh.tools.v1.ListToolDefinitionsResponse.tools:type_name -> rcamesh.evidence.v1.ToolDefinition
-	5,  // 7: rcamesh.tools.v1.ResolveIntegrationsResponse.integrations:type_name -> rcamesh.tools.v1.IntegrationStatus
-	0,  // 8: rcamesh.tools.v1.ToolsService.ExecuteTool:input_type -> rcamesh.tools.v1.ExecuteToolRequest
-	2,  // 9: rcamesh.tools.v1.ToolsService.ListToolDefinitions:input_type -> rcamesh.tools.v1.ListToolDefinitionsRequest
-	4,  // 10: rcamesh.tools.v1.ToolsService.ResolveIntegrations:input_type -> rcamesh.tools.v1.ResolveIntegrationsRequest
-	1,  // 11: rcamesh.tools.v1.ToolsService.ExecuteTool:output_type -> rcamesh.tools.v1.ExecuteToolResponse
-	3,  // 12: rcamesh.tools.v1.ToolsService.ListToolDefinitions:output_type -> rcamesh.tools.v1.ListToolDefinitionsResponse
-	6,  // 13: rcamesh.tools.v1.ToolsService.ResolveIntegrations:output_type -> rcamesh.tools.v1.ResolveIntegrationsResponse
-	11, // [11:14] is the sub-list for method output_type
-	8,  // [8:11] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	13, // 6: rcamesh.tools.v1.ExecuteToolResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	14, // 7: rcamesh.tools.v1.ListToolDefinitionsResponse.tools:type_name -> rcamesh.evidence.v1.ToolDefinition
+	5,  // 8: rcamesh.tools.v1.ResolveIntegrationsResponse.integrations:type_name -> rcamesh.tools.v1.IntegrationStatus
+	0,  // 9: rcamesh.tools.v1.ToolsService.ExecuteTool:input_type -> rcamesh.tools.v1.ExecuteToolRequest
+	2,  // 10: rcamesh.tools.v1.ToolsService.ListToolDefinitions:input_type -> rcamesh.tools.v1.ListToolDefinitionsRequest
+	4,  // 11: rcamesh.tools.v1.ToolsService.ResolveIntegrations:input_type -> rcamesh.tools.v1.ResolveIntegrationsRequest
+	1,  // 12: rcamesh.tools.v1.ToolsService.ExecuteTool:output_type -> rcamesh.tools.v1.ExecuteToolResponse
+	3,  // 13: rcamesh.tools.v1.ToolsService.ListToolDefinitions:output_type -> rcamesh.tools.v1.ListToolDefinitionsResponse
+	6,  // 14: rcamesh.tools.v1.ToolsService.ResolveIntegrations:output_type -> rcamesh.tools.v1.ResolveIntegrationsResponse
+	12, // [12:15] is the sub-list for method output_type
+	9,  // [9:12] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_rcamesh_tools_v1_tools_proto_init() }

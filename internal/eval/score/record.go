@@ -1,27 +1,18 @@
-package brain
+package score
 
 import (
-	"context"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 )
 
-// ScoringJSON is the scoring object of benchmarks/FORMAT.md ("What the engine
-// reports for scoring") for one investigation, with the report markdown the
-// delivery service rendered for it.
-func (s *Service) ScoringJSON(rec *investigationv1.InvestigationRecord, pins []*evidencev1.EvidencePin, scenarioID string) map[string]any {
-	report := ""
-	if rec != nil {
-		if r, err := s.Report(context.Background(), rec.GetInvestigationId()); err == nil {
-			report = r
-		}
-	}
-	return Scoring(rec, pins, scenarioID, report)
-}
-
-// Scoring builds the scoring object from a record, its pins and a report.
-func Scoring(rec *investigationv1.InvestigationRecord, pins []*evidencev1.EvidencePin, scenarioID, report string) map[string]any {
+// Record is the scoring object of the benchmarks' format ("What the engine
+// reports for scoring") for one investigation: built from its record, its
+// pins and the report markdown the delivery service rendered for it.
+func Record(rec *investigationv1.InvestigationRecord, pins []*evidencev1.EvidencePin, scenarioID, report string) map[string]any {
 	d := rec.GetDiagnosis()
 	hyps := make([]any, 0, len(d.GetHypotheses()))
 	for _, h := range d.GetHypotheses() {
@@ -54,9 +45,6 @@ func Scoring(rec *investigationv1.InvestigationRecord, pins []*evidencev1.Eviden
 		})
 	}
 	sources := rec.GetEvidenceSources()
-	if len(sources) == 0 && len(pins) > 0 {
-		sources = evidenceSources(pins)
-	}
 	pinIDs := make([]any, 0, len(pins))
 	for _, p := range pins {
 		pinIDs = append(pinIDs, p.GetId())
@@ -130,4 +118,18 @@ func diagStatus(s investigationv1.DiagnosisStatus) string {
 		return "noise"
 	}
 	return "unspecified"
+}
+
+func categoryName(c investigationv1.RootCauseCategory) string {
+	if c == investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNSPECIFIED {
+		return "unknown"
+	}
+	return strings.ToLower(strings.TrimPrefix(c.String(), "ROOT_CAUSE_CATEGORY_"))
+}
+
+func structMap(s *structpb.Struct) map[string]any {
+	if s == nil {
+		return map[string]any{}
+	}
+	return s.AsMap()
 }
