@@ -152,3 +152,23 @@ func TestObjectConditionCandidate(t *testing.T) {
 		t.Fatalf("finding %q %v (ok %v), want the budget as a configuration error", f.Entity, f.Category, ok)
 	}
 }
+
+// A crash loop whose logs say nothing takes its category from the
+// container's termination message, through the effect rows.
+func TestCrashLoopReadsTheTerminationMessage(t *testing.T) {
+	for _, tc := range []struct {
+		msg  string
+		want investigationv1.RootCauseCategory
+	}{
+		{"OSError: [Errno 28] No space left on device: '/scratch/tmp'", catResource},
+		{"java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or process/resource limits reached", catResource},
+		{"fatal: environment variable DATABASE_URL is not set", catConfig},
+	} {
+		p := Pod{Pod: facts.Pod{Namespace: "lab", Name: "worker-7d5c9b8f6-4lk2x", Phase: "Running", Restarts: 7,
+			Containers: []facts.Container{{Name: "worker", State: "waiting", Reason: "CrashLoopBackOff", LastReason: "Error", LastMessage: tc.msg}}}}
+		c, ok := terminationCause([]Pod{p})
+		if !ok || c.category != tc.want {
+			t.Errorf("%q: category %v (ok %v), want %v", tc.msg, c.category, ok, tc.want)
+		}
+	}
+}

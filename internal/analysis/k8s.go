@@ -550,6 +550,11 @@ func detectCrashLoop(ev *Evidence) []Finding {
 				}
 			}
 		}
+		if !ok {
+			// The container's own last words (its termination message)
+			// read through the cause-to-effect table's effect rows.
+			cause, ok = terminationCause(pods)
+		}
 		w := ev.workloadOf(p.Pod)
 		r := ev.rolloutOf(pods)
 		f := Finding{Mode: ModeCrashLoop, Category: catConfig, Score: 0.6, Entity: podEntity(p.Pod)}
@@ -1266,4 +1271,26 @@ func (r rollout) imageChanged() bool {
 		return len(h[i].Images) > 0 && len(h[i-1].Images) > 0 && strings.Join(h[i].Images, ",") != strings.Join(h[i-1].Images, ",")
 	}
 	return false
+}
+
+// terminationCause classifies the last termination message of the pods'
+// containers through the effect rows of the cause-to-effect table (no
+// space left, cannot create a thread, a missing setting, an exception).
+func terminationCause(pods []Pod) (logCause, bool) {
+	for _, x := range pods {
+		for _, c := range x.Containers {
+			for _, msg := range []string{c.LastMessage, c.Message} {
+				msg = strings.TrimSpace(msg)
+				if msg == "" {
+					continue
+				}
+				for _, f := range families {
+					if f.re.MatchString(msg) {
+						return logCause{f.cat, categoryWord(f.cat), LogLine{facts.LogLine{Message: msg}, x.Cite}}, true
+					}
+				}
+			}
+		}
+	}
+	return logCause{}, false
 }
