@@ -172,3 +172,36 @@ func TestCrashLoopReadsTheTerminationMessage(t *testing.T) {
 		}
 	}
 }
+
+// Several unrelated dependencies failing only from pods on one node: the
+// node's network is the common cause; failures from two nodes are not.
+func TestCommonCallerNode(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 5, 4, 10, m, 0, 0, time.UTC); return &x }
+	build := func(secondNode bool) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{Namespace: "ship"}, nil)
+		ev.Pods = []Pod{
+			{Pod: facts.Pod{Namespace: "ship", Name: "planner-a", Node: "wk-4", Phase: "Running", Ready: true}},
+			{Pod: facts.Pod{Namespace: "ship", Name: "planner-b", Node: "wk-2", Phase: "Running", Ready: true}},
+		}
+		from := func(pod string) string { return pod }
+		second := "planner-a"
+		if secondNode {
+			second = "planner-b"
+		}
+		for i := 0; i < 3; i++ {
+			ev.Logs = append(ev.Logs,
+				LogLine{LogLine: facts.LogLine{Timestamp: at(i), Level: "ERROR", Pod: from("planner-a"), Service: "planner", Message: "db: dial tcp 10.96.44.12:5432: connect: no route to host"}},
+				LogLine{LogLine: facts.LogLine{Timestamp: at(i), Level: "ERROR", Pod: from(second), Service: "planner", Message: "routing: dial tcp 10.96.120.9:80: connect: no route to host"}})
+		}
+		return ev
+	}
+	fs := detectDependencyFailure(build(false))
+	if len(fs) == 0 || fs[0].Mode != ModeNodeNetwork || fs[0].Entity != "node/wk-4" || fs[0].Category != catInfra {
+		t.Fatalf("one node: %+v, want the node's network first", fs)
+	}
+	for _, f := range detectDependencyFailure(build(true)) {
+		if f.Mode == ModeNodeNetwork {
+			t.Fatalf("failures from two nodes were pinned on one: %+v", f)
+		}
+	}
+}

@@ -209,6 +209,18 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(groups[order[i]].lines) > len(groups[order[j]].lines) })
 	var out []Finding
+	// Parsimony: several unrelated dependencies failing from callers that
+	// all run on one node have one cause in common, the callers' side.
+	byHost := map[string][]LogLine{}
+	for _, t := range order {
+		if g := groups[t]; len(g.lines) >= 2 {
+			h, _, _ := strings.Cut(t, ":")
+			byHost[h] = append(byHost[h], g.lines...)
+		}
+	}
+	if f, ok := ev.commonCallerNode(byHost); ok {
+		out = append(out, f)
+	}
 	for _, t := range order {
 		g := groups[t]
 		if len(g.lines) < 2 {
@@ -490,4 +502,67 @@ func externalHost(h string) bool {
 		}
 	}
 	return true
+}
+
+// ModeNodeNetwork: the network of one node fails its pods' calls to every
+// dependency.
+const ModeNodeNetwork = "node_network"
+
+// commonCallerNode: at least two distinct dependencies fail with transport
+// errors, every failing line comes from pods on one node, and pods on other
+// nodes are in evidence: the node's network is the common cause, the
+// dependencies are its symptoms.
+func (ev *Evidence) commonCallerNode(byHost map[string][]LogLine) (Finding, bool) {
+	if len(byHost) < 2 {
+		return Finding{}, false
+	}
+	nodeOf := map[string]string{}
+	nodes := map[string]bool{}
+	for _, p := range ev.Pods {
+		if p.Node != "" {
+			nodeOf[p.Name] = p.Node
+			nodes[p.Node] = true
+		}
+	}
+	node := ""
+	var lines []LogLine
+	var hosts []string
+	for _, h := range sortedKeysOf(byHost) {
+		hosts = append(hosts, h)
+		for _, l := range byHost[h] {
+			n := nodeOf[l.Pod]
+			if n == "" || (node != "" && n != node) {
+				return Finding{}, false // an unknown or a second node: not confined
+			}
+			node = n
+			lines = append(lines, l)
+		}
+	}
+	if node == "" || len(nodes) < 2 {
+		return Finding{}, false
+	}
+	f := Finding{Mode: ModeNodeNetwork, Category: catInfra, Entity: "node/" + node, Score: 0.82}
+	f.Statement = fmt.Sprintf("The network of node %s fails its pods' calls: %s unrelated dependencies (%s) fail with transport errors, and every failing call comes from pods on that node while pods run on %d other nodes; the dependencies are symptoms, not the cause",
+		node, num(float64(len(hosts))), joinNames(hosts), len(nodes)-1)
+	for i, l := range lines {
+		if i >= 4 {
+			break
+		}
+		f.validated(fmt.Sprintf("%s log (%s on %s): %s", l.Cite.Source("logs"), logOrigin(l), node, quote(l.Message)), l.Cite)
+	}
+	f.explains(ModeDependencyFailure, "every failing dependency is reached from the same node; the node's network explains them all")
+	f.explains(ModeDNSFailure, "name resolution from the same node fails with the rest")
+	f.Chain = []string{"The network of node " + node + " degrades (routes, neighbour or conntrack tables, CNI)", "Its pods' connections to several dependencies time out or find no route", "Requests served by those pods fail"}
+	f.Remediation = []string{"Cordon and drain node " + node + " and check its network stack (routes, ARP/neighbour and conntrack tables, CNI agent logs)"}
+	f.Signals = []string{"node", "network", node}
+	return f, true
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
