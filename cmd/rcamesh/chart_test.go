@@ -74,7 +74,7 @@ func TestChartPodsStartAndAuthenticate(t *testing.T) {
 		t.Fatal(err)
 	}
 	natsConf := filepath.Join(root, "nats-config", "nats.conf")
-	conf := fmt.Sprintf("listen: 127.0.0.1:-1\njetstream {\n  store_dir: %q\n}\ninclude ../rcamesh-nats-auth/auth.conf\n", t.TempDir())
+	conf := fmt.Sprintf("listen: 127.0.0.1:-1\njetstream {\n  store_dir: %q\n}\ninclude ../rcamesh-nats-auth/auth.conf;\n", t.TempDir())
 	if err := os.WriteFile(natsConf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -826,7 +826,7 @@ func TestAuthorizationConfigIncluded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "rcamesh-nats-auth", "auth.conf"), auth, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	main := fmt.Sprintf("port: 4222\njetstream {\n  store_dir: %q\n}\ninclude ../rcamesh-nats-auth/auth.conf\n", t.TempDir())
+	main := fmt.Sprintf("port: 4222\njetstream {\n  store_dir: %q\n}\ninclude ../rcamesh-nats-auth/auth.conf;\n", t.TempDir())
 	path := filepath.Join(root, "nats-config", "nats.conf")
 	if err := os.WriteFile(path, []byte(main), 0o600); err != nil {
 		t.Fatal(err)
