@@ -335,6 +335,19 @@ func TestManifestsApplyToKubeAPIServer(t *testing.T) {
 	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: manifestsNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The documented secret step (scripts/k8s-secrets.sh | kubectl apply):
+	// every Secret the pods and NATS reference, from the real commands.
+	secrets := map[string]map[string][]byte{}
+	for _, s := range k8sSecrets(t, "rcamesh") {
+		created, err := admin.CoreV1().Secrets(manifestsNamespace).Create(ctx, &s, metav1.CreateOptions{FieldValidation: "Strict"})
+		if err != nil {
+			t.Fatalf("the API server refused Secret %s: %v", s.Name, err)
+		}
+		secrets[created.Name] = created.Data
+	}
+	if len(secrets["rcamesh-nats-auth"]["auth.conf"]) == 0 {
+		t.Error("no NATS users in Secret rcamesh-nats-auth")
+	}
 	raw, err := os.ReadFile(manifestsFile)
 	if err != nil {
 		t.Fatal(err)
@@ -365,6 +378,24 @@ func TestManifestsApplyToKubeAPIServer(t *testing.T) {
 	t.Logf("objects accepted: %v", kinds)
 	if kinds["Deployment"] != len(components) {
 		t.Fatalf("%d Deployments accepted, want %d", kinds["Deployment"], len(components))
+	}
+
+	// Every Secret key a pod mounts exists: nothing waits for a missing one.
+	for _, d := range deployments {
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Secret == nil {
+				continue
+			}
+			data, ok := secrets[v.Secret.SecretName]
+			if !ok {
+				t.Errorf("%s mounts Secret %s, which the secret step does not create", d.Name, v.Secret.SecretName)
+			}
+			for _, it := range v.Secret.Items {
+				if len(data[it.Key]) == 0 {
+					t.Errorf("%s mounts key %s of Secret %s: missing or empty", d.Name, it.Key, v.Secret.SecretName)
+				}
+			}
+		}
 	}
 
 	const node = "rcamesh-kwok-0"

@@ -5,7 +5,7 @@
 # with one admin token, printed once.
 # Re-running keeps existing files. Needs openssl and sha256sum.
 set -euo pipefail
-dir=deploy/secrets
+dir=${RCAMESH_SECRETS_DIR:-deploy/secrets}
 mkdir -p "$dir"
 if [[ ! -s $dir/mesh.key ]]; then
   (umask 077 && openssl rand -hex 32 > "$dir/mesh.key")

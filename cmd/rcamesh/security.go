@@ -45,6 +45,8 @@ func tokenCmd(_ context.Context, args []string, stdout io.Writer) error {
 // natsConfigCmd prints the nats-server configuration of an external NATS
 // for a split mesh: the services' users with passwords derived from the
 // mesh key (bcrypt-hashed), their permissions, an optional read-only user.
+// With -authorization-only, only that authorization block, for a NATS whose
+// own configuration includes it (a Kubernetes NATS cluster).
 func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("nats-config", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -53,6 +55,7 @@ func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
 	storeDir := fs.String("store-dir", "/data", "JetStream store directory of the NATS server")
 	listen := fs.String("listen", "0.0.0.0:4222", "client listen address of the NATS server")
 	out := fs.String("out", "", "write the config to this file (mode 0644: it holds only bcrypt hashes) instead of stdout")
+	authOnly := fs.Bool("authorization-only", false, "print only the authorization block (users, bcrypt hashes, permissions) for an existing NATS config to include, e.g. the official NATS Helm chart's config.merge.$include; -store-dir and -listen do not apply")
 	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
 		return err
 	}
@@ -73,7 +76,13 @@ func natsConfigCmd(_ context.Context, args []string, stdout io.Writer) error {
 			return errors.New("the reader password is shorter than 16 characters")
 		}
 	}
-	conf, err := bus.ServerConfig(bus.Users(func(u string) string { return auth.NATSPassword(key, u) }, reader), *storeDir, *listen)
+	users := bus.Users(func(u string) string { return auth.NATSPassword(key, u) }, reader)
+	var conf []byte
+	if *authOnly {
+		conf, err = bus.AuthorizationConfig(users)
+	} else {
+		conf, err = bus.ServerConfig(users, *storeDir, *listen)
+	}
 	if err != nil {
 		return err
 	}

@@ -195,22 +195,53 @@ func checkUsers(users []*server.User) error {
 // on storeDir, clients on listen, the users of Users with bcrypt-hashed
 // passwords, nobody anonymous.
 func ServerConfig(users []*server.User, storeDir, listen string) ([]byte, error) {
-	type subj struct {
-		Allow []string `json:"allow,omitempty"`
-		Deny  []string `json:"deny,omitempty"`
+	out, err := configUsers(users)
+	if err != nil {
+		return nil, err
 	}
-	type user struct {
-		User        string `json:"user"`
-		Password    string `json:"password"`
-		Permissions struct {
-			Publish   subj `json:"publish"`
-			Subscribe subj `json:"subscribe"`
-		} `json:"permissions"`
+	return encodeConfig(map[string]any{
+		"listen":        listen,
+		"http":          "127.0.0.1:8222",
+		"max_payload":   8 << 20,
+		"jetstream":     map[string]any{"store_dir": storeDir},
+		"authorization": map[string]any{"users": out},
+	})
+}
+
+// AuthorizationConfig is only the authorization block of ServerConfig (the
+// users with bcrypt-hashed passwords and their permissions): a file that an
+// existing nats-server configuration includes (`include auth.conf`; the
+// official NATS Helm chart's config.merge.$include), leaving listen ports,
+// cluster routes and JetStream to that configuration.
+func AuthorizationConfig(users []*server.User) ([]byte, error) {
+	out, err := configUsers(users)
+	if err != nil {
+		return nil, err
 	}
+	return encodeConfig(map[string]any{"authorization": map[string]any{"users": out}})
+}
+
+type configSubjects struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+type configUser struct {
+	User        string `json:"user"`
+	Password    string `json:"password"`
+	Permissions struct {
+		Publish   configSubjects `json:"publish"`
+		Subscribe configSubjects `json:"subscribe"`
+	} `json:"permissions"`
+}
+
+// configUsers are users as a nats-server config lists them, passwords
+// bcrypt-hashed.
+func configUsers(users []*server.User) ([]configUser, error) {
 	if err := checkUsers(users); err != nil {
 		return nil, err
 	}
-	var out []user
+	var out []configUser
 	for _, u := range users {
 		// The service users' passwords are 256-bit HMAC outputs: no
 		// dictionary reaches them, so the cheapest cost suffices and keeps
@@ -223,24 +254,21 @@ func ServerConfig(users []*server.User, storeDir, listen string) ([]byte, error)
 		if err != nil {
 			return nil, fmt.Errorf("bus: hash the password of %s: %w", u.Username, err)
 		}
-		cu := user{User: u.Username, Password: string(h)}
+		cu := configUser{User: u.Username, Password: string(h)}
 		if p := u.Permissions; p != nil {
 			if p.Publish != nil {
-				cu.Permissions.Publish = subj{Allow: p.Publish.Allow, Deny: p.Publish.Deny}
+				cu.Permissions.Publish = configSubjects{Allow: p.Publish.Allow, Deny: p.Publish.Deny}
 			}
 			if p.Subscribe != nil {
-				cu.Permissions.Subscribe = subj{Allow: p.Subscribe.Allow, Deny: p.Subscribe.Deny}
+				cu.Permissions.Subscribe = configSubjects{Allow: p.Subscribe.Allow, Deny: p.Subscribe.Deny}
 			}
 		}
 		out = append(out, cu)
 	}
-	cfg := map[string]any{
-		"listen":        listen,
-		"http":          "127.0.0.1:8222",
-		"max_payload":   8 << 20,
-		"jetstream":     map[string]any{"store_dir": storeDir},
-		"authorization": map[string]any{"users": out},
-	}
+	return out, nil
+}
+
+func encodeConfig(cfg map[string]any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // nats-server's parser knows no \u escapes; subjects hold '>'

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -797,5 +798,68 @@ func TestProcessOfSeveralServicesHasTheirRightsOnly(t *testing.T) {
 	}
 	if _, err := kv.Put(deny(t), "fp", []byte(`{}`)); err == nil {
 		t.Error("the tools+router+critic user wrote a fingerprint")
+	}
+}
+
+// TestAuthorizationConfigIncluded: the authorization block alone (what
+// `rcamesh nats-config -authorization-only` prints for the official NATS
+// chart) is included from another directory by a config that holds the
+// server's own settings, as the chart's config.merge.$include does, and the
+// server then refuses anonymous clients and admits the services' users.
+func TestAuthorizationConfigIncluded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	auth, err := bus.AuthorizationConfig(bus.Users(password, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(auth), password(bus.UserPrefix+"tools")) || strings.Contains(string(auth), "listen") {
+		t.Fatalf("the authorization block holds a clear password or server settings:\n%.300s", auth)
+	}
+	root := t.TempDir()
+	for _, d := range []string{"nats-config", "rcamesh-nats-auth"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "rcamesh-nats-auth", "auth.conf"), auth, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	main := fmt.Sprintf("port: 4222\njetstream {\n  store_dir: %q\n}\ninclude ../rcamesh-nats-auth/auth.conf;\n", t.TempDir())
+	path := filepath.Join(root, "nats-config", "nats.conf")
+	if err := os.WriteFile(path, []byte(main), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("nats-server rejects the config with the include: %v", err)
+	}
+	opts.Port, opts.HTTPPort, opts.NoSigs, opts.NoLog = -1, -1, true, true
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("not ready")
+	}
+	if _, err := dialAs(t, srv.ClientURL(), "", ""); err == nil {
+		t.Error("anonymous client accepted")
+	}
+	if _, err := dialAs(t, srv.ClientURL(), bus.UserPrefix+"gateway", "wrong-password-0123456789"); err == nil {
+		t.Error("a wrong password accepted")
+	}
+	nc, err := dialAs(t, srv.ClientURL(), bus.UserPrefix+"brain", password(bus.UserPrefix+"brain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bus.ConnectConfig(testCtx(t), nc, nil, bus.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PublishLifecycle(testCtx(t), &evidencev1.LifecycleEvent{SessionId: "s", Kind: stage}); err != nil {
+		t.Errorf("brain publishes lifecycle: %v", err)
 	}
 }
