@@ -205,6 +205,10 @@ const ModeConditionCleared = "condition_cleared"
 // window.
 const clearedFor = 10 * time.Minute
 
+// clearedResidue: the share of an episode's rise a signal may keep and
+// still count as back at its pre-incident level.
+const clearedResidue = 0.05
+
 // detectConditionCleared: every series of the alert's target whose kind the
 // alert measures is back near its pre-incident level for the last
 // clearedFor, and at least one had an episode (at least 1.5x its level, or
@@ -233,8 +237,12 @@ func detectConditionCleared(ev *Evidence) []Finding {
 		h := seriesHead(rs)
 		end := pts[len(pts)-1].T
 		back := true
+		// Back near the pre-incident level: within 20% of it, or within
+		// clearedResidue of the episode's rise (a background trickle of
+		// errors after a spike of hundreds is the baseline again).
+		residue := h + clearedResidue*math.Max(rs.Peak-h, 0)
 		for j := len(pts) - 1; j >= 0 && end.Sub(pts[j].T) <= clearedFor; j-- {
-			if pts[j].V > 1.2*h+1e-9 && !(k == signal.Errors && pts[j].V <= 0.01) {
+			if pts[j].V > 1.2*h+1e-9 && pts[j].V > residue && !(k == signal.Errors && pts[j].V <= 0.01) {
 				back = false
 				break
 			}

@@ -105,6 +105,26 @@ func TestDetectConditionCleared(t *testing.T) {
 		return 0.01
 	})
 	flat := mkSeries("http_error_ratio", lbl, func(int) float64 { return 0.01 })
+	// A spike of hundreds from nothing, then a trickle of a few per
+	// minute: back at the baseline, within 5% of the rise.
+	trickle := mkSeries("http_error_ratio", lbl, func(i int) float64 {
+		switch {
+		case i < 20:
+			return 0
+		case i < 30:
+			return 3
+		}
+		return 0.02
+	})
+	notBack := mkSeries("http_error_ratio", lbl, func(i int) float64 {
+		switch {
+		case i < 20:
+			return 0
+		case i < 30:
+			return 3
+		}
+		return 0.5
+	})
 	other := mkSeries("http_error_ratio", map[string]string{"service": "search"}, func(i int) float64 {
 		if i >= 20 {
 			return 0.3
@@ -120,6 +140,8 @@ func TestDetectConditionCleared(t *testing.T) {
 		{"another service's errors do not count", []Series{episode, other}, true},
 		{"still elevated", []Series{still}, false},
 		{"no episode at all", []Series{flat}, false},
+		{"a trickle after a spike from nothing is the baseline", []Series{trickle}, true},
+		{"a sixth of the spike remains: not back", []Series{notBack}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
