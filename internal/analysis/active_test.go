@@ -205,3 +205,20 @@ func TestCommonCallerNode(t *testing.T) {
 		}
 	}
 }
+
+// A Job's failed attempt is superseded by a later pod of the same Job that
+// succeeded; without the success it still counts.
+func TestJobRetrySupersedesTheFailedAttempt(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 5, 4, 4, m, 0, 0, time.UTC); return &x }
+	failed := Pod{Pod: facts.Pod{Namespace: "tides", Name: "publish-1-aaaaa", OwnerKind: "Job", OwnerName: "publish-1", Phase: "Failed", StartTime: at(0)}}
+	ok := Pod{Pod: facts.Pod{Namespace: "tides", Name: "publish-1-bbbbb", OwnerKind: "Job", OwnerName: "publish-1", Phase: "Succeeded", StartTime: at(3)}}
+	ev := NewEvidence(nil, nil)
+	ev.Pods = []Pod{failed, ok}
+	if cur, sup := ev.superseded(failed); !sup || cur != ok.Name {
+		t.Errorf("superseded = %q %v, want the succeeded retry", cur, sup)
+	}
+	ev.Pods = []Pod{failed}
+	if _, sup := ev.superseded(failed); sup {
+		t.Error("a failed Job pod with no successful retry was set aside")
+	}
+}

@@ -44,6 +44,17 @@ func (ev *Evidence) podActive(p Pod) bool {
 // superseded: the pod belongs to an older ReplicaSet of a deployment whose
 // current ReplicaSet has all desired replicas Ready (it is being replaced).
 func (ev *Evidence) superseded(p Pod) (current string, ok bool) {
+	if strings.EqualFold(p.OwnerKind, "Job") && p.OwnerName != "" {
+		// A Job's failed attempt is history once a later pod of the same
+		// Job succeeded: the Job retried and completed.
+		for _, o := range ev.Pods {
+			if o.Name != p.Name && o.Namespace == p.Namespace && o.OwnerName == p.OwnerName && strings.EqualFold(o.Phase, "Succeeded") &&
+				(o.StartTime == nil || p.StartTime == nil || !o.StartTime.Before(*p.StartTime)) {
+				return o.Name, true
+			}
+		}
+		return "", false
+	}
 	w := ev.workloadOf(p.Pod)
 	d, found := ev.deploymentFor(p.Namespace, w)
 	if !found || d.Replicas == 0 || d.ReadyReplicas < d.Replicas || d.UnavailableReplicas > 0 {
