@@ -314,7 +314,7 @@ func parsePagerDuty(obj map[string]any) ([]*investigationv1.Alert, error) {
 		Resolved:    eventType == "incident.resolved" || isResolvedState(status),
 		Labels:      labels,
 		Annotations: ann,
-		Description: details,
+		Description: describedText(details, ann),
 	}
 	if t, ok := firstTime(data, "created_at"); ok {
 		a.StartsAt = timestamppb.New(t)

@@ -72,7 +72,7 @@ func parseOpsgenie(obj map[string]any) ([]*investigationv1.Alert, error) {
 		Resolved:    strings.EqualFold(action, "Close") || isResolvedState(status),
 		Labels:      labels,
 		Annotations: ann,
-		Description: desc,
+		Description: describedText(desc, ann),
 	}
 	if t, ok := firstTime(al, "createdAt", "created_at", "timestamp"); ok {
 		a.StartsAt = timestamppb.New(t)

@@ -126,3 +126,22 @@ func mergeTextBlocks(labels, annotations map[string]string, texts ...string) {
 		mergeMissing(annotations, a)
 	}
 }
+
+// describedText is the description of an alert whose text forwards
+// label/annotation sections: the description or summary its sections name,
+// with the whole text kept as the "details" annotation; a text without
+// sections is its own description.
+func describedText(text string, annotations map[string]string) string {
+	if !strings.Contains(text, "\n") {
+		return text
+	}
+	l, a := textBlock(text)
+	if len(l) == 0 && len(a) == 0 {
+		return text
+	}
+	setMissing(annotations, "details", text)
+	if d := firstNonEmpty(a["description"], a["summary"], a["message"]); d != "" {
+		return d
+	}
+	return ""
+}

@@ -73,6 +73,9 @@ func TestPagerDutyLabelsInsideDetailsText(t *testing.T) {
 	if _, ok := a.GetLabels()["firing"]; ok {
 		t.Error("the multi-line details text stayed a label")
 	}
+	if a.GetDescription() != "not progressing" || a.GetAnnotations()["details"] == "" {
+		t.Errorf("description %q (details kept: %v), want the forwarded summary, the whole text kept as details", a.GetDescription(), a.GetAnnotations()["details"] != "")
+	}
 	if a.GetLabels()["service"] == "permits-platform" {
 		t.Error("the PagerDuty display service became the workload although the labels name one")
 	}
