@@ -73,8 +73,21 @@ func TestPagerDutyLabelsInsideDetailsText(t *testing.T) {
 	if _, ok := a.GetLabels()["firing"]; ok {
 		t.Error("the multi-line details text stayed a label")
 	}
-	if a.GetDescription() != "not progressing" || a.GetAnnotations()["details"] == "" {
-		t.Errorf("description %q (details kept: %v), want the forwarded summary, the whole text kept as details", a.GetDescription(), a.GetAnnotations()["details"] != "")
+	if a.GetSummary() != "not progressing" {
+		t.Errorf("summary %q, want the forwarded summary", a.GetSummary())
+	}
+	// The same text as the details string: described by its summary, the
+	// whole text kept as the details annotation.
+	body, _ = json.Marshal(map[string]any{"event": map[string]any{"event_type": "incident.triggered", "data": map[string]any{
+		"title": "[FIRING:1] KubeDeploymentRolloutStuck plan-review", "status": "triggered",
+		"body": map[string]any{"details": details},
+	}}})
+	as, err = Parse(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := as[0].GetDescription(); d != "not progressing" || as[0].GetAnnotations()["details"] == "" {
+		t.Errorf("description %q (details kept: %v), want the forwarded summary and the whole text as details", d, as[0].GetAnnotations()["details"] != "")
 	}
 	if a.GetLabels()["service"] == "permits-platform" {
 		t.Error("the PagerDuty display service became the workload although the labels name one")
