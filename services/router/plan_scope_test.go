@@ -33,6 +33,8 @@ func TestPlanScopesFromTheAlert(t *testing.T) {
 			"fetch_pod_logs", map[string]any{"namespace": "streams", "pod": "enricher-*"}},
 		{"synthetic check searches its location", &investigationv1.Alert{AlertName: "SyntheticFailing", Service: "shopfront", Labels: map[string]string{"synthetics_location": "gcp:eu-north1"}, Summary: "browser test failed on 1 of 4 locations"},
 			"search_logs", map[string]any{"query": `"gcp:eu-north1"`}},
+		{"a namespace alone is read whole, INFO included", &investigationv1.Alert{AlertName: "SearchClusterYellow", Namespace: "archive", Summary: "cluster health yellow: 5xx errors from the search tier"},
+			"search_logs", map[string]any{"query": "*", "namespace": "archive"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
