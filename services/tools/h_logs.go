@@ -326,6 +326,17 @@ func (s *Service) podLogs(ctx context.Context, c *Call, ns string, cand podCandi
 			containers = append(containers, ct.Name)
 		}
 	}
+	if container == "" && cand.obj != nil {
+		// A pod held in Init (an init container still running, waiting or
+		// failed) has written nothing from its main containers yet: its
+		// init container's log says what it waits for.
+		for _, st := range cand.obj.Status.InitContainerStatuses {
+			if st.State.Running != nil || st.State.Waiting != nil || (st.State.Terminated != nil && st.State.Terminated.ExitCode != 0) {
+				containers = append([]string{st.Name}, containers...)
+				break
+			}
+		}
+	}
 	prevSet := c.Params.Has("previous")
 	prev, _ := c.Params.Bool("previous")
 	var fetches []logFetch
@@ -390,6 +401,26 @@ func handleFetchPodLogs(ctx context.Context, s *Service, c *Call, r *Result) err
 	if err != nil {
 		return err
 	}
+	movedFrom := ""
+	if len(cands) == 0 && ns != "" && allNamespaces(ns) != "" && isPattern(asked) {
+		// The scope named another namespace than the pods' (a payload of
+		// several alerts, a namespace label of the monitoring side): the
+		// pods the pattern names, wherever they are, when they are all in
+		// one namespace.
+		if all, err := s.resolvePods(ctx, "", asked); err == nil && len(all) > 0 && all[0].obj != nil {
+			other := all[0].obj.Namespace
+			same := true
+			for _, c := range all {
+				if c.obj == nil || c.obj.Namespace != other {
+					same = false
+				}
+			}
+			if same {
+				movedFrom, ns, cands = ns, other, all
+				r.Namespace = ns
+			}
+		}
+	}
 	if len(cands) == 0 {
 		r.NoData = true
 		r.Put(facts.KeyLogLines, []facts.LogLine{})
@@ -441,6 +472,9 @@ func handleFetchPodLogs(ctx context.Context, s *Service, c *Call, r *Result) err
 	cls := classifyAll(lines)
 	r.Put(facts.KeyLogLines, capLines(lines, cls, s.cfg.MaxLogLines))
 	summarizeLogLines(r, lines, cls, fmt.Sprintf("pod %s/%s", ns, pod), s.cfg.MaxSnippets)
+	if movedFrom != "" {
+		r.Summary += fmt.Sprintf(" No pod in namespace %s matches %s; these are in namespace %s.", movedFrom, asked, ns)
+	}
 	return nil
 }
 
