@@ -15,8 +15,8 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
-	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/guardrail"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
 // Call origins (ToolCallRecord.origin).

@@ -44,7 +44,7 @@ type sessionPool struct {
 	// pins a new observation contradicts without walking the whole pool.
 	observing map[obsKey][]*entry
 	next      int
-	used    int64
+	used      int64
 	// seq is the last events-stream sequence the pool has read.
 	seq uint64
 	// bytes is the pool's estimated memory (pins encoded, twice for their

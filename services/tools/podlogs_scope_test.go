@@ -18,7 +18,7 @@ func TestFetchPodLogsInitContainerAndOtherNamespace(t *testing.T) {
 	ts := newTestSet()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "scorer-6c8d-4wzkd", Namespace: "fleet", CreationTimestamp: metav1.NewTime(t0.Add(-10 * time.Minute))},
-		Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "wait-for-registry"}}, Containers: []corev1.Container{{Name: "scorer"}}},
+		Spec:       corev1.PodSpec{InitContainers: []corev1.Container{{Name: "wait-for-registry"}}, Containers: []corev1.Container{{Name: "scorer"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodPending,
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "wait-for-registry", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
 	}
