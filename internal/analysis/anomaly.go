@@ -136,8 +136,13 @@ func templates(lines []LogLine) []template {
 var (
 	hostPortRe = regexp.MustCompile(`(?i)\b([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):(\d{2,5})\b`)
 	grpcTarget = regexp.MustCompile(`(?i)(?:target|upstream|host|server|backend|endpoint|peer)[=: ]+"?([a-z][a-z0-9.-]*[a-z0-9])`)
-	depSymptom = regexp.MustCompile(`(?i)(connection refused|econnrefused|etimedout|econnreset|connection reset|reset by peer|broken pipe|timed? ?out|timeout|deadline exceeded|no route to host|unreachable|\b50[234]\b|service unavailable|bad gateway|gateway timeout|code = unavailable|upstream|circuit (breaker )?open|\beof\b)`)
-	notAHostRe = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|requests|reset|read|write|dial|rate|limit|limited|limiting|returned|responded|response|timed|is|was|has|had|closed|sent|service|server|unavailable|overloaded|throttled|rejected|refused|denied|quota|busy|down|not|did|failure)$`)
+	// remoteOpRe: a cloud SDK's error chain names the remote API and its
+	// operation ("operation error STS: AssumeRoleWithWebIdentity"); the
+	// innermost one is the dependency that failed.
+	remoteOpRe      = regexp.MustCompile(`operation error ([A-Za-z][A-Za-z0-9 ]{1,40}?): ([A-Z][A-Za-z0-9]+)`)
+	remoteAPIPrefix = "api:"
+	depSymptom      = regexp.MustCompile(`(?i)(serviceunavailable|service is unavailable|throttlingexception|connection refused|econnrefused|etimedout|econnreset|connection reset|reset by peer|broken pipe|timed? ?out|timeout|deadline exceeded|no route to host|unreachable|\b50[234]\b|service unavailable|bad gateway|gateway timeout|code = unavailable|upstream|circuit (breaker )?open|\beof\b)`)
+	notAHostRe      = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|requests|reset|read|write|dial|rate|limit|limited|limiting|returned|responded|response|timed|is|was|has|had|closed|sent|service|server|unavailable|overloaded|throttled|rejected|refused|denied|quota|busy|down|not|did|failure)$`)
 )
 
 // downstreamHost returns the remote host an error line names, when it
@@ -149,6 +154,10 @@ func downstreamHost(msg, self string) string {
 	// Most explicit first: a URL, a target= field, a host:port, then a
 	// host after a connection verb.
 	var cands []string
+	if ops := remoteOpRe.FindAllStringSubmatch(msg, -1); len(ops) > 0 {
+		inner := ops[len(ops)-1]
+		return remoteAPIPrefix + strings.ToLower(strings.ReplaceAll(strings.TrimSpace(inner[1]), " ", "-"))
+	}
 	if u := urlHostRe.FindStringSubmatch(msg); u != nil {
 		cands = append(cands, u[1])
 	}
@@ -235,7 +244,11 @@ func (ev *Evidence) anomalyCandidates() []*candidate {
 		c.mark("logs")
 		if h := downstreamHost(l.Message, svc); h != "" {
 			ent := serviceEntity(h)
-			if strings.Count(h, ".") >= 2 && !strings.Contains(h, ".svc") && !strings.HasSuffix(h, ".local") {
+			switch {
+			case strings.HasPrefix(h, remoteAPIPrefix):
+				h = strings.TrimPrefix(h, remoteAPIPrefix)
+				ent = "cloudapi/" + h // a provider's API, outside the cluster
+			case strings.Count(h, ".") >= 2 && !strings.Contains(h, ".svc") && !strings.HasSuffix(h, ".local"):
 				ent = "host/" + h
 			}
 			d := get(ent, h, "dependency")

@@ -309,6 +309,9 @@ func TestDownstreamHost(t *testing.T) {
 		{"invalid value for setting sync_mode", "svc", ""},
 		{"redis:6379 i/o timeout", "svc", "redis"},
 		{"job failed: timeout after attempt:12", "svc", ""},
+		// A cloud SDK's error chain: the innermost API that failed.
+		{"upload failed: operation error S3: PutObject, get identity: get credentials: failed to refresh cached credentials, operation error STS: AssumeRoleWithWebIdentity, https response error StatusCode: 503, api error ServiceUnavailable", "uploader", "api:sts"},
+		{"operation error DynamoDB: GetItem, exceeded maximum number of attempts, 3, ThrottlingException: Rate exceeded", "orders", "api:dynamodb"},
 	}
 	for _, c := range cases {
 		if got := downstreamHost(c.msg, c.self); got != c.want {

@@ -480,7 +480,7 @@ func peerCertExpired(lines []LogLine, svc string) string {
 		} else if m := hostPortRe.FindStringSubmatch(l.Message); m != nil && !notAHostRe.MatchString(m[1]) {
 			host = m[1]
 		} else if h := downstreamHost(l.Message, svc); h != "" {
-			host = h
+			host = strings.TrimPrefix(h, remoteAPIPrefix)
 		}
 		if host != "" && externalHost(host) && (svc == "" || !strings.HasPrefix(strings.ToLower(host), strings.ToLower(svc))) {
 			return host
