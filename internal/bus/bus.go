@@ -536,8 +536,21 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 	return out, nil
 }
 
-// replay is Replay without the binding of verdicts.
+// replay is Replay without the binding of verdicts. A read that meets a
+// stream without a leader (a node lost, an election under way) is made again
+// from the start for up to Config.RetryFor.
 func (b *Bus) replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
+	waits := newRetryWaits(b.cfg.RetryFor)
+	for {
+		evs, err := b.replayOnce(ctx, filter, fromSeq)
+		if err == nil || !retryable(err) || !waits.wait(ctx) {
+			return evs, err
+		}
+		b.logger.DebugContext(ctx, "replay retried", "filter", filter, "err", err)
+	}
+}
+
+func (b *Bus) replayOnce(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
 	filter, err := eventFilter(filter)
 	if err != nil {
 		return nil, err
