@@ -790,14 +790,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 	// drained, a file loaded) are in the ledger too; a release still wins
 	// when both are equally close.
 	for _, r := range append(ev.announcedChanges(), ev.objectChanges()...) {
-		if best != nil && best.at != nil && r.at != nil && !r.at.After(*best.at) {
-			if !r.unrelated && len(sharedIdentifiers(r.text, symptoms)) > 0 {
-				consider(r, true) // may be the specific one; best stays the nearest
-				continue
-			}
-			continue
-		}
-		consider(r, true)
+		consider(r, true) // replaces best only when strictly later: a release wins ties
 	}
 	if specific != nil && (best == nil || len(sharedIdentifiers(best.text, symptoms)) == 0) {
 		return specific
@@ -1126,7 +1119,7 @@ func (c *candidate) sourcesFrom() []string {
 	return out
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

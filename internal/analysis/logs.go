@@ -527,7 +527,7 @@ func (ev *Evidence) commonCallerNode(byHost map[string][]LogLine) (Finding, bool
 	node := ""
 	var lines []LogLine
 	var hosts []string
-	for _, h := range sortedKeysOf(byHost) {
+	for _, h := range sortedKeys(byHost) {
 		hosts = append(hosts, h)
 		for _, l := range byHost[h] {
 			n := nodeOf[l.Pod]
@@ -556,13 +556,4 @@ func (ev *Evidence) commonCallerNode(byHost map[string][]LogLine) (Finding, bool
 	f.Remediation = []string{"Cordon and drain node " + node + " and check its network stack (routes, ARP/neighbour and conntrack tables, CNI agent logs)"}
 	f.Signals = []string{"node", "network", node}
 	return f, true
-}
-
-func sortedKeysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

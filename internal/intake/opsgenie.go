@@ -66,7 +66,7 @@ func parseOpsgenie(obj map[string]any) ([]*investigationv1.Alert, error) {
 		Format:      investigationv1.AlertFormat_ALERT_FORMAT_GENERIC,
 		AlertName:   firstNonEmpty(labels["alertname"], title),
 		Title:       title,
-		Severity:    firstNonEmpty(labels["severity"], opsgenieSeverity(str(al["priority"]))),
+		Severity:    firstNonEmpty(labels["severity"], pagerDutySeverity("", str(al["priority"]))),
 		AlertSource: "opsgenie",
 		State:       status,
 		Resolved:    strings.EqualFold(action, "Close") || isResolvedState(status),
@@ -78,17 +78,4 @@ func parseOpsgenie(obj map[string]any) ([]*investigationv1.Alert, error) {
 		a.StartsAt = timestamppb.New(t)
 	}
 	return []*investigationv1.Alert{a}, nil
-}
-
-// opsgenieSeverity maps Opsgenie's P1-P5 priorities.
-func opsgenieSeverity(p string) string {
-	switch strings.ToUpper(strings.TrimSpace(p)) {
-	case "P1", "P2":
-		return "critical"
-	case "P3":
-		return "warning"
-	case "P4", "P5":
-		return "info"
-	}
-	return ""
 }

@@ -11,28 +11,20 @@ import (
 )
 
 // builtinKind folds the spellings of the built-in kinds describe_resource
-// handles to one ("poddisruptionbudget" and "pdb" are "pdb").
+// handles to its own names ("poddisruptionbudget" and "pdb" are "pdb"),
+// through the one kind vocabulary (canonicalKind).
 func builtinKind(kind string) string {
-	switch kind {
-	case "poddisruptionbudget", "poddisruptionbudgets", "pdbs":
+	switch c := canonicalKind(kind); c {
+	case "PodDisruptionBudget":
 		return "pdb"
-	case "horizontalpodautoscaler", "horizontalpodautoscalers", "hpas":
+	case "HorizontalPodAutoscaler":
 		return "hpa"
-	case "persistentvolumeclaim", "persistentvolumeclaims", "pvcs":
+	case "PersistentVolumeClaim":
 		return "pvc"
-	case "pods", "deployments", "deploy", "services", "svc", "nodes", "configmaps", "cm", "secrets", "ingresses", "ing", "networkpolicies", "netpol":
-		return strings.ToLower(canonicalKind(kind))
+	case "Pod", "Deployment", "Service", "Node", "ConfigMap", "Ingress", "NetworkPolicy":
+		return strings.ToLower(c)
 	}
 	return kind
-}
-
-func containsStr(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // describePDB: a PodDisruptionBudget's bound, how many disruptions it
@@ -63,7 +55,7 @@ func (s *Service) describePDB(ctx context.Context, r *Result, res *facts.Resourc
 	for _, c := range st.Conditions {
 		res.Conditions = append(res.Conditions, facts.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 	}
-	if len(res.Conditions) == 0 && st.ObservedGeneration > 0 || len(res.Conditions) == 0 && st.ExpectedPods > 0 {
+	if len(res.Conditions) == 0 && (st.ObservedGeneration > 0 || st.ExpectedPods > 0) {
 		// The disruption controller publishes DisruptionAllowed; a status
 		// without it (an older controller, an exported object) is read the
 		// way the controller would write it.

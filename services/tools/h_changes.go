@@ -88,7 +88,7 @@ func handleGetDeployHistory(ctx context.Context, s *Service, c *Call, r *Result)
 			r.Severity = evidencev1.Severity_SEVERITY_INFO
 			var names []string
 			for _, d := range others {
-				line := fmt.Sprintf("%s %s/%s %s -> %s rollback=%v status=%s image=%s finished=%s (another service)", fmtTime(d.StartedAt), d.Namespace, d.Service, first(d.PreviousRevision, "?"), d.Revision, d.IsRollback, first(d.Status, "-"), d.Image, fmtTime(d.FinishedAt))
+				line := deployLine(d) + " (another service)"
 				r.Rawf("%s", line)
 				r.Snippet(line)
 				names = append(names, first(d.Service, "?")+" "+d.Revision)
@@ -107,7 +107,7 @@ func handleGetDeployHistory(ctx context.Context, s *Service, c *Call, r *Result)
 	r.Source(s.be.Source(backend.AreaDeploys))
 	inIncident := 0
 	for _, d := range deploys {
-		line := fmt.Sprintf("%s %s/%s %s -> %s rollback=%v status=%s image=%s finished=%s", fmtTime(d.StartedAt), d.Namespace, d.Service, first(d.PreviousRevision, "?"), d.Revision, d.IsRollback, first(d.Status, "-"), d.Image, fmtTime(d.FinishedAt))
+		line := deployLine(d)
 		r.Rawf("%s", line)
 		r.Snippet(line)
 		if d.StartedAt != nil && !d.StartedAt.Before(c.Window.Start.Add(-time.Hour)) && !d.StartedAt.After(c.Window.End) {
@@ -315,4 +315,10 @@ func changeLineInteresting(line string) bool {
 		}
 	}
 	return false
+}
+
+// deployLine is one deploy as the raw output and snippets print it.
+func deployLine(d facts.Deploy) string {
+	return fmt.Sprintf("%s %s/%s %s -> %s rollback=%v status=%s image=%s finished=%s", fmtTime(d.StartedAt), d.Namespace, d.Service,
+		first(d.PreviousRevision, "?"), d.Revision, d.IsRollback, first(d.Status, "-"), d.Image, fmtTime(d.FinishedAt))
 }

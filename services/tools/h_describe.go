@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 		res.Namespace = ""
 	}
 	kind = builtinKind(kind)
-	if ns == "" && kind != "node" && containsStr(describeKinds, kind) {
+	if ns == "" && kind != "node" && slices.Contains(describeKinds, kind) {
 		return fmt.Errorf("namespace is required to describe a %s", res.Kind)
 	}
 	area := backend.AreaResources

@@ -299,8 +299,10 @@ func canonicalKind(k string) string {
 		return "DaemonSet"
 	case "job", "jobs":
 		return "Job"
-	case "hpa", "horizontalpodautoscaler":
+	case "hpa", "hpas", "horizontalpodautoscaler", "horizontalpodautoscalers":
 		return "HorizontalPodAutoscaler"
+	case "pdb", "pdbs", "poddisruptionbudget", "poddisruptionbudgets":
+		return "PodDisruptionBudget"
 	}
 	return k
 }
