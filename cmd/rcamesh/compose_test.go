@@ -13,8 +13,8 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/cli"
 
-	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/app"
+	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/modules"
 )

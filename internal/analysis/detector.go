@@ -9,6 +9,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -94,7 +95,13 @@ type Finding struct {
 }
 
 func (f *Finding) validated(text string, c ...Cite) {
-	f.Validated = append(f.Validated, Claim{Text: text, PinIDs: citePins(c...)})
+	if i := slices.IndexFunc(f.Validated, func(v Claim) bool { return v.Text == text }); i >= 0 {
+		// The same fact seen again (the same line from another pod or
+		// query): one claim citing every pin, not the claim repeated.
+		f.Validated[i].PinIDs = appendUnique(f.Validated[i].PinIDs, citePins(c...)...)
+	} else {
+		f.Validated = append(f.Validated, Claim{Text: text, PinIDs: citePins(c...)})
+	}
 	for _, x := range c {
 		f.PinIDs = appendUnique(f.PinIDs, x.PinIDs...)
 		f.Sources = appendUnique(f.Sources, x.Sources...)

@@ -185,7 +185,17 @@ func detectMetricRegression(ev *Evidence) []Finding {
 		}
 		svc := labelOf(s.Series, "service", "app", "job", "deployment")
 		if svc == "" {
+			if w, ok := facts.PodWorkload(labelOf(s.Series, "pod")); ok {
+				svc = w
+			}
+		}
+		if svc == "" {
 			svc = ev.alertField("service")
+		}
+		if svc == "" {
+			// A series that names no workload, and an alert that names
+			// none either: no owner to blame and no release to tie it to.
+			continue
 		}
 		ns := labelOf(s.Series, "namespace")
 		if ns == "" {
@@ -200,7 +210,7 @@ func detectMetricRegression(ev *Evidence) []Finding {
 		// Deploy correlation.
 		var before, after []Deploy
 		for _, d := range ev.Deploys {
-			if svc != "" && d.Service != "" && d.Service != svc {
+			if d.Service != "" && d.Service != svc {
 				continue
 			}
 			t := d.FinishedAt

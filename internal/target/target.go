@@ -59,7 +59,7 @@ var vocabulary = []struct {
 	{Service, []string{"service", "service_name", "kube_service", "k8s_service_name", "exported_service", "app_kubernetes_io_name", "app", "k8s_app", "application", "svc", "workload_name", "destination_service_name", "dd_service", "kubernetes_name", "kubernetes_service_name"}},
 	{Pod, []string{"pod", "pod_name", "kube_pod", "kube_pod_name", "k8s_pod_name", "k8s_pod", "exported_pod", "kubernetes_pod_name"}},
 	{Node, []string{"node", "node_name", "nodename", "kube_node", "kube_node_name", "k8s_node_name", "kubernetes_node", "kubernetes_io_hostname"}},
-	{Deployment, []string{"deployment", "kube_deployment", "k8s_deployment_name", "kube_deployment_name", "deployment_name"}},
+	{Deployment, []string{"deployment", "kube_deployment", "k8s_deployment_name", "kube_deployment_name", "deployment_name", "destination_workload"}},
 	{StatefulSet, []string{"statefulset", "kube_statefulset", "k8s_statefulset_name", "statefulset_name"}},
 	{DaemonSet, []string{"daemonset", "kube_daemonset", "k8s_daemonset_name", "daemonset_name"}},
 	{Job, []string{"job_name", "kube_job", "k8s_job_name", "kube_job_name"}},

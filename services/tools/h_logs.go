@@ -309,6 +309,10 @@ func podTime(p *corev1.Pod) time.Time {
 type logFetch struct {
 	container string
 	previous  bool
+	// fallback: read only when the previous container of the same
+	// container gave nothing (it never restarted, or its log is gone):
+	// an SRE asking for the crashed container reads the current one then.
+	fallback bool
 }
 
 // podLogs reads the logs of one pod as the call asks; raw is the text to show.
@@ -342,26 +346,32 @@ func (s *Service) podLogs(ctx context.Context, c *Call, ns string, cand podCandi
 	var fetches []logFetch
 	for _, ct := range containers {
 		switch {
+		case prevSet && prev:
+			fetches = append(fetches, logFetch{container: ct, previous: true}, logFetch{container: ct, fallback: true})
 		case prevSet:
-			fetches = append(fetches, logFetch{ct, prev})
+			fetches = append(fetches, logFetch{container: ct})
 		default:
 			// Unset: the current container, plus the crashed one when it restarted.
 			if restarted(cand.obj, ct) {
-				fetches = append(fetches, logFetch{ct, true})
+				fetches = append(fetches, logFetch{container: ct, previous: true})
 			}
-			fetches = append(fetches, logFetch{ct, false})
+			fetches = append(fetches, logFetch{container: ct})
 		}
 	}
 	var b strings.Builder
+	read := map[string]bool{} // containers whose log gave text
 	for _, f := range fetches {
+		if f.fallback && read[f.container] {
+			continue
+		}
 		pl, err := s.be.PodLogs.PodLogs(ctx, ns, cand.name, backend.PodLogOptions{Container: f.container, Previous: f.previous, TailLines: tail, Since: since})
 		if err != nil {
 			if apierrors.IsNotFound(err) || apierrors.IsBadRequest(err) {
 				s.log.Debug("pod logs unavailable", "pod", cand.name, "previous", f.previous, "err", err)
 				continue
 			}
-			if f.previous && !prevSet {
-				continue // the automatic previous fetch is best effort
+			if (f.previous && (!prevSet || prev)) || f.fallback {
+				continue // best effort: the automatic previous fetch, or a previous container with its fallback behind it
 			}
 			return nil, "", nil, fmt.Errorf("read logs of pod %s/%s: %w", ns, cand.name, err)
 		}
@@ -369,11 +379,15 @@ func (s *Service) podLogs(ctx context.Context, c *Call, ns string, cand podCandi
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
+		read[f.container] = true
 		src := first(pl.Source, s.be.Source(backend.AreaPodLogs))
 		sources = append(sources, src)
 		label := "current"
-		if f.previous {
+		switch {
+		case f.previous:
 			label = "previous (terminated)"
+		case f.fallback:
+			label = "current (no previous container log)"
 		}
 		b.WriteString("=== " + label + " container")
 		if f.container != "" {
@@ -584,7 +598,7 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 	// Likewise a pod filter: many stores name the pod only as a host tag.
 	// The service filter always stays, so the search keeps its scope.
 	var dropped []string
-	if len(hits) == 0 && (q.Namespace != "" || q.Pod != "") && (q.Service != "" || q.Pod != "") {
+	if len(hits) == 0 && (q.Service != "" || q.Pod != "") {
 		attempts := []struct {
 			drop []string
 			q    backend.LogQuery
@@ -623,6 +637,27 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 				q    backend.LogQuery
 			}{drop, wq})
 		}
+		if q.Service != "" {
+			// Last of all: lines anywhere that name the workload. Much of
+			// what explains an incident is logged outside its namespace or
+			// outside Kubernetes (an audit trail, a kernel, a change
+			// calendar, a chaos runner), naming the workload in its text.
+			wq := q
+			wq.Namespace, wq.Service, wq.Pod = "", "", ""
+			wq.Query = `"` + strings.ReplaceAll(q.Service, `"`, ``) + `"`
+			// Over the change look-back: what was announced or done to
+			// the workload (a drill scheduled, a secret replaced) often
+			// precedes the incident window by hours.
+			wq.Start, _ = s.changeWindow(c)
+			drop := []string{"service " + q.Service + " (lines that name it, in any namespace, since " + wq.Start.UTC().Format(time.RFC3339) + ")"}
+			if q.Namespace != "" {
+				drop = append([]string{"namespace " + q.Namespace}, drop...)
+			}
+			attempts = append(attempts, struct {
+				drop []string
+				q    backend.LogQuery
+			}{drop, wq})
+		}
 		for _, a := range attempts {
 			wide, err := s.be.Logs.SearchLogs(ctx, a.q)
 			if err != nil {
@@ -630,7 +665,7 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 			}
 			if len(wide) > 0 {
 				hits, dropped = wide, a.drop
-				q.Namespace, q.Pod, q.Service = a.q.Namespace, a.q.Pod, a.q.Service
+				q = a.q
 				break
 			}
 		}
@@ -641,8 +676,8 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 	if idx := c.Params.String("index"); idx != "" {
 		r.Put("index", idx)
 	}
-	desc := fmt.Sprintf("%q", query)
-	if query == "" {
+	desc := fmt.Sprintf("%q", q.Query)
+	if q.Query == "" {
 		desc = "all logs"
 	}
 	if q.Service != "" {

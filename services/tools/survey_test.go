@@ -107,7 +107,8 @@ func TestSurveyMetricsDiscoversAndRatesCounters(t *testing.T) {
 func TestSearchLogsDropsFiltersTheStoreDoesNotCarry(t *testing.T) {
 	logs := `{"hits":[` +
 		`{"timestamp":"2026-01-03T10:05:00Z","service":"orders","level":"ERROR","message":"upstream timeout"},` +
-		`{"timestamp":"2026-01-03T10:06:00Z","service":"rotator","namespace":"shop","level":"INFO","message":"rotated orders-db password"}]}`
+		`{"timestamp":"2026-01-03T10:06:00Z","service":"rotator","namespace":"shop","level":"INFO","message":"rotated orders-db password"},` +
+		`{"timestamp":"2026-01-03T10:07:00Z","service":"chaos-runner","level":"INFO","message":"experiment started against billing/invoicer"}]}`
 	s := miniScenario(t, map[string]string{"logs.json": logs})
 	cases := []struct {
 		name    string
@@ -118,6 +119,8 @@ func TestSearchLogsDropsFiltersTheStoreDoesNotCarry(t *testing.T) {
 		{"namespace absent on the hits", map[string]any{"namespace": "shop", "service": "orders", "query": "*"}, "upstream timeout", "namespace shop"},
 		{"pod only a host tag", map[string]any{"service": "orders", "pod": "orders-abc", "query": "*"}, "upstream timeout", "pod orders-abc"},
 		{"other workloads of the namespace", map[string]any{"namespace": "shop", "service": "orders", "query": "rotated"}, "rotated orders-db password", "service orders"},
+		{"lines elsewhere that name the workload", map[string]any{"namespace": "billing", "service": "invoicer", "query": "*"}, "experiment started against billing/invoicer", "lines that name it"},
+		{"no namespace: lines that name the workload", map[string]any{"service": "invoicer", "query": "*"}, "experiment started against billing/invoicer", "lines that name it"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -444,6 +444,40 @@ func TestFetchPodLogsFallsBackToOlderMatchingPod(t *testing.T) {
 	}
 }
 
+func TestFetchPodLogsPreviousFallsBackToCurrent(t *testing.T) {
+	tests := []struct {
+		name      string
+		previous  string // "" when the pod has no previous container log
+		wantLabel string
+		wantMsg   string
+	}{
+		{"no previous container: the current log", "", "current (no previous container log)", "starting cart"},
+		{"previous container: only it", "2026-03-10T11:57:09Z ERROR crashed\n", "previous (terminated)", "crashed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestSet()
+			if tc.previous == "" {
+				delete(ts.podLogs.logs, "shop/cart-5d8f9-aaaaa#previous")
+			} else {
+				ts.podLogs.logs["shop/cart-5d8f9-aaaaa#previous"] = tc.previous
+			}
+			s := newService(t, ts.set, nil)
+			r := run(t, s, "fetch_pod_logs", map[string]any{"pod": "cart-5d8f9-aaaaa", "previous": true}).GetResult()
+			if r.GetNoData() {
+				t.Fatalf("no data: %s", r.GetSummary())
+			}
+			raw := r.GetRawOutput()
+			if !strings.Contains(raw, "=== "+tc.wantLabel) || !strings.Contains(raw, tc.wantMsg) {
+				t.Errorf("raw output %q, want section %q with %q", raw, tc.wantLabel, tc.wantMsg)
+			}
+			if tc.previous != "" && strings.Contains(raw, "starting cart") {
+				t.Errorf("current log read although the previous container had one: %q", raw)
+			}
+		})
+	}
+}
+
 func TestParseLogLine(t *testing.T) {
 	tests := []struct {
 		in, level, msg string
