@@ -388,6 +388,11 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 			s.add(2, "log search for the alert's error text")
 		case v.sig["db"] && v.errMsg != "":
 			s.add(1, "client-side logs of the database error")
+		case v.service == "" && v.pod == "" && !hasNS && v.any("errors", "latency", "http"):
+			// No workload and no namespace (an uptime check, a business
+			// monitor): what failed is in the errors logged across the
+			// cluster around the onset.
+			s.add(1.5, "errors logged across the cluster around the onset")
 		}
 		if loc := lookup(alertOf(v), "synthetics_location", "location", "probe_location"); v.sig["synthetic"] && loc != "" {
 			// The synthetic runner logs the check, not the service: search

@@ -88,6 +88,11 @@ func TestPlanActions(t *testing.T) {
 			params:   map[string]map[string]any{"get_deploy_history": {"service": "checkout"}},
 			contains: map[string]string{"query_prometheus": `http_requests_total{service="checkout",code=~"5.."}`},
 			absent:   []string{"query_db_metrics"}},
+		{name: "uptime check without workload or namespace", alert: &investigationv1.Alert{
+			Title: "homepage down", AlertSource: "uptime", Summary: "https://www.example.test/ returns HTTP 404 from 4 of 4 locations",
+			Labels: map[string]string{"monitor": "homepage", "status": "down"}},
+			top:      []string{"search_logs"},
+			contains: map[string]string{"search_logs": "error"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

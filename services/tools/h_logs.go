@@ -670,9 +670,25 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 			}
 		}
 	}
+	if len(hits) == 0 && q.Service == "" && q.Pod == "" && q.Query != "" && len(q.Levels) == 0 {
+		// A search term that matched nothing in a scope with no workload
+		// (a namespace, the whole cluster): the errors and warnings of
+		// that scope around the onset instead, which say what failed in
+		// words the alert did not use.
+		wq := q
+		wq.Query, wq.Levels = "", []string{"ERROR", "FATAL", "CRITICAL", "WARN", "WARNING"}
+		wide, err := s.be.Logs.SearchLogs(ctx, wq)
+		if err != nil {
+			return fmt.Errorf("search logs for the errors and warnings of the scope after %q found nothing: %w", query, err)
+		}
+		if len(wide) > 0 {
+			hits, q = wide, wq
+			dropped = append(dropped, fmt.Sprintf("query %q (the scope's errors and warnings instead)", query))
+		}
+	}
 	r.EvidenceType, r.Domain = evidencev1.EvidenceType_EVIDENCE_TYPE_LOG, evidencev1.Domain_DOMAIN_UNKNOWN
 	r.Namespace, r.Service = q.Namespace, q.Service
-	r.Put(facts.KeyQuery, query)
+	r.Put(facts.KeyQuery, q.Query)
 	if idx := c.Params.String("index"); idx != "" {
 		r.Put("index", idx)
 	}
@@ -697,7 +713,7 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 		r.NoData = true
 		r.Put(facts.KeyLogLines, []facts.LogLine{})
 		r.Severity = evidencev1.Severity_SEVERITY_INFO
-		r.Summary = fmt.Sprintf("Log search %s found no hits between %s and %s.", desc, c.Window.Start.UTC().Format(time.RFC3339), c.Window.End.UTC().Format(time.RFC3339))
+		r.Summary = fmt.Sprintf("Log search %s found no hits between %s and %s.", desc, q.Start.UTC().Format(time.RFC3339), q.End.UTC().Format(time.RFC3339))
 		return nil
 	}
 	for i := range hits {

@@ -121,6 +121,7 @@ func TestSearchLogsDropsFiltersTheStoreDoesNotCarry(t *testing.T) {
 		{"other workloads of the namespace", map[string]any{"namespace": "shop", "service": "orders", "query": "rotated"}, "rotated orders-db password", "service orders"},
 		{"lines elsewhere that name the workload", map[string]any{"namespace": "billing", "service": "invoicer", "query": "*"}, "experiment started against billing/invoicer", "lines that name it"},
 		{"no namespace: lines that name the workload", map[string]any{"service": "invoicer", "query": "*"}, "experiment started against billing/invoicer", "lines that name it"},
+		{"a term nothing matched: the scope's errors and warnings", map[string]any{"namespace": "all", "query": "deadlock"}, "upstream timeout", "errors and warnings instead"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
