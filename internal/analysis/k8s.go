@@ -474,7 +474,10 @@ func classifyLogs(lines []LogLine) (logCause, bool) {
 		default:
 			continue
 		}
-		if !found || rank(c.kind) > rank(best.kind) {
+		// On a tie, a record's header (it carries the time) over a
+		// continuation line of a stack dump ("[signal SIGSEGV ...]",
+		// "Caused by: ..."), which says less on its own.
+		if !found || rank(c.kind) > rank(best.kind) || (rank(c.kind) == rank(best.kind) && best.line.Timestamp == nil && l.Timestamp != nil) {
 			best, found = c, true
 		}
 	}

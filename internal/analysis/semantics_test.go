@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
@@ -43,5 +45,29 @@ func TestRemoteLimit(t *testing.T) {
 		if got := remoteLimit(tc.msg, "self"); got != tc.want {
 			t.Errorf("remoteLimit(%q) = %v, want %v", tc.msg, got, tc.want)
 		}
+	}
+}
+
+func TestClassifyLogsPrefersTheRecordHeader(t *testing.T) {
+	at := time.Date(2028, 1, 18, 11, 35, 3, 0, time.UTC)
+	line := func(msg string, ts *time.Time) LogLine {
+		return LogLine{LogLine: facts.LogLine{Message: msg, Level: "FATAL", Timestamp: ts}}
+	}
+	tests := []struct {
+		name  string
+		lines []LogLine
+		want  string
+	}{
+		{"continuation sorted first", []LogLine{line("[signal SIGSEGV: segmentation violation code=0x1]", nil), line("panic: runtime error: invalid memory address or nil pointer dereference", &at)}, "panic: runtime error"},
+		{"header first", []LogLine{line("panic: runtime error: index out of range", &at), line("[signal SIGSEGV: segmentation violation]", nil)}, "index out of range"},
+		{"a higher-ranked cause still wins", []LogLine{line("panic: nil pointer", &at), line("config error: missing required key DB_URL", nil)}, "missing required key"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ok := classifyLogs(tc.lines)
+			if !ok || !strings.Contains(c.line.Message, tc.want) {
+				t.Errorf("classifyLogs = %q (%v), want the line with %q", c.line.Message, ok, tc.want)
+			}
+		})
 	}
 }

@@ -150,6 +150,7 @@ func handleGetRecentChanges(ctx context.Context, s *Service, c *Call, r *Result)
 			if len(chs) > 0 {
 				if u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(it); err == nil {
 					setRefs(chs, u["spec"])
+					addAppliedDiff(chs, k.kind, u)
 				}
 			}
 			out = append(out, chs...)
@@ -173,6 +174,7 @@ func handleGetRecentChanges(ctx context.Context, s *Service, c *Call, r *Result)
 				listed++
 				chs := objectChanges(kr.Kind, &list.Items[i], start, end)
 				setRefs(chs, list.Items[i].Object["spec"])
+				addAppliedDiff(chs, kr.Kind, list.Items[i].Object)
 				out = append(out, chs...)
 			}
 		}
@@ -238,9 +240,12 @@ func objectChanges(kind string, m metav1.Object, start, end time.Time) []facts.O
 			continue
 		}
 		fields := managedLeaves(e.FieldsV1)
-		if len(fields) == 0 {
+		if len(fields) == 0 && (e.FieldsV1 != nil || e.Operation == "") {
 			continue // status or bookkeeping only
 		}
+		// An entry without its field set (a stripped export, an audit
+		// copy) still records who wrote the object and when; the fields
+		// come from the last-applied configuration when it has them.
 		if last == nil || e.Time.After(last.Time.Time) {
 			last, lastFields = e, fields
 		}
