@@ -18,7 +18,108 @@ import (
 
 // ---- generic ----
 
+// genericKeys are the keys that make an object a generic alert.
+var genericKeys = []string{"alert_name", "alertname", "alertName", "title", "name", "labels", "summary", "message", "text",
+	"check", "check_name", "monitor", "monitor_name", "test_name", "description", "error"}
+
+// wrappedAlert reads a vendor envelope no table knows: a search or watch
+// tool's webhook puts the alert in a nested object (a result, a payload,
+// a context) and names it in a key of its own ("search_name",
+// "watch_name", "rule_title"). The alert is the first nested object (two
+// levels at most, keys in sorted order) with a generic alert's keys, or
+// the envelope itself named by a key ending in name or title; the
+// envelope's other string fields become annotations. ok is false when
+// neither exists: the caller's unknown-format error stands.
+func wrappedAlert(obj map[string]any) (map[string]any, bool) {
+	var inner map[string]any
+	var find func(m map[string]any, depth int)
+	find = func(m map[string]any, depth int) {
+		for _, k := range sortedKeys(m) {
+			if inner != nil {
+				return
+			}
+			sub, ok := m[k].(map[string]any)
+			if !ok {
+				if list, ok := m[k].([]any); ok && len(list) > 0 {
+					sub, _ = list[0].(map[string]any)
+				}
+			}
+			if sub == nil {
+				continue
+			}
+			for _, g := range genericKeys {
+				if s, ok := sub[g]; ok && str(s) != "" {
+					inner = sub
+					return
+				}
+			}
+			if depth < 2 {
+				find(sub, depth+1)
+			}
+		}
+	}
+	find(obj, 1)
+	name := ""
+	for _, k := range sortedKeys(obj) {
+		l := strings.ToLower(k)
+		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" && (strings.HasSuffix(l, "name") || strings.HasSuffix(l, "title")) {
+			name = v
+			break
+		}
+	}
+	if inner == nil && name == "" {
+		return nil, false
+	}
+	out := map[string]any{}
+	for k, v := range inner {
+		out[k] = v
+	}
+	ann := strMap(out["annotations"])
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	for _, k := range sortedKeys(obj) {
+		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" {
+			setMissing(ann, k, truncate(v, 500))
+		}
+	}
+	out["annotations"] = anyMap(ann)
+	if str(out["alert_name"]) == "" && str(out["name"]) == "" && str(out["title"]) == "" && name != "" {
+		out["alert_name"] = name
+	}
+	for _, k := range []string{"severity", "status", "state", "namespace", "service", "cluster", "url", "timestamp", "time"} {
+		if _, ok := out[k]; !ok {
+			if v, ok := obj[k]; ok {
+				out[k] = v
+			}
+		}
+	}
+	return out, true
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
+	if !hasAnyKey(obj, genericKeys) {
+		if w, ok := wrappedAlert(obj); ok {
+			obj = w
+		}
+	}
 	a := &investigationv1.Alert{
 		Format:      investigationv1.AlertFormat_ALERT_FORMAT_GENERIC,
 		Labels:      strMap(obj["labels"]),
@@ -403,6 +504,15 @@ func str(v any) string {
 		return string(b)
 	}
 	return fmt.Sprint(v)
+}
+
+func hasAnyKey(obj map[string]any, keys []string) bool {
+	for _, k := range keys {
+		if _, ok := obj[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func firstStr(obj map[string]any, keys ...string) string {

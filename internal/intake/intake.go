@@ -226,11 +226,11 @@ func Detect(obj map[string]any) (string, error) {
 	if _, ok := obj["commonAnnotations"]; ok {
 		return SourceOpenSRE, nil
 	}
-	for _, k := range []string{"alert_name", "alertname", "alertName", "title", "name", "labels", "summary", "message", "text",
-		"check", "check_name", "monitor", "monitor_name", "test_name", "description", "error"} {
-		if _, ok := obj[k]; ok {
-			return SourceGeneric, nil
-		}
+	if hasAnyKey(obj, genericKeys) {
+		return SourceGeneric, nil
+	}
+	if _, ok := wrappedAlert(obj); ok {
+		return SourceGeneric, nil
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {

@@ -1,6 +1,10 @@
 package intake
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestOpsgenieWebhook(t *testing.T) {
 	tests := []struct {
@@ -61,5 +65,50 @@ func TestGenericCheckWithoutTitle(t *testing.T) {
 	a := as[0]
 	if a.GetTitle() == "" || a.GetNamespace() != "shop" || a.GetService() != "cart" {
 		t.Errorf("title %q namespace %q service %q; want a title and shop/cart from the probed URL", a.GetTitle(), a.GetNamespace(), a.GetService())
+	}
+}
+
+func TestWrappedAlertEnvelopes(t *testing.T) {
+	tests := []struct {
+		name, payload   string
+		wantName        string
+		wantSummary     string // substring of summary or description
+		wantAnnotations map[string]string
+	}{
+		{"a search tool: named by the envelope, fields in a nested result",
+			`{"search_name":"checkout errors above 50/min","sid":"rt_9f","result":{"service":"checkout","namespace":"shop","count":"412","message":"NullPointerException in PriceCalculator"},"results_link":"https://search.example/r/9f"}`,
+			"checkout errors above 50/min", "NullPointerException", map[string]string{"results_link": "https://search.example/r/9f", "sid": "rt_9f"}},
+		{"a watch: the alert two levels down",
+			`{"watch_id":"w-17","trigger":{"triggered_time":"2026-03-01T10:00:00Z"},"payload":{"hits":{"title":"disk almost full on db-2","severity":"critical"}}}`,
+			"", "", map[string]string{"watch_id": "w-17"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as, err := Parse([]byte(tc.payload), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := as[0]
+			if tc.wantName != "" && a.GetAlertName() != tc.wantName {
+				t.Errorf("alert name %q, want %q", a.GetAlertName(), tc.wantName)
+			}
+			if a.GetAlertName() == "" && a.GetTitle() == "" {
+				t.Errorf("neither name nor title: %v", a)
+			}
+			if tc.wantSummary != "" && !strings.Contains(a.GetSummary()+a.GetDescription(), tc.wantSummary) {
+				t.Errorf("summary %q description %q, want %q", a.GetSummary(), a.GetDescription(), tc.wantSummary)
+			}
+			for k, v := range tc.wantAnnotations {
+				if a.GetAnnotations()[k] != v {
+					t.Errorf("annotation %s = %q, want %q", k, a.GetAnnotations()[k], v)
+				}
+			}
+		})
+	}
+	// Objects with no alert anywhere keep the unknown-format error.
+	for _, p := range []string{`{"foo":1,"bar":2}`, `{"data":{"x":1},"id":"7"}`} {
+		if _, err := Parse([]byte(p), ""); !errors.Is(err, ErrUnknownFormat) {
+			t.Errorf("Parse(%s) = %v, want ErrUnknownFormat", p, err)
+		}
 	}
 }
