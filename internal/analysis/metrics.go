@@ -164,6 +164,10 @@ func labelOf(s facts.Series, keys ...string) string {
 // a change before the onset stays below the fault threshold.
 const unsaturatedWithChange = 0.5
 
+// creepReleaseWindow: how long before a creeping regression's onset the
+// service's own release is still its candidate cause.
+const creepReleaseWindow = 2 * time.Hour
+
 func detectMetricRegression(ev *Evidence) []Finding {
 	var out []Finding
 	for _, s := range ev.Series {
@@ -221,7 +225,10 @@ func detectMetricRegression(ev *Evidence) []Finding {
 				continue
 			}
 			switch gap := r.onset.Sub(*t); {
-			case gap >= -2*time.Minute && gap <= 30*time.Minute:
+			case gap >= -2*time.Minute && gap <= 30*time.Minute,
+				// A gradual creep shows a release's effect as load builds:
+				// the service's own release counts for longer.
+				kind == "latency" && r.shape == "creep" && d.Service == svc && gap >= 0 && gap <= creepReleaseWindow:
 				before = append(before, d)
 			case gap < -2*time.Minute:
 				after = append(after, d)
@@ -619,8 +626,8 @@ var outboundWords = []string{"client", "upstream", "outbound", "egress", "downst
 // demandSeries: t measures requests the service svc receives (its demand):
 // a traffic series, server side, of svc (or unlabelled).
 func demandSeries(t facts.Series, svc string) bool {
-	if seriesKindOf(t) != "traffic" || isDBMetric(t) {
-		return false
+	if seriesKindOf(t) != "traffic" || isDBMetric(t) || signal.Subsystem(t.Name) != signal.SubsystemApp {
+		return false // a runtime's, a datastore's or the platform's own activity is not demand
 	}
 	if containsFold(strings.ToLower(t.Name), outboundWords...) {
 		return false

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
@@ -67,6 +68,54 @@ func TestClassifyLogsPrefersTheRecordHeader(t *testing.T) {
 			c, ok := classifyLogs(tc.lines)
 			if !ok || !strings.Contains(c.line.Message, tc.want) {
 				t.Errorf("classifyLogs = %q (%v), want the line with %q", c.line.Message, ok, tc.want)
+			}
+		})
+	}
+}
+
+func TestDemandSeriesLeavesOutMachinery(t *testing.T) {
+	for _, name := range []string{"go_gc_duration_seconds_count", "pg_stat_statements_calls_total", "redis_commands_processed_total", "kube_pod_container_status_restarts_total"} {
+		if demandSeries(facts.Series{Name: name, Labels: map[string]string{"service": "cart"}}, "cart") {
+			t.Errorf("demandSeries(%s) = true: a runtime's, datastore's or platform's activity is not demand", name)
+		}
+	}
+	if !demandSeries(facts.Series{Name: "http_server_request_duration_seconds_count", Labels: map[string]string{"service": "cart"}}, "cart") {
+		t.Error("the server's request count is demand")
+	}
+}
+
+func TestCreepingLatencyKeepsTheServicesEarlierRelease(t *testing.T) {
+	t0 := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
+	creep := mkSeries("http_server_request_duration_seconds", map[string]string{"service": "cart", "namespace": "shop"}, func(i int) float64 {
+		if i < 20 {
+			return 0.2
+		}
+		return 0.2 + float64(i-20)*0.1
+	})
+	onset := t0.Add(20 * time.Minute)
+	creep.Shape, creep.OnsetAt = "creep", &onset
+	tests := []struct {
+		name    string
+		service string
+		gap     time.Duration // release finished this long before the onset (minute 20)
+		want    bool
+	}{
+		{"the service's release 70 minutes before a creep", "cart", 70 * time.Minute, true},
+		{"another service's release 70 minutes before", "search", 70 * time.Minute, false},
+		{"the service's release three hours before", "cart", 3 * time.Hour, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fin := t0.Add(20*time.Minute - tc.gap)
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "HighLatency", Service: "cart", Namespace: "shop"}, nil)
+			ev.Series = []Series{creep}
+			ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: tc.service, Revision: "r9", PreviousRevision: "r8", StartedAt: &fin, FinishedAt: &fin}}}
+			got := false
+			for _, f := range detectMetricRegression(ev) {
+				got = got || strings.Contains(f.Statement, "Release r9")
+			}
+			if got != tc.want {
+				t.Errorf("release blamed = %v, want %v", got, tc.want)
 			}
 		})
 	}

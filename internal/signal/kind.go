@@ -126,6 +126,12 @@ func Classify(name string, labels map[string]string) Kind {
 			}
 		}
 	}
+	if Subsystem(n) == SubsystemRuntime && (strings.Contains(base, "_gc") || strings.Contains(base, "gc_")) {
+		// A language runtime's collector: its cycles and pauses are
+		// neither requests nor request latency (what they say about
+		// memory is read beside the runtime's memory series).
+		return Unknown
+	}
 	hasDuration := containsAny(base, durationWords...) || (strings.HasSuffix(base, "_seconds") || strings.HasSuffix(base, "_milliseconds")) && !containsAny(base, "cpu", "gc_", "uptime", "start_time", "age", "timestamp", "throttled")
 	switch {
 	case containsAny(base, "error", "5xx", "fail", "exception", "fault"):
@@ -234,4 +240,41 @@ var groupingWords = map[string]bool{"by": true, "without": true, "on": true, "ig
 
 func isIdentStart(c byte) bool {
 	return c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// Subsystems a metric's namespace (its first name segments) belongs to,
+// by the exporters and client libraries of the field. A series of a
+// language runtime, a datastore's exporter or the platform measures that
+// machinery, never the requests a service receives.
+const (
+	SubsystemApp       = ""
+	SubsystemRuntime   = "runtime"
+	SubsystemDatastore = "datastore"
+	SubsystemPlatform  = "platform"
+)
+
+var subsystemPrefixes = []struct {
+	prefix, subsystem string
+}{
+	{"go_", SubsystemRuntime}, {"jvm_", SubsystemRuntime}, {"process_", SubsystemRuntime}, {"python_", SubsystemRuntime},
+	{"nodejs_", SubsystemRuntime}, {"dotnet_", SubsystemRuntime}, {"ruby_", SubsystemRuntime}, {"erlang_vm_", SubsystemRuntime},
+	{"beam_", SubsystemRuntime}, {"php_", SubsystemRuntime}, {"process_runtime_", SubsystemRuntime},
+	{"pg_", SubsystemDatastore}, {"postgres_", SubsystemDatastore}, {"postgresql_", SubsystemDatastore}, {"cnpg_", SubsystemDatastore},
+	{"mysql_", SubsystemDatastore}, {"mysqld_", SubsystemDatastore}, {"redis_", SubsystemDatastore}, {"mongodb_", SubsystemDatastore},
+	{"memcached_", SubsystemDatastore}, {"elasticsearch_", SubsystemDatastore}, {"opensearch_", SubsystemDatastore},
+	{"rabbitmq_", SubsystemDatastore}, {"kafka_server_", SubsystemDatastore}, {"cassandra_", SubsystemDatastore}, {"etcd_", SubsystemDatastore},
+	{"node_", SubsystemPlatform}, {"container_", SubsystemPlatform}, {"kube_", SubsystemPlatform}, {"kubelet_", SubsystemPlatform},
+	{"machine_", SubsystemPlatform}, {"apiserver_", SubsystemPlatform}, {"coredns_", SubsystemPlatform},
+}
+
+// Subsystem is the subsystem a metric name belongs to, SubsystemApp for
+// an application's own instrumentation (http_, rpc_, business counters).
+func Subsystem(name string) string {
+	n := strings.ToLower(MetricName(name))
+	for _, p := range subsystemPrefixes {
+		if strings.HasPrefix(n, p.prefix) {
+			return p.subsystem
+		}
+	}
+	return SubsystemApp
 }

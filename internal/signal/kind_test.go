@@ -55,3 +55,26 @@ func TestMetricName(t *testing.T) {
 		t.Errorf("the rate of a duration's _count is traffic: got %q", got)
 	}
 }
+
+func TestSubsystemAndRuntimeCollector(t *testing.T) {
+	tests := []struct {
+		name      string
+		subsystem string
+		kind      Kind
+	}{
+		{"go_gc_duration_seconds_count", SubsystemRuntime, Unknown},
+		{"rate(jvm_gc_pause_seconds_count[5m])", SubsystemRuntime, Unknown},
+		{"pg_stat_statements_calls_total", SubsystemDatastore, Traffic},
+		{"node_network_receive_bytes_total", SubsystemPlatform, Unknown},
+		{"http_server_request_duration_seconds_count", SubsystemApp, Traffic},
+		{"checkout_orders_total", SubsystemApp, Unknown},
+	}
+	for _, tc := range tests {
+		if got := Subsystem(tc.name); got != tc.subsystem {
+			t.Errorf("Subsystem(%s) = %q, want %q", tc.name, got, tc.subsystem)
+		}
+		if got := Classify(tc.name, nil); got != tc.kind {
+			t.Errorf("Classify(%s) = %q, want %q", tc.name, got, tc.kind)
+		}
+	}
+}
