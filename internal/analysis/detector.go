@@ -95,9 +95,11 @@ type Finding struct {
 }
 
 func (f *Finding) validated(text string, c ...Cite) {
-	if i := slices.IndexFunc(f.Validated, func(v Claim) bool { return v.Text == text }); i >= 0 {
-		// The same fact seen again (the same line from another pod or
-		// query): one claim citing every pin, not the claim repeated.
+	key := logTemplate(text)
+	if i := slices.IndexFunc(f.Validated, func(v Claim) bool { return v.Text == text || logTemplate(v.Text) == key }); i >= 0 {
+		// The same fact seen again (the same line from another pod, the
+		// same message with another request id): one claim citing every
+		// pin, not the claim repeated.
 		f.Validated[i].PinIDs = appendUnique(f.Validated[i].PinIDs, citePins(c...)...)
 	} else {
 		f.Validated = append(f.Validated, Claim{Text: text, PinIDs: citePins(c...)})

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,18 @@ func TestCreepingLatencyKeepsTheServicesEarlierRelease(t *testing.T) {
 				t.Errorf("release blamed = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestValidatedMergesOneFactSeenAgain(t *testing.T) {
+	var f Finding
+	f.validated(`log (a): “submit batch CB-88135 failed: tls: expired certificate”`, Cite{PinIDs: []string{"p1"}})
+	f.validated(`log (a): “submit batch CB-88138 failed: tls: expired certificate”`, Cite{PinIDs: []string{"p2"}})
+	f.validated(`log (a): “connection refused by ledger”`, Cite{PinIDs: []string{"p3"}})
+	if len(f.Validated) != 2 {
+		t.Fatalf("claims = %d (%v), want 2: one per fact", len(f.Validated), f.Validated)
+	}
+	if got := f.Validated[0].PinIDs; !slices.Equal(got, []string{"p1", "p2"}) {
+		t.Errorf("merged claim cites %v, want both pins", got)
 	}
 }
