@@ -242,6 +242,11 @@ func TestKubernetesDetectors(t *testing.T) {
 	pullPod.Conditions = []facts.Condition{{Type: "Ready", Status: "False"}}
 	pullPod.Containers = []facts.Container{{Name: "api", State: "waiting", Reason: "ImagePullBackOff", Message: `Back-off pulling image "reg/api:9.9": unauthorized: authentication required`}}
 
+	registryDownPod := healthyPod("api-7c4-new3")
+	registryDownPod.Phase, registryDownPod.Ready, registryDownPod.StartTime = "Pending", false, at(-10)
+	registryDownPod.Conditions = []facts.Condition{{Type: "Ready", Status: "False"}}
+	registryDownPod.Containers = []facts.Container{{Name: "api", State: "waiting", Reason: "ImagePullBackOff", Message: `Back-off pulling image "images.registry.example/shop/api:9.9": unexpected status from HEAD request to https://images.registry.example/v2/shop/api/manifests/9.9: 503 Service Unavailable`}}
+
 	crashPod := healthyPod("api-7c4-new2")
 	crashPod.Ready, crashPod.StartTime = false, at(-10)
 	crashPod.Conditions = []facts.Condition{{Type: "Ready", Status: "False"}}
@@ -281,6 +286,11 @@ func TestKubernetesDetectors(t *testing.T) {
 				pin(t, "dep", "list_deployments", "k8s", facts.KeyDeployments, dep(2, 1)),
 			}
 		}, want{mode: ModeImagePull, category: catConfig, entity: "deployment/shop/api", has: []string{"reg/api:9.9", "unauthorized", "old ReplicaSet api-5d9"}, ruledOut: []string{"OOM"}}},
+		{"image pull from a failing registry", func(t *testing.T) []*evidencev1.EvidencePin {
+			return []*evidencev1.EvidencePin{
+				pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{registryDownPod, healthyPod("api-5d9-old")}),
+			}
+		}, want{mode: ModeImagePull, category: catDependency, entity: "host/images.registry.example", has: []string{"503 service unavailable", "images.registry.example"}}},
 		{"crashloop from a code panic", func(t *testing.T) []*evidencev1.EvidencePin {
 			return []*evidencev1.EvidencePin{
 				pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{crashPod}),
@@ -364,13 +374,22 @@ func TestKubernetesDetectors(t *testing.T) {
 				pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, readyNodes()),
 				noData("ev", "get_events"),
 			}
-		}, want{mode: ModeHealthy, category: catHealthy, healthy: true, has: []string{"No failure detected", "no Warning events"}}},
+		}, want{mode: ModeHealthy, category: catUnknown, healthy: true, has: []string{"No failure detected", "no Warning events", "not a clean bill of health"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res, d := analyze(t, &investigationv1.Alert{Namespace: "shop", Service: "api"}, c.pins(t)...)
 			check(t, res, d, c.want)
 		})
+	}
+	// The same evidence under an alert whose own state says its rule is
+	// not firing (a scheduled check that reports normal): healthy.
+	for _, state := range []string{"normal", "OK"} {
+		res, d := analyze(t, &investigationv1.Alert{Namespace: "shop", Service: "api", State: state},
+			pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{healthyPod("api-5d9-a"), healthyPod("api-5d9-b")}),
+			pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, readyNodes()),
+			noData("ev", "get_events"))
+		check(t, res, d, want{mode: ModeHealthy, category: catHealthy, healthy: true, has: []string{"No failure detected", "no Warning events"}})
 	}
 }
 
@@ -653,5 +672,53 @@ func BenchmarkAnalyze(b *testing.B) {
 		if _, err := Analyze(context.Background(), Input{Pins: pins}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestHealthyNeedsTheAlertsConditionGone(t *testing.T) {
+	cordoned := readyNodes()
+	cordoned[1].Unschedulable = true
+	pods := []facts.Pod{healthyPod("api-5d9-a"), healthyPod("api-5d9-b")}
+	tests := []struct {
+		name     string
+		alert    *investigationv1.Alert
+		pins     func(t *testing.T) []*evidencev1.EvidencePin
+		wantMode string
+	}{
+		{"the rule the payload describes firing at delivery does not veto", &investigationv1.Alert{Namespace: "shop", Service: "api", State: "normal"},
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{
+					pin(t, "pods", "list_pods", "k8s", facts.KeyPods, pods),
+					pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, readyNodes()),
+					pin(t, "mon", "list_monitors", "alert", facts.KeyMonitors, []facts.Monitor{{Name: "ApiDown", State: "firing"}}),
+				}
+			}, ModeHealthy},
+		{"a rules API that says the rule fires vetoes", &investigationv1.Alert{Namespace: "shop", Service: "api", State: "normal"},
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{
+					pin(t, "pods", "list_pods", "k8s", facts.KeyPods, pods),
+					pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, readyNodes()),
+					pin(t, "mon", "list_monitors", "grafana", facts.KeyMonitors, []facts.Monitor{{Name: "ApiDown", State: "firing"}}),
+				}
+			}, ""},
+		{"the node the alert names is still cordoned", &investigationv1.Alert{State: "normal", Labels: map[string]string{"node": "node-b"}},
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{
+					pin(t, "pods", "list_pods", "k8s", facts.KeyPods, pods),
+					pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, cordoned),
+				}
+			}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := analyze(t, tc.alert, tc.pins(t)...)
+			healthy := false
+			for _, f := range res.Findings {
+				healthy = healthy || f.Mode == ModeHealthy
+			}
+			if want := tc.wantMode == ModeHealthy; healthy != want {
+				t.Errorf("healthy finding = %v, want %v (findings %v)", healthy, want, res.Findings)
+			}
+		})
 	}
 }

@@ -262,7 +262,7 @@ func TestAnomalyFallbackWithAllDetectors(t *testing.T) {
 // and absence of data stays unknown without a made-up entity.
 func TestAnomalyFallbackBoundaries(t *testing.T) {
 	t.Run("healthy stays healthy", func(t *testing.T) {
-		_, d := analyze(t, nil,
+		_, d := analyze(t, &investigationv1.Alert{AlertName: "WebHealthCheck", State: "ok"},
 			pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{healthyPod("web-1"), healthyPod("web-2")}),
 			pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, readyNodes()),
 			pin(t, "m", "query_prometheus", "prometheus", facts.KeySeries, []facts.Series{metric("http_requests_total:rate", map[string]string{"service": "web"}, 10, 11, 10, 12, 11, 10)}))

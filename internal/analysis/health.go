@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,6 +49,27 @@ func (ev *Evidence) workloadEntity() string {
 	}
 	return deploymentEntity(ns, w)
 }
+
+// alertStateNormal: the alert's payload itself says its rule is not
+// firing (a scheduled check reporting "normal", a resolved notification).
+func (ev *Evidence) alertStateNormal() bool {
+	if ev.Alert == nil {
+		return false
+	}
+	if ev.Alert.GetResolved() {
+		return true
+	}
+	switch strings.ToLower(strings.TrimSpace(ev.Alert.GetState())) {
+	case "normal", "ok", "inactive", "resolved", "recovered":
+		return true
+	}
+	return false
+}
+
+// fromAlert: the monitor is the rule the alert payload itself describes
+// (no rules API behind it): its state is the alert's at delivery, which
+// says nothing of whether the condition still holds.
+func (m Monitor) fromAlert() bool { return slices.Contains(m.Sources, "alert") }
 
 // monitorsOK adds a claim when every monitor is OK; it reports whether all
 // queried monitors are OK (false when none were queried).
@@ -469,8 +491,13 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	if ok, _ := ev.nodesReady(); !ok {
 		return nil
 	}
+	for _, n := range ev.Nodes {
+		if n.Unschedulable && ev.namedByAlert([]string{n.Name}) {
+			return nil // the node the alert is about is still cordoned: its condition holds
+		}
+	}
 	for _, m := range ev.Monitors {
-		if !strings.EqualFold(m.State, "OK") {
+		if !strings.EqualFold(m.State, "OK") && !m.fromAlert() {
 			return nil
 		}
 	}
@@ -483,7 +510,10 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	f := healthyFinding(ModeHealthy, ent, 0.7)
 	var parts []string
 	kinds := ev.alertSymptoms()
-	unobserved := len(kinds) > 0 && len(ev.alertedSeries(kinds)) == 0
+	// The alert's condition must be seen to be gone: in the series of what
+	// it measures, or, when what it measures is not known (a business
+	// monitor, a vendor check), in its own payload's state.
+	unobserved := len(kinds) > 0 && len(ev.alertedSeries(kinds)) == 0 || len(kinds) == 0 && !ev.alertStateNormal()
 	if recent := ev.recentWarnings(); len(recent) > 0 {
 		// A warning burst that left no trace: every pod Ready with 0
 		// restarts and every node Ready. Weaker than a clean bill.

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -310,7 +311,28 @@ func detectOOM(ev *Evidence) []Finding {
 
 var imageRe = regexp.MustCompile(`(?i)image "?([^"\s]+[^"\s:.,])"?`)
 
-var pullErrors = []string{"manifest unknown", "not found", "unauthorized", "pull access denied", "no basic auth credentials", "toomanyrequests", "x509", "i/o timeout", "no such host", "repository does not exist", "denied"}
+var pullErrors = []string{"manifest unknown", "not found", "unauthorized", "pull access denied", "no basic auth credentials", "toomanyrequests", "x509", "i/o timeout", "no such host", "repository does not exist", "denied",
+	"500 internal server error", "502 bad gateway", "503 service unavailable", "504 gateway timeout", "connection refused", "connection reset"}
+
+// registrySide are the pull errors in which the registry itself fails (it
+// is down, overloaded or rate-limits), not the reference or the
+// credentials: the cause-to-effect row is a dependency failure of the
+// registry host, whatever the image.
+var registrySide = map[string]bool{
+	"500 internal server error": true, "502 bad gateway": true, "503 service unavailable": true, "504 gateway timeout": true,
+	"connection refused": true, "connection reset": true, "i/o timeout": true, "toomanyrequests": true,
+}
+
+// registryHost is the registry an image reference names ("" for Docker
+// Hub's short names).
+func registryHost(image string) string {
+	first, _, ok := strings.Cut(image, "/")
+	if !ok || !strings.ContainsAny(first, ".:") && first != "localhost" {
+		return ""
+	}
+	host, _, _ := strings.Cut(first, ":")
+	return strings.ToLower(host)
+}
 
 func detectImagePull(ev *Evidence) []Finding {
 	type group struct {
@@ -424,6 +446,22 @@ func detectImagePull(ev *Evidence) []Finding {
 			"Roll back the deployment: kubectl rollout undo deployment/" + w,
 		}
 		f.Signals = []string{g.reason, "image pull", g.image}
+		if host := registryHost(g.image); registrySide[g.detail] && host != "" {
+			// The registry fails, not the reference: the same image pulls
+			// once the registry answers again.
+			f.Category, f.Entity = catDependency, "host/"+host
+			f.Statement = fmt.Sprintf("The image registry %s is failing: %s are stuck in %s because the registry answers '%s' when kubelet pulls %s", host, strings.TrimPrefix(strings.TrimPrefix(who, "Pods "), "Pod "), g.reason, g.detail, img)
+			f.Inferred = slices.DeleteFunc(f.Inferred, func(c Claim) bool { return strings.HasPrefix(c.Text, "The deployed image reference") })
+			f.inferred(fmt.Sprintf("The registry %s answers '%s': it is down or overloaded; the reference %s itself is not in question", host, g.detail, g.image))
+			f.Chain = []string{
+				"Kubelet asks the runtime to pull " + g.image,
+				fmt.Sprintf("The registry %s answers '%s'", host, g.detail),
+				"Kubelet retries with back-off: " + g.reason,
+				"Pods that need the image (a rollout, a scale-out, a rescheduled pod) never start",
+			}
+			f.Remediation = []string{"Pull from a mirror or pre-pulled cache of " + host + " until it recovers", "Keep running pods where they are (pause rollouts and node drains) while the registry is failing"}
+			f.Signals = append(f.Signals, "registry unavailable")
+		}
 		out = append(out, f)
 	}
 	return out
