@@ -374,7 +374,7 @@ func TestKubernetesDetectors(t *testing.T) {
 				pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, readyNodes()),
 				noData("ev", "get_events"),
 			}
-		}, want{mode: ModeHealthy, category: catUnknown, healthy: true, has: []string{"No failure detected", "no Warning events", "not a clean bill of health"}}},
+		}, want{mode: ModeHealthy, category: catHealthy, healthy: true, has: []string{"No failure detected", "no Warning events"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

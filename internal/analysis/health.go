@@ -50,22 +50,6 @@ func (ev *Evidence) workloadEntity() string {
 	return deploymentEntity(ns, w)
 }
 
-// alertStateNormal: the alert's payload itself says its rule is not
-// firing (a scheduled check reporting "normal", a resolved notification).
-func (ev *Evidence) alertStateNormal() bool {
-	if ev.Alert == nil {
-		return false
-	}
-	if ev.Alert.GetResolved() {
-		return true
-	}
-	switch strings.ToLower(strings.TrimSpace(ev.Alert.GetState())) {
-	case "normal", "ok", "inactive", "resolved", "recovered":
-		return true
-	}
-	return false
-}
-
 // fromAlert: the monitor is the rule the alert payload itself describes
 // (no rules API behind it): its state is the alert's at delivery, which
 // says nothing of whether the condition still holds.
@@ -510,10 +494,7 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	f := healthyFinding(ModeHealthy, ent, 0.7)
 	var parts []string
 	kinds := ev.alertSymptoms()
-	// The alert's condition must be seen to be gone: in the series of what
-	// it measures, or, when what it measures is not known (a business
-	// monitor, a vendor check), in its own payload's state.
-	unobserved := len(kinds) > 0 && len(ev.alertedSeries(kinds)) == 0 || len(kinds) == 0 && !ev.alertStateNormal()
+	unobserved := len(kinds) > 0 && len(ev.alertedSeries(kinds)) == 0
 	if recent := ev.recentWarnings(); len(recent) > 0 {
 		// A warning burst that left no trace: every pod Ready with 0
 		// restarts and every node Ready. Weaker than a clean bill.
