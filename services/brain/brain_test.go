@@ -636,28 +636,39 @@ func TestGatewaySubmitAlert(t *testing.T) {
 
 // TestExhaustedRequestsWidenScope: when the critic only asks for calls that
 // already ran, the supervisor runs the router's next unexecuted tools instead.
+// TestExhaustedRequestsWidenScope: the critic decides whether the scope
+// widens (WidenScope); the brain completes a widening it decided with the
+// router's selection and never widens on its own.
 func TestExhaustedRequestsWidenScope(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.critic.review = func(round int32, _ *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview {
-		if round == 1 {
-			return &investigationv1.CriticReview{Action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, Round: round,
-				Objections: []*investigationv1.Objection{{Check: "weak", RequestedIntents: []string{"check_pod_status"}}}}
-		}
-		return &investigationv1.CriticReview{Score: 0.9, Action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, Round: round}
-	}
-	alerts, _ := intake.Parse([]byte(crashAlert), "")
-	rec, err := h.svc.Investigate(testCtx(t), alerts[0], "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(h.tools.intents(), ","); got != "check_pod_status,fetch_pod_logs,get_events,query_prometheus" {
-		t.Fatalf("calls %s", got)
-	}
-	if o := rec.GetToolCalls()[2].GetOrigin(); o != originExpand {
-		t.Errorf("origin %q", o)
-	}
-	if rec.GetDiagnosis().GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED {
-		t.Errorf("status %v", rec.GetDiagnosis().GetStatus())
+	for _, widen := range []bool{true, false} {
+		t.Run(fmt.Sprint("widen=", widen), func(t *testing.T) {
+			h := newHarness(t, harnessOpts{})
+			h.critic.review = func(round int32, _ *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview {
+				if round == 1 {
+					return &investigationv1.CriticReview{Action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, Round: round, WidenScope: widen,
+						Objections: []*investigationv1.Objection{{Check: "weak", RequestedIntents: []string{"check_pod_status"}}}}
+				}
+				return &investigationv1.CriticReview{Score: 0.9, Action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, Round: round}
+			}
+			alerts, _ := intake.Parse([]byte(crashAlert), "")
+			rec, err := h.svc.Investigate(testCtx(t), alerts[0], "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "check_pod_status,fetch_pod_logs,check_pod_status" // the repeated request, then the stagnation breaker
+			if widen {
+				want = "check_pod_status,fetch_pod_logs,get_events,query_prometheus"
+			}
+			if got := strings.Join(h.tools.intents(), ","); got != want {
+				t.Fatalf("calls %s, want %s", got, want)
+			}
+			if o := rec.GetToolCalls()[len(rec.GetToolCalls())-1].GetOrigin(); (o == originExpand) != widen {
+				t.Errorf("last call's origin %q with widen=%v", o, widen)
+			}
+			if rec.GetDiagnosis().GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED {
+				t.Errorf("status %v", rec.GetDiagnosis().GetStatus())
+			}
+		})
 	}
 }
 

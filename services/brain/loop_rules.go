@@ -239,12 +239,15 @@ func (s *Service) requestedCalls(ctx context.Context, st *invState, review *inve
 	if len(fresh) > 0 {
 		return fresh
 	}
-	// Everything requested already ran: widen the scope with the most relevant
-	// tools that have not run yet: the answer may lie outside the first
-	// scope. When there is none,
-	// the repeated calls go ahead and the stagnation breaker ends the loop.
-	if alt := s.alternatives(ctx, st, 3); len(alt) > 0 {
-		return alt
+	// The critic decided to widen the scope and its own tools are used up
+	// or repeat calls made: the brain completes the widening with the
+	// router's most relevant tools that have not run yet. Otherwise (or
+	// when there is none) the repeated calls go ahead and the stagnation
+	// breaker ends the loop.
+	if review.GetWidenScope() {
+		if alt := s.alternatives(ctx, st, 3); len(alt) > 0 {
+			return alt
+		}
 	}
 	return calls
 }

@@ -139,6 +139,9 @@ func TestGatherMoreWidensBeyondExecutedTools(t *testing.T) {
 	if in := requested(resp); !containsStr(in, "fetch_pod_logs") || containsStr(in, "query_prometheus") {
 		t.Fatalf("requested %v", in)
 	}
+	if resp.GetReview().GetWidenScope() {
+		t.Fatal("widened the scope while a requested tool had not run")
+	}
 	// Once the suggested tools ran, the critic widens to tools that have not.
 	pins = append(pins, validated(newPin("l", "fetch_pod_logs", nil, noData()), roleInfo))
 	resp, err = s.ReviewHypotheses(context.Background(), &criticv1.ReviewHypothesesRequest{SessionId: "w", Pins: pins, Hypotheses: &investigationv1.HypothesisSet{}, Round: 2})
@@ -147,5 +150,18 @@ func TestGatherMoreWidensBeyondExecutedTools(t *testing.T) {
 	}
 	if in := requested(resp); !containsStr(in, "list_pods") {
 		t.Fatalf("requested %v", in)
+	}
+	if !resp.GetReview().GetWidenScope() {
+		t.Fatal("the decision to widen is not in the review")
+	}
+	// Every available tool of the discovery order ran: the decision stands
+	// without candidates of the critic's own (the brain completes it).
+	pins = append(pins, validated(newPin("p", "list_pods", nil, noData()), roleInfo))
+	resp, err = s.ReviewHypotheses(context.Background(), &criticv1.ReviewHypothesesRequest{SessionId: "w", Pins: pins, Hypotheses: &investigationv1.HypothesisSet{}, Round: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.GetReview().GetWidenScope() || resp.GetReview().GetAction() != investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE {
+		t.Fatalf("exhausted scope: widen %v, %s", resp.GetReview().GetWidenScope(), resp.GetReview().GetSummary())
 	}
 }

@@ -363,12 +363,15 @@ func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64,
 		return
 	case round < int32(s.cfg.MaxRounds):
 		review.Action = investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE
-		// Asking again for tools that already ran only replays them: widen
-		// the search to available tools that have not run yet.
+		// Asking again for tools that already ran only replays them: the
+		// critic decides to widen the search (the one place this is
+		// decided; the brain consumes WidenScope) and asks first for the
+		// available tools of its discovery order that have not run yet.
 		fresh := false
 		for _, i := range intents {
 			fresh = fresh || !executed[i]
 		}
+		review.WidenScope = !fresh
 		if !fresh {
 			var widen []string
 			for _, i := range discoveryOrder {

@@ -1205,8 +1205,16 @@ type CriticReview struct {
 	Threshold  float64      `protobuf:"fixed64,6,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	// The hypothesis the review is about, possibly re-ranked.
 	LeadingHypothesisId string `protobuf:"bytes,7,opt,name=leading_hypothesis_id,json=leadingHypothesisId,proto3" json:"leading_hypothesis_id,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The critic's decision to widen the scope (GATHER_MORE only): nothing
+	// its objections ask for is new (every requested tool already ran), so
+	// the evidence may lie outside the first scope. The critic adds the
+	// unexplored tools of its discovery order to the requests; when those
+	// too are used up or repeat calls already made, the brain completes the
+	// widening with the router's selection. The brain never widens on its
+	// own: this flag is the one place the decision is made.
+	WidenScope    bool `protobuf:"varint,8,opt,name=widen_scope,json=widenScope,proto3" json:"widen_scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CriticReview) Reset() {
@@ -1286,6 +1294,13 @@ func (x *CriticReview) GetLeadingHypothesisId() string {
 		return x.LeadingHypothesisId
 	}
 	return ""
+}
+
+func (x *CriticReview) GetWidenScope() bool {
+	if x != nil {
+		return x.WidenScope
+	}
+	return false
 }
 
 // Claim is an atomic, checkable assertion with the pins that back it.
@@ -2779,7 +2794,7 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x06passed\x18\x02 \x01(\bR\x06passed\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\x12\x17\n" +
 	"\apin_ids\x18\x04 \x03(\tR\x06pinIds\x12+\n" +
-	"\x11requested_intents\x18\x05 \x03(\tR\x10requestedIntents\"\xab\x02\n" +
+	"\x11requested_intents\x18\x05 \x03(\tR\x10requestedIntents\"\xcc\x02\n" +
 	"\fCriticReview\x12\x14\n" +
 	"\x05score\x18\x01 \x01(\x01R\x05score\x12>\n" +
 	"\x06action\x18\x02 \x01(\x0e2&.rcamesh.investigation.v1.CriticActionR\x06action\x12C\n" +
@@ -2789,7 +2804,9 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\asummary\x18\x04 \x01(\tR\asummary\x12\x14\n" +
 	"\x05round\x18\x05 \x01(\x05R\x05round\x12\x1c\n" +
 	"\tthreshold\x18\x06 \x01(\x01R\tthreshold\x122\n" +
-	"\x15leading_hypothesis_id\x18\a \x01(\tR\x13leadingHypothesisId\"u\n" +
+	"\x15leading_hypothesis_id\x18\a \x01(\tR\x13leadingHypothesisId\x12\x1f\n" +
+	"\vwiden_scope\x18\b \x01(\bR\n" +
+	"widenScope\"u\n" +
 	"\x05Claim\x12\x14\n" +
 	"\x05claim\x18\x01 \x01(\tR\x05claim\x12=\n" +
 	"\x06status\x18\x02 \x01(\x0e2%.rcamesh.investigation.v1.ClaimStatusR\x06status\x12\x17\n" +
