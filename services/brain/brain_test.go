@@ -744,3 +744,42 @@ func TestRejectionLimitEndsNeedsReview(t *testing.T) {
 		t.Errorf("the remaining gap is not among the unknowns: %v", rec.GetDiagnosis().GetUnknowns())
 	}
 }
+
+// TestEvidenceModelOncePerEvidenceState: the follow-ups, the review, the
+// proposed diagnosis and the diagnose stage share one analysis of the pins
+// while the pins do not change; a round that brings new pins analyses again.
+func TestEvidenceModelOncePerEvidenceState(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rounds int32
+		want   int64
+	}{
+		{"accepted in round 1", 1, 1},
+		{"a second round with new evidence", 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{})
+			h.critic.review = func(round int32, _ *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview {
+				if round < tc.rounds {
+					return &investigationv1.CriticReview{Score: 0.5, Action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, Round: round,
+						Objections: []*investigationv1.Objection{{Check: "evidence_not_concrete", RequestedIntents: []string{"get_events"}}}}
+				}
+				return &investigationv1.CriticReview{Score: 0.9, Action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, Round: round}
+			}
+			alerts, _ := intake.Parse([]byte(crashAlert), "")
+			rec, err := h.svc.Investigate(testCtx(t), alerts[0], "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.critic.mu.Lock()
+			accepts := h.critic.accepts
+			h.critic.mu.Unlock()
+			if rec.GetLoops() != tc.rounds || accepts != 1 || stageStatus(rec, stageDiagnose) != "ok" {
+				t.Fatalf("loops %d, %d conclusion requests, diagnose %q", rec.GetLoops(), accepts, stageStatus(rec, stageDiagnose))
+			}
+			if got := h.svc.analyses.Load(); got != tc.want {
+				t.Fatalf("analysis ran %d times over %d evidence states", got, tc.want)
+			}
+		})
+	}
+}

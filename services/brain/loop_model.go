@@ -39,13 +39,7 @@ type conversation struct {
 // a degraded result that keeps every pin gathered so far.
 func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 	tools := s.selectTools(ctx, st)
-	if !st.loop.Seeded {
-		st.loop.Seeded = true
-		st.loop.Pending = planCalls(st.rec.GetPlan())
-		for i := range st.loop.Pending {
-			st.loop.Pending[i].Origin = originSeed
-		}
-	}
+	st.seed()
 	if st.loop.Round == 0 && !st.loop.Done {
 		// Seed calls: free evidence before the model's first turn.
 		if _, err := s.runPending(ctx, st, 0, nil); err != nil {
@@ -101,7 +95,7 @@ func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 	}
 	// One review round over the final evidence, for the record and the report.
 	if !st.loop.Degraded || len(st.pins) > 0 {
-		if _, err := s.synthesizeAndReview(ctx, st); err != nil && ctx.Err() != nil {
+		if _, err := s.reviewHypotheses(ctx, st); err != nil && ctx.Err() != nil {
 			return "", ctx.Err()
 		} else if isDependencyFailure(err) {
 			return "", err
