@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -781,5 +782,33 @@ func TestEvidenceModelOncePerEvidenceState(t *testing.T) {
 				t.Fatalf("analysis ran %d times over %d evidence states", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNextCallsTellTheCritic: the rules loop tells the critic, per intent,
+// whether a call for it now would be new or repeat a call made; the critic
+// decides scope widening from that account.
+func TestNextCallsTellTheCritic(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	var next *criticv1.NextCalls
+	h.critic.review = func(round int32, req *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview {
+		if round == 1 {
+			next = req.GetNextCalls()
+		}
+		return &investigationv1.CriticReview{Score: 0.9, Action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, Round: round}
+	}
+	alerts, _ := intake.Parse([]byte(crashAlert), "")
+	if _, err := h.svc.Investigate(testCtx(t), alerts[0], ""); err != nil {
+		t.Fatal(err)
+	}
+	if next == nil {
+		t.Fatal("the rules loop sent no account of its next calls")
+	}
+	ran := h.tools.intents()[0]
+	if !slices.Contains(next.GetRepeatIntents(), ran) || slices.Contains(next.GetFreshIntents(), ran) {
+		t.Errorf("%s ran in round 1 but is not a repeat: %v", ran, next)
+	}
+	if !slices.Contains(next.GetFreshIntents(), "get_events") {
+		t.Errorf("get_events has not run but is not new: %v", next)
 	}
 }

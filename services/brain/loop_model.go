@@ -95,7 +95,7 @@ func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 	}
 	// One review round over the final evidence, for the record and the report.
 	if !st.loop.Degraded || len(st.pins) > 0 {
-		if _, err := s.reviewHypotheses(ctx, st); err != nil && ctx.Err() != nil {
+		if _, err := s.reviewHypotheses(ctx, st, false); err != nil && ctx.Err() != nil {
 			return "", ctx.Err()
 		} else if isDependencyFailure(err) {
 			return "", err

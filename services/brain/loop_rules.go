@@ -60,7 +60,7 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 			st.loop.Progressed = true
 		}
 		final, reason := s.forcedFinal(st)
-		review, err := s.reviewHypotheses(ctx, st)
+		review, err := s.reviewHypotheses(ctx, st, true)
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}

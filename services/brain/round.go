@@ -144,8 +144,10 @@ func cloneAll[T proto.Message](in []T) []T {
 	return out
 }
 
-// reviewHypotheses ranks hypotheses over the pins and has the critic review them.
-func (s *Service) reviewHypotheses(ctx context.Context, st *invState) (*investigationv1.CriticReview, error) {
+// reviewHypotheses ranks hypotheses over the pins and has the critic review
+// them. withNext tells the critic what the loop can still fetch (the rules
+// loop, which acts on the critic's requests and its scope decision).
+func (s *Service) reviewHypotheses(ctx context.Context, st *invState, withNext bool) (*investigationv1.CriticReview, error) {
 	st.refreshPins(ctx, s)
 	_, res, err := s.evidence(ctx, st)
 	if err != nil {
@@ -155,11 +157,15 @@ func (s *Service) reviewHypotheses(ctx context.Context, st *invState) (*investig
 	st.loop.Unknowns = res.Unknowns
 	round := int32(len(st.rec.GetHypothesisRounds()) + 1)
 	set := &investigationv1.HypothesisSet{Hypotheses: res.Hypotheses, Round: round}
+	req := &criticv1.ReviewHypothesesRequest{
+		SessionId: st.rec.GetSessionId(), Hypotheses: set, Alert: st.rec.GetAlert(), Round: round, Pins: st.pins,
+	}
+	if withNext {
+		req.NextCalls = s.nextCalls(ctx, st)
+	}
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
-	resp, err := s.clients.Critic.ReviewHypotheses(cctx, &criticv1.ReviewHypothesesRequest{
-		SessionId: st.rec.GetSessionId(), Hypotheses: set, Alert: st.rec.GetAlert(), Round: round, Pins: st.pins,
-	})
+	resp, err := s.clients.Critic.ReviewHypotheses(cctx, req)
 	if err != nil {
 		if isUnavailable(err) {
 			return nil, unavailable("critic", fmt.Errorf("critic.ReviewHypotheses: %w", err))

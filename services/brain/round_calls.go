@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
@@ -299,49 +302,102 @@ func (s *Service) requestedCalls(ctx context.Context, st *invState, review *inve
 	return calls
 }
 
+// callsFor turns intents into the calls the loop makes for them; an intent
+// the evidence cannot parameterise stays an unknown. When none of the
+// critic's intents can be called, the plan's actions that have not run are
+// the calls.
 func (s *Service) callsFor(ctx context.Context, st *invState, intents []string, origin string) []pendingCall {
 	var out []pendingCall
 	for _, in := range intents {
-		if in == "" || (in == intentReinvestigate && st.isSub()) {
-			continue
-		}
-		// A planned action keeps the router's parameters.
-		var params map[string]any
-		for _, a := range st.rec.GetPlan().GetActions() {
-			if a.GetIntent() == in && !st.executed(callKey(in, structMap(a.GetParams()))) {
-				params = structMap(a.GetParams())
-				break
-			}
-		}
-		if params == nil {
-			params = s.inferParams(ctx, st, in)
-			// A metrics request without an expression of its own: discover
-			// the scope's metrics instead of guessing a PromQL name.
-			if q, _ := params["query"].(string); in == intentPromQL && !looksLikePromQL(q) {
-				if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSurveyMetrics]; ok {
-					in = intentSurveyMetrics
-					params = s.inferParams(ctx, st, in)
-				}
-			}
-		}
-		if miss := s.missingRequired(ctx, st, in, params); miss != "" {
+		c, miss := s.callFor(ctx, st, in, origin)
+		switch {
+		case miss != "":
 			// A follow-up the evidence cannot parameterise (logs of a pod
 			// when no pod is known) would only fail at the tool: it is
 			// not made, and the gap stays an unknown.
-			st.loop.Unknowns = appendUnique(st.loop.Unknowns, fmt.Sprintf("%s needs %s, which no evidence names", in, miss))
-			continue
+			st.loop.Unknowns = appendUnique(st.loop.Unknowns, fmt.Sprintf("%s needs %s, which no evidence names", c.Intent, miss))
+		case c.Intent != "":
+			out = append(out, c)
 		}
-		out = append(out, pendingCall{Intent: in, Params: params, Origin: origin})
 	}
 	if len(out) == 0 && origin == originCritic {
-		for _, c := range planCalls(st.rec.GetPlan()) {
-			if !st.executed(callKey(c.Intent, c.Params)) {
-				c.Origin = originPlan
-				out = append(out, c)
+		out = st.unrunPlanCalls()
+	}
+	return out
+}
+
+// callFor is the call the loop would make for intent now, with no side
+// effect: c.Intent is empty when the intent is not run here, and miss names
+// the required parameter no evidence supplies (c is then not to be made).
+func (s *Service) callFor(ctx context.Context, st *invState, in, origin string) (c pendingCall, miss string) {
+	if in == "" || (in == intentReinvestigate && st.isSub()) {
+		return pendingCall{}, ""
+	}
+	// A planned action keeps the router's parameters.
+	var params map[string]any
+	for _, a := range st.rec.GetPlan().GetActions() {
+		if a.GetIntent() == in && !st.executed(callKey(in, structMap(a.GetParams()))) {
+			params = structMap(a.GetParams())
+			break
+		}
+	}
+	if params == nil {
+		params = s.inferParams(ctx, st, in)
+		// A metrics request without an expression of its own: discover
+		// the scope's metrics instead of guessing a PromQL name.
+		if q, _ := params["query"].(string); in == intentPromQL && !looksLikePromQL(q) {
+			if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSurveyMetrics]; ok {
+				in = intentSurveyMetrics
+				params = s.inferParams(ctx, st, in)
 			}
 		}
 	}
+	return pendingCall{Intent: in, Params: params, Origin: origin}, s.missingRequired(ctx, st, in, params)
+}
+
+// unrunPlanCalls are the plan's actions that have not run.
+func (st *invState) unrunPlanCalls() []pendingCall {
+	var out []pendingCall
+	for _, c := range planCalls(st.rec.GetPlan()) {
+		if !st.executed(callKey(c.Intent, c.Params)) {
+			c.Origin = originPlan
+			out = append(out, c)
+		}
+	}
 	return out
+}
+
+// nextCalls is the loop's account, for the critic, of what a call for each
+// intent would be now (the registry's intents and every typed intent): new
+// evidence, a repeat of a call made, or not callable (left out); and whether
+// an unrun planned action would be new. The critic decides scope widening
+// from it (CriticReview.widen_scope).
+func (s *Service) nextCalls(ctx context.Context, st *invState) *criticv1.NextCalls {
+	names := map[string]bool{}
+	for _, n := range intent.All {
+		names[n.String()] = true
+	}
+	for n := range s.toolDefs(ctx, st.rec.GetSessionId()) {
+		names[n] = true
+	}
+	next := &criticv1.NextCalls{}
+	for _, in := range slices.Sorted(maps.Keys(names)) {
+		c, miss := s.callFor(ctx, st, in, originCritic)
+		switch {
+		case c.Intent == "" || miss != "":
+		case st.ranEquivalent(c):
+			next.RepeatIntents = append(next.RepeatIntents, in)
+		default:
+			next.FreshIntents = append(next.FreshIntents, in)
+		}
+	}
+	for _, c := range st.unrunPlanCalls() {
+		if !st.ranEquivalent(c) {
+			next.PlanHasFreshCalls = true
+			break
+		}
+	}
+	return next
 }
 
 const (

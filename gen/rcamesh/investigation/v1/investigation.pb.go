@@ -1205,13 +1205,13 @@ type CriticReview struct {
 	Threshold  float64      `protobuf:"fixed64,6,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	// The hypothesis the review is about, possibly re-ranked.
 	LeadingHypothesisId string `protobuf:"bytes,7,opt,name=leading_hypothesis_id,json=leadingHypothesisId,proto3" json:"leading_hypothesis_id,omitempty"`
-	// The critic's decision to widen the scope (GATHER_MORE only): nothing
-	// its objections ask for is new (every requested tool already ran), so
-	// the evidence may lie outside the first scope. The critic adds the
-	// unexplored tools of its discovery order to the requests; when those
-	// too are used up or repeat calls already made, the brain completes the
-	// widening with the router's selection. The brain never widens on its
-	// own: this flag is the one place the decision is made.
+	// The critic's decision to widen the scope (GATHER_MORE only), the one
+	// place it is made: nothing its objections ask for reaches new evidence
+	// (from the caller's NextCalls: every requested call would repeat one
+	// made or cannot be parameterised). The caller then fetches the router's
+	// most relevant tools that have not run. Separately, when every requested
+	// tool already ran, the critic itself adds the unexplored tools of its
+	// discovery order to the requests.
 	WidenScope    bool `protobuf:"varint,8,opt,name=widen_scope,json=widenScope,proto3" json:"widen_scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
