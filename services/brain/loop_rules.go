@@ -44,8 +44,8 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 			return "", err
 		}
 		if breaker == "" {
-			// The leading suspect's own configuration, read in the same round.
-			if fu := s.configFollowUps(ctx, st); len(fu) > 0 {
+			// The follow-ups of this round's evidence, made in the same round.
+			if fu := s.followUps(ctx, st); len(fu) > 0 {
 				st.loop.Pending = fu
 				if breaker, err = s.runPending(ctx, st, st.loop.Round, nil); err != nil {
 					return "", err

@@ -2,7 +2,6 @@ package brain
 
 import (
 	"context"
-	"regexp"
 	"strings"
 
 	"github.com/rcamesh/rcamesh/internal/intent"
@@ -15,11 +14,14 @@ const (
 	maxNamedFollowUps  = 2
 )
 
-// configFollowUps describes the ConfigMaps mounted by the pods of the
-// leading hypothesis's workload that no call has read yet: a suspect's
-// settings (limits, policies, pool sizes) often are the explanation.
-func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCall {
-	if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentDescribe]; !ok {
+// followUps are a round's follow-up calls, made in the same round before
+// the review, each unless an equivalent call ran: the objects the failing
+// lines name; else what the leading finding asks for (data it carries,
+// analysis.Result.LeadFollowUps); else what the leading entity's kind
+// calls for (entityFollowUps).
+func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	if _, ok := defs[intentDescribe]; !ok {
 		return nil
 	}
 	_, res, err := s.evidence(ctx, st)
@@ -45,49 +47,26 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 	if len(res.Hypotheses) == 0 {
 		return nil
 	}
-	ent := res.Hypotheses[0].GetEntity()
-	if res.Hypotheses[0].GetDetector() == "dns_failure" && clusterDNSName(ent) {
-		// A cluster-local name that does not resolve: the cluster DNS
-		// server's own logs and configuration are the next evidence.
-		var out []pendingCall
-		for _, c := range []pendingCall{
-			{Intent: intentPodLogs, Params: map[string]any{"namespace": dnsNamespace, "pod": dnsWorkload + "-*"}, Origin: originExpand},
-			{Intent: intentDescribe, Params: map[string]any{"kind": "configmap", "name": dnsWorkload, "namespace": dnsNamespace}, Origin: originExpand},
-		} {
-			if !st.ranEquivalent(c) {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
-	if lead := res.Hypotheses[0]; lead.GetDetector() == "dependency_failure" {
-		// A dependency that went away may have been taken down on purpose:
-		// planned maintenance and change records, cluster-wide.
-		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"query": "maintenance OR \"change window\""}, Origin: originExpand}
-		if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSearchLogs]; ok && !st.ranEquivalent(c) {
-			out := []pendingCall{c}
-			if droppedConnRe.MatchString(lead.GetStatement()) {
-				if ns := firstNonEmpty(st.rec.GetAlert().GetNamespace(), st.rec.GetAlert().GetLabels()["namespace"]); ns != "" {
-					out = append(out, pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": ns}, Origin: originExpand})
-				}
-			}
-			return out
+	asked, exclusive := res.LeadFollowUps()
+	var lead []pendingCall
+	for _, fu := range asked {
+		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
+		if _, ok := defs[c.Intent]; ok && !st.ranEquivalent(c) {
+			lead = append(lead, c)
 		}
 	}
-	if lead := res.Hypotheses[0]; lead.GetDetector() == "dependency_failure" && droppedConnRe.MatchString(lead.GetStatement()) {
-		// Connections to a dependency that time out (not refused) are
-		// dropped on the path: the caller namespace's NetworkPolicies are
-		// the first suspect.
-		if ns := st.rec.GetAlert().GetNamespace(); ns != "" || st.rec.GetAlert().GetLabels()["namespace"] != "" {
-			if ns == "" {
-				ns = st.rec.GetAlert().GetLabels()["namespace"]
-			}
-			c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": ns}, Origin: originExpand}
-			if !st.ranEquivalent(c) {
-				return []pendingCall{c}
-			}
-		}
+	if len(lead) > 0 || exclusive {
+		return lead
 	}
+	return s.entityFollowUps(ctx, st, res.Hypotheses[0].GetEntity())
+}
+
+// entityFollowUps are what the leading entity's kind calls for: a volume's
+// or a pod's clients' lines that name it, a job's own output, a managed
+// object's managers, a workload's mounted ConfigMaps (a suspect's settings
+// such as limits, policies and pool sizes often are the explanation).
+func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string) []pendingCall {
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
 	parts := strings.Split(ent, "/")
 	if len(parts) < 2 {
 		return nil
@@ -103,7 +82,7 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 			}
 		}
 		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": parts[1], "query": `"` + target + `"`}, Origin: originExpand}
-		if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSearchLogs]; ok && !st.ranEquivalent(c) {
+		if _, ok := defs[intentSearchLogs]; ok && !st.ranEquivalent(c) {
 			out = append(out, c)
 		}
 		if parts[0] == "persistentvolumeclaim" {
@@ -113,7 +92,7 @@ func (s *Service) configFollowUps(ctx context.Context, st *invState) []pendingCa
 	if len(parts) == 3 && parts[0] == "job" {
 		// A batch run is judged by its own output: how it ended.
 		c := pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": parts[2] + "-*"}, Origin: originExpand}
-		if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentPodLogs]; ok && !st.ranEquivalent(c) {
+		if _, ok := defs[intentPodLogs]; ok && !st.ranEquivalent(c) {
 			out = append(out, c)
 		}
 		return out
@@ -174,18 +153,4 @@ func managedObjectKind(kind string) bool {
 const (
 	intentSearchLogs = string(intent.SearchLogs)
 	intentPodLogs    = string(intent.FetchPodLogs)
-	// The cluster DNS server of Kubernetes (CoreDNS, deployed as kube-dns
-	// compatible "coredns" in kube-system by kubeadm, EKS, GKE and AKS).
-	dnsNamespace = "kube-system"
-	dnsWorkload  = "coredns"
 )
-
-// clusterDNSName: the hypothesis entity is a Service reached by its cluster
-// DNS name (service/<ns>/<name>, from <name>.<ns>.svc...).
-func clusterDNSName(ent string) bool {
-	return strings.HasPrefix(ent, "service/") && strings.Count(ent, "/") == 2
-}
-
-// droppedConnRe: connection errors of dropped packets (a timeout while
-// dialing), as opposed to refusals from a listening peer.
-var droppedConnRe = regexp.MustCompile(`(?i)(i/o timeout|dial tcp[^']{0,80}timeout|connect(ion)? timed? ?out|etimedout)`)
