@@ -11,7 +11,6 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
-	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	"github.com/rcamesh/rcamesh/internal/llm"
 )
 
@@ -227,13 +226,8 @@ func (s *Service) modelFinal(ctx context.Context, st *invState, conv *conversati
 
 // selectTools asks the router for the schemas the model may use.
 func (s *Service) selectTools(ctx context.Context, st *invState) []llm.ToolSchema {
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
-	resp, err := s.clients.Router.SelectTools(cctx, &routerv1.SelectToolsRequest{
-		SessionId: st.rec.GetSessionId(), Plan: st.rec.GetPlan(), Alert: st.rec.GetAlert(),
-	})
-	if err != nil {
-		s.subStageFailed(ctx, st, "router.select_tools", err)
+	resp, ok := s.routerSelection(ctx, st)
+	if !ok {
 		return nil
 	}
 	if !st.hasSelectTrips() {

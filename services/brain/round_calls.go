@@ -19,6 +19,7 @@ import (
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/intent"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
 // A round's calls: the first round's from the plan (planCalls), run one by
@@ -425,7 +426,7 @@ func (s *Service) missingRequired(ctx context.Context, st *invState, intent stri
 		if v, ok := params[p.GetName()]; ok && fmt.Sprint(v) != "" {
 			continue
 		}
-		if f := p.GetDefaultFromContext(); f != "" && contextValue(st.rc, f) != "" {
+		if f := p.GetDefaultFromContext(); f != "" && mesh.ContextValue(st.rc, f) != "" {
 			continue
 		}
 		return p.GetName()
@@ -459,13 +460,8 @@ func (st *invState) ranEquivalent(c pendingCall) bool {
 // alternatives are up to n of the router's selected tools for this alert
 // whose intent has not run yet, with inferred parameters.
 func (s *Service) alternatives(ctx context.Context, st *invState, n int) []pendingCall {
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
-	resp, err := s.clients.Router.SelectTools(cctx, &routerv1.SelectToolsRequest{
-		SessionId: st.rec.GetSessionId(), Plan: st.rec.GetPlan(), Alert: st.rec.GetAlert(),
-	})
-	if err != nil {
-		s.subStageFailed(ctx, st, "router.select_tools", err)
+	resp, ok := s.routerSelection(ctx, st)
+	if !ok {
 		return nil
 	}
 	ran := map[string]bool{}
@@ -506,4 +502,19 @@ func structMap(s *structpb.Struct) map[string]any {
 		return map[string]any{}
 	}
 	return s.AsMap()
+}
+
+// routerSelection is the router's ranked tool selection for the alert (a
+// failure is recorded as a failed step; ok is then false).
+func (s *Service) routerSelection(ctx context.Context, st *invState) (*routerv1.SelectToolsResponse, bool) {
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	resp, err := s.clients.Router.SelectTools(cctx, &routerv1.SelectToolsRequest{
+		SessionId: st.rec.GetSessionId(), Plan: st.rec.GetPlan(), Alert: st.rec.GetAlert(),
+	})
+	if err != nil {
+		s.subStageFailed(ctx, st, "router.select_tools", err)
+		return nil, false
+	}
+	return resp, true
 }

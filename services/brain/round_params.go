@@ -48,7 +48,7 @@ func (s *Service) inferParams(ctx context.Context, st *invState, intent string) 
 	}
 	vals := st.candidates()
 	for _, p := range def.GetParamsSchema() {
-		if f := p.GetDefaultFromContext(); f != "" && contextValue(st.rc, f) != "" {
+		if f := p.GetDefaultFromContext(); f != "" && mesh.ContextValue(st.rc, f) != "" {
 			continue
 		}
 		name := strings.ToLower(p.GetName())
@@ -108,22 +108,6 @@ func nodeTool(intent string) bool { return strings.Contains(intent, "node") }
 // logTool: the tool searches logs.
 func logTool(def *evidencev1.ToolDefinition) bool {
 	return def.GetCategory() == evidencev1.ToolCategory_TOOL_CATEGORY_LOGS
-}
-
-func contextValue(rc *evidencev1.RouterContext, field string) string {
-	switch field {
-	case "active_namespace":
-		return rc.GetActiveNamespace()
-	case "active_service":
-		return rc.GetActiveService()
-	case "active_pod":
-		return rc.GetActivePod()
-	case "session_id":
-		return rc.GetSessionId()
-	case "incident_id":
-		return rc.GetIncidentId()
-	}
-	return rc.GetExtra()[field]
 }
 
 // candidates are parameter values inferred from the alert and the pins.
