@@ -471,7 +471,7 @@ type AcceptConclusionResponse struct {
 	Reason   string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Planned intents that have not run yet.
 	MissingIntents []string `protobuf:"bytes,3,rep,name=missing_intents,json=missingIntents,proto3" json:"missing_intents,omitempty"`
-	// Evidence gaps blocking acceptance (seed 004 unknowns).
+	// Evidence gaps blocking acceptance (what stays unknown).
 	BlockingGaps []string `protobuf:"bytes,4,rep,name=blocking_gaps,json=blockingGaps,proto3" json:"blocking_gaps,omitempty"`
 	// True when the rejection limit is reached: the investigation ends as NEEDS_REVIEW.
 	LimitReached bool                 `protobuf:"varint,5,opt,name=limit_reached,json=limitReached,proto3" json:"limit_reached,omitempty"`

@@ -208,7 +208,7 @@ func (CriticAction) EnumDescriptor() ([]byte, []int) {
 	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{2}
 }
 
-// ClaimStatus is the analysis-state status of a claim (seed 004).
+// ClaimStatus says how far the evidence supports a claim.
 type ClaimStatus int32
 
 const (
@@ -682,7 +682,7 @@ func (x *Alert) GetResourceName() string {
 	return ""
 }
 
-// ApprovedIncident is the brain's input (seed 003).
+// ApprovedIncident is the brain's input: an alert approved for investigation.
 type ApprovedIncident struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	IncidentId string                 `protobuf:"bytes,1,opt,name=incident_id,json=incidentId,proto3" json:"incident_id,omitempty"`
@@ -870,7 +870,8 @@ func (x *PlannedAction) GetWorker() string {
 	return ""
 }
 
-// TaskPlan is the supervisor's plan (seed 003) and plan_actions' output (seed 000).
+// TaskPlan is the plan_actions stage's output, the supervisor's plan: the
+// router's ranked tool calls for the alert.
 type TaskPlan struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Actions   []*PlannedAction       `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty"`
@@ -1061,7 +1062,8 @@ func (x *Hypothesis) GetSignals() []string {
 	return nil
 }
 
-// HypothesisSet is the synthesizer's ranked output (seed 003).
+// HypothesisSet is one round's ranked hypotheses (the analysis of the pins,
+// possibly re-ranked by the critic).
 type HypothesisSet struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Hypotheses    []*Hypothesis          `protobuf:"bytes,1,rep,name=hypotheses,proto3" json:"hypotheses,omitempty"`
@@ -1193,7 +1195,8 @@ func (x *Objection) GetRequestedIntents() []string {
 	return nil
 }
 
-// CriticReview is the critic's verdict on a hypothesis set (seed 003).
+// CriticReview is the critic's verdict on a hypothesis set (one round of the
+// Loop of Truth).
 type CriticReview struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 0-1; below the threshold the loop goes back for more evidence.
@@ -1425,7 +1428,7 @@ func (x *RuledOut) GetPinIds() []string {
 	return nil
 }
 
-// Diagnosis is the structured conclusion (seed 000 stage 5).
+// Diagnosis is the structured conclusion (the diagnose stage's output).
 type Diagnosis struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	RootCause          string                 `protobuf:"bytes,1,opt,name=root_cause,json=rootCause,proto3" json:"root_cause,omitempty"`
