@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/analysis"
 )
 
 // Investigation states (InvestigationRecord.state).
@@ -83,9 +82,10 @@ type invState struct {
 	report string
 	silent bool
 	review *investigationv1.CriticReview
-	// pinsRev counts changes to pins (a new pin, a pin replaced by a
-	// different version); evidence is the analysis of one pinsRev (not
-	// checkpointed: a resumed investigation analyses again).
+	// pinsRev counts changes to the pins as the analysis reads them (a new
+	// pin, a pin whose facts changed; not the critic's verdicts on them);
+	// evidence is the analysis of one pinsRev (not checkpointed: a resumed
+	// investigation analyses again).
 	pinsRev  uint64
 	evidence *evidenceModel
 	// runStart and baseWallMs measure the wall time across resumes.
@@ -105,8 +105,8 @@ func (st *invState) addPin(p *evidencev1.EvidencePin) (isNew bool) {
 	if i, ok := st.pinIdx[p.GetId()]; ok {
 		if old := st.pins[i]; p.GetVersion() >= old.GetVersion() {
 			st.pins[i] = p
-			if !proto.Equal(old, p) {
-				st.pinsRev++
+			if !analysis.SameInput(old, p) {
+				st.pinsRev++ // a verdict alone leaves the evidence model as it is
 			}
 		}
 		return false
