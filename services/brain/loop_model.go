@@ -58,8 +58,7 @@ func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 			conv.msgs = append(conv.msgs, llm.Message{Role: llm.RoleUser, Content: "The investigation's " + name +
 				" limit is reached: tool access is removed. Give your final answer now as the JSON object described."})
 		}
-		st.loop.Round++
-		st.rec.Loops = int32(st.loop.Round)
+		st.nextRound()
 		s.enforceBudget(ctx, st, conv)
 		req := llm.Request{Messages: conv.msgs, MaxTokens: s.cfg.ModelMaxTokens, Purpose: "react"}
 		if !st.loop.Stripped {

@@ -33,8 +33,7 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 			if s.loopCapReached(ctx, st) {
 				break
 			}
-			st.loop.Round++
-			st.rec.Loops = int32(st.loop.Round)
+			st.nextRound()
 			st.loop.InRound = true
 			st.loop.RoundCalls, st.loop.RoundFresh, st.loop.RoundNew, st.loop.Breaker = 0, 0, 0, ""
 			st.loop.Progressed = false

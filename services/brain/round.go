@@ -36,6 +36,13 @@ func (st *invState) seed() {
 	}
 }
 
+// nextRound starts an iteration (a rules round or a model turn): the
+// record's loop count is the round number.
+func (st *invState) nextRound() {
+	st.loop.Round++
+	st.rec.Loops = int32(st.loop.Round)
+}
+
 // loopCapReached is the loop-length rule of both loops: an investigation
 // runs at most -brain.max-loops iterations, a model turn or a rules round
 // each. The rules loop also ends when the critic escalates at its

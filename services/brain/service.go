@@ -1,10 +1,25 @@
-// Package brain is the BrainService: alert intake with fingerprint
-// de-duplication, the investigation pipeline
-// (resolve_integrations, extract_alert, plan_actions, the ReAct loop,
-// diagnose, deliver), the supervisor / critic loop, and the
-// session state it builds. Investigations are queued on the JetStream work
-// queue so several brain processes share them, and checkpointed in KV after
-// every stage so a crashed investigation resumes where it stopped.
+// Package brain is the BrainService: it runs investigations. Its files
+// follow an investigation's state in flow order:
+//
+//   - intake.go, intake_incident.go: an alert arrives (SubmitAlert,
+//     StartInvestigation), is grouped with its incident, de-duplicated on
+//     its fingerprint and queued as an investigation state (invState,
+//     state.go).
+//   - service.go: the work queue hands the state to the pipeline (JetStream
+//     work queue, so several brain processes share investigations).
+//   - pipeline.go, pipeline_scope.go, pipeline_retry.go: the stages
+//     resolve_integrations, extract_alert (with the scope: namespace and
+//     workload), plan_actions, gather_evidence, diagnose and deliver,
+//     checkpointed after each and retried when a dependency is down.
+//   - round.go, round_calls.go, round_params.go, round_followups.go: the
+//     loop core, a round's primitives shared by both loops: seed, the loop
+//     cap and breakers, running calls, progress, the evidence model (one
+//     analysis per evidence state), the critic's review and conclusion gate.
+//   - loop_rules.go (no model) and loop_model.go, loop_model_answer.go (a
+//     tool-calling model): the two gather_evidence loops over the core.
+//   - store.go: checkpoints, sessions and fingerprints in KV, and the
+//     sweeper that requeues orphaned investigations; api.go reads them
+//     back (sessions, pins, events, diagnosis, record, report).
 //
 // The brain owns the loop iteration cap, the stagnation breaker, the context
 // budget, the tool-call / wall-time / stalled-retrieval circuit breakers and
