@@ -7,12 +7,6 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 )
 
-const (
-	dsConcluded   = "DIAGNOSIS_STATUS_CONCLUDED"
-	dsNeedsReview = "DIAGNOSIS_STATUS_NEEDS_REVIEW"
-	dsEscalated   = "DIAGNOSIS_STATUS_ESCALATED"
-)
-
 // rulesLoop is the offline supervisor (no model configured): seed calls from
 // the plan, synthesis over the pins, the critic's review; GATHER_MORE runs
 // the intents the critic asks for and loops. Every round is one loop and is

@@ -21,8 +21,9 @@ import (
 // (runPending and the calls' making in round_calls.go, their parameters in
 // round_params.go, follow-ups in round_followups.go), count progress
 // (updateProgress, forcedFinal), build the evidence model once per evidence
-// state (evidence), have the critic review the hypotheses (review), ask
-// the conclusion gate (askConclusion) and stop (stop).
+// state (evidence), have the critic review the hypotheses
+// (reviewHypotheses), ask the conclusion gate (askConclusion) and stop
+// (stop).
 
 // seed queues the plan's actions as the first round's calls, once.
 func (st *invState) seed() {
@@ -295,3 +296,10 @@ func (st *invState) stop(status, reason string) {
 	st.loop.Status = status
 	st.loop.StopReason = reason
 }
+
+// Loop outcomes (DiagnosisStatus names, kept in the checkpoint).
+const (
+	dsConcluded   = "DIAGNOSIS_STATUS_CONCLUDED"
+	dsNeedsReview = "DIAGNOSIS_STATUS_NEEDS_REVIEW"
+	dsEscalated   = "DIAGNOSIS_STATUS_ESCALATED"
+)
