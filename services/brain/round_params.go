@@ -7,6 +7,7 @@ import (
 	"time"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 )
@@ -110,8 +111,26 @@ func logTool(def *evidencev1.ToolDefinition) bool {
 	return def.GetCategory() == evidencev1.ToolCategory_TOOL_CATEGORY_LOGS
 }
 
-// candidates are parameter values inferred from the alert and the pins.
+// candidates are parameter values inferred from the alert and the pins,
+// kept while the pins are the same input (a round infers parameters for
+// many intents; the map is read-only for callers).
 func (st *invState) candidates() map[string]string {
+	if c := st.cands; c != nil && c.rev == st.pinsRev && c.alert == st.rec.GetAlert() {
+		return c.vals
+	}
+	v := st.inferCandidates()
+	st.cands = &candidateValues{rev: st.pinsRev, alert: st.rec.GetAlert(), vals: v}
+	return v
+}
+
+// candidateValues are candidates at one pins revision.
+type candidateValues struct {
+	rev   uint64
+	alert *investigationv1.Alert
+	vals  map[string]string
+}
+
+func (st *invState) inferCandidates() map[string]string {
 	a := st.rec.GetAlert()
 	v := map[string]string{
 		"namespace": a.GetNamespace(), "service": a.GetService(), "app": a.GetService(), "cluster": a.GetCluster(),

@@ -88,6 +88,7 @@ type invState struct {
 	// investigation analyses again).
 	pinsRev  uint64
 	evidence *evidenceModel
+	cands    *candidateValues
 	// runStart and baseWallMs measure the wall time across resumes.
 	runStart   time.Time
 	baseWallMs int64
