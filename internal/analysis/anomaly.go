@@ -18,11 +18,7 @@ import (
 // signals and describes them with their numbers.
 const ModeAnomaly = "anomaly_summary"
 
-// Fallback confidence caps: an anomaly summary stays below the delivery gate
-// (0.70) unless two independent evidence sources support it.
 const (
-	anomalyScoreCap        = 0.62
-	anomalyCorroboratedCap = 0.72
 	// anomalyMinStrength: a candidate weaker than this is not worth naming.
 	anomalyMinStrength = 0.02
 	// changeLookback: a deploy or rollout this long before the onset is
@@ -1000,7 +996,7 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	tentative := false
 	if cv.cat == catUnknown && len(votes) > 0 && votes[0].score >= 1 && (len(votes) == 1 || votes[0].score > votes[1].score) {
 		// No reading dominates, but one leads: name it as the most likely
-		// reading, below the delivery gate, with its competitors listed.
+		// reading, with a low confidence and its competitors listed.
 		cv, tentative = votes[0], true
 	}
 	f.Category = cv.cat
@@ -1081,20 +1077,24 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		f.Remediation = append(f.Remediation, "Check whether reverting the "+change.text+" stops the errors")
 	}
 	f.Signals = []string{"anomaly", top.name}
-	// Score: strength and category certainty; above the delivery gate only
-	// when two independent kinds of evidence support the category.
+	// Confidence: strength and category certainty, higher when two
+	// independent kinds of evidence support the category (a strength above
+	// 1, a dependency lifted over its caller, counts as 1). A confidence
+	// only: whether it pages or concludes is decided by the owners of those
+	// gates against their configured values (delivery's confidence gate,
+	// the critic's conclude confidence).
 	f.Sources = appendUnique(f.Sources, top.sourcesFrom()...)
 	if change != nil {
 		f.Sources = appendUnique(f.Sources, change.cite.Sources...)
 	}
 	switch {
 	case cv.cat == catUnknown || tentative:
-		f.Score = math.Min(0.5, 0.3+0.2*top.strength)
+		f.Score = 0.3 + 0.2*math.Min(1, top.strength)
 	case len(cv.kinds) >= 2:
-		f.Score = math.Min(anomalyCorroboratedCap, 0.62+0.1*top.strength)
+		f.Score = 0.62 + 0.1*math.Min(1, top.strength)
 		f.inferred(fmt.Sprintf("Corroborated by %d independent kinds of evidence: %s", len(cv.kinds), strings.Join(sortedKeys(cv.kinds), ", ")))
 	default:
-		f.Score = math.Min(anomalyScoreCap, 0.4+0.2*top.strength)
+		f.Score = 0.4 + 0.2*math.Min(1, top.strength)
 	}
 	return f, true
 }

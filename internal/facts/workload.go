@@ -5,9 +5,13 @@ import "regexp"
 // The names Kubernetes controllers give pods: a Deployment's are
 // <deployment>-<replica set hash>-<suffix>, a StatefulSet's
 // <statefulset>-<ordinal>.
+// A ReplicaSet's is <deployment>-<replica set hash>.
+const replicaSetHash = `-[a-z0-9]{6,10}`
+
 var (
-	podOfDeployment  = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*?)-[a-z0-9]{6,10}-[a-z0-9]{5}$`)
+	podOfDeployment  = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*?)` + replicaSetHash + `-[a-z0-9]{5}$`)
 	podOfStatefulSet = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*?)-[0-9]+$`)
+	replicaSetName   = regexp.MustCompile(replicaSetHash + `$`)
 )
 
 // PodWorkload names the workload a pod belongs to from the pod's name alone
@@ -35,3 +39,8 @@ func TrimReplicaSuffix(name string) string {
 
 // IsDeploymentPod says whether a name has a Deployment pod's form.
 func IsDeploymentPod(name string) bool { return podOfDeployment.MatchString(name) }
+
+// ReplicaSetDeployment names the Deployment a ReplicaSet belongs to: its
+// name without the trailing replica set hash (a name without one is
+// returned unchanged).
+func ReplicaSetDeployment(rs string) string { return replicaSetName.ReplaceAllString(rs, "") }

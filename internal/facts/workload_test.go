@@ -26,3 +26,17 @@ func TestPodWorkload(t *testing.T) {
 		}
 	}
 }
+
+func TestReplicaSetDeployment(t *testing.T) {
+	for rs, want := range map[string]string{
+		"orders-api-7d9f8c6b5": "orders-api",
+		"web.v2-5d9f8c6b":      "web.v2",
+		"orders-api":           "orders-api",
+		"api":                  "api",
+		"api-7d9":              "api-7d9",
+	} {
+		if got := ReplicaSetDeployment(rs); got != want {
+			t.Errorf("ReplicaSetDeployment(%q) = %q, want %q", rs, got, want)
+		}
+	}
+}

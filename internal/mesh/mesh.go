@@ -112,3 +112,25 @@ func ToolDefinitions(ctx context.Context, c ToolDefinitionLister, session string
 	}
 	return nil, fmt.Errorf("mesh: ListToolDefinitions has more than %d pages", maxToolPages)
 }
+
+// ContextValue reads the RouterContext field or extra key a tool
+// parameter's default_from_context names (the tools service fills the
+// parameter from it; the brain leaves such a parameter to it).
+func ContextValue(rc *evidencev1.RouterContext, field string) string {
+	if rc == nil || field == "" {
+		return ""
+	}
+	switch field {
+	case "active_namespace", "namespace":
+		return rc.GetActiveNamespace()
+	case "active_service", "service":
+		return rc.GetActiveService()
+	case "active_pod", "pod":
+		return rc.GetActivePod()
+	case "session_id":
+		return rc.GetSessionId()
+	case "incident_id":
+		return rc.GetIncidentId()
+	}
+	return rc.GetExtra()[field]
+}

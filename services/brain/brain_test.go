@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -636,28 +637,39 @@ func TestGatewaySubmitAlert(t *testing.T) {
 
 // TestExhaustedRequestsWidenScope: when the critic only asks for calls that
 // already ran, the supervisor runs the router's next unexecuted tools instead.
+// TestExhaustedRequestsWidenScope: the critic decides whether the scope
+// widens (WidenScope); the brain completes a widening it decided with the
+// router's selection and never widens on its own.
 func TestExhaustedRequestsWidenScope(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.critic.review = func(round int32, _ *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview {
-		if round == 1 {
-			return &investigationv1.CriticReview{Action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, Round: round,
-				Objections: []*investigationv1.Objection{{Check: "weak", RequestedIntents: []string{"check_pod_status"}}}}
-		}
-		return &investigationv1.CriticReview{Score: 0.9, Action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, Round: round}
-	}
-	alerts, _ := intake.Parse([]byte(crashAlert), "")
-	rec, err := h.svc.Investigate(testCtx(t), alerts[0], "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(h.tools.intents(), ","); got != "check_pod_status,fetch_pod_logs,get_events,query_prometheus" {
-		t.Fatalf("calls %s", got)
-	}
-	if o := rec.GetToolCalls()[2].GetOrigin(); o != originExpand {
-		t.Errorf("origin %q", o)
-	}
-	if rec.GetDiagnosis().GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED {
-		t.Errorf("status %v", rec.GetDiagnosis().GetStatus())
+	for _, widen := range []bool{true, false} {
+		t.Run(fmt.Sprint("widen=", widen), func(t *testing.T) {
+			h := newHarness(t, harnessOpts{})
+			h.critic.review = func(round int32, _ *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview {
+				if round == 1 {
+					return &investigationv1.CriticReview{Action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, Round: round, WidenScope: widen,
+						Objections: []*investigationv1.Objection{{Check: "weak", RequestedIntents: []string{"check_pod_status"}}}}
+				}
+				return &investigationv1.CriticReview{Score: 0.9, Action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, Round: round}
+			}
+			alerts, _ := intake.Parse([]byte(crashAlert), "")
+			rec, err := h.svc.Investigate(testCtx(t), alerts[0], "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "check_pod_status,fetch_pod_logs,check_pod_status" // the repeated request, then the stagnation breaker
+			if widen {
+				want = "check_pod_status,fetch_pod_logs,get_events,query_prometheus"
+			}
+			if got := strings.Join(h.tools.intents(), ","); got != want {
+				t.Fatalf("calls %s, want %s", got, want)
+			}
+			if o := rec.GetToolCalls()[len(rec.GetToolCalls())-1].GetOrigin(); (o == originExpand) != widen {
+				t.Errorf("last call's origin %q with widen=%v", o, widen)
+			}
+			if rec.GetDiagnosis().GetStatus() != investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED {
+				t.Errorf("status %v", rec.GetDiagnosis().GetStatus())
+			}
+		})
 	}
 }
 
@@ -731,5 +743,72 @@ func TestRejectionLimitEndsNeedsReview(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the remaining gap is not among the unknowns: %v", rec.GetDiagnosis().GetUnknowns())
+	}
+}
+
+// TestEvidenceModelOncePerEvidenceState: the follow-ups, the review, the
+// proposed diagnosis and the diagnose stage share one analysis of the pins
+// while the pins do not change; a round that brings new pins analyses again.
+func TestEvidenceModelOncePerEvidenceState(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rounds int32
+		want   int64
+	}{
+		{"accepted in round 1", 1, 1},
+		{"a second round with new evidence", 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{})
+			h.critic.review = func(round int32, _ *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview {
+				if round < tc.rounds {
+					return &investigationv1.CriticReview{Score: 0.5, Action: investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE, Round: round,
+						Objections: []*investigationv1.Objection{{Check: "evidence_not_concrete", RequestedIntents: []string{"get_events"}}}}
+				}
+				return &investigationv1.CriticReview{Score: 0.9, Action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, Round: round}
+			}
+			alerts, _ := intake.Parse([]byte(crashAlert), "")
+			rec, err := h.svc.Investigate(testCtx(t), alerts[0], "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.critic.mu.Lock()
+			accepts := h.critic.accepts
+			h.critic.mu.Unlock()
+			if rec.GetLoops() != tc.rounds || accepts != 1 || stageStatus(rec, stageDiagnose) != "ok" {
+				t.Fatalf("loops %d, %d conclusion requests, diagnose %q", rec.GetLoops(), accepts, stageStatus(rec, stageDiagnose))
+			}
+			if got := h.svc.analyses.Load(); got != tc.want {
+				t.Fatalf("analysis ran %d times over %d evidence states", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNextCallsTellTheCritic: the rules loop tells the critic, per intent,
+// whether a call for it now would be new or repeat a call made; the critic
+// decides scope widening from that account.
+func TestNextCallsTellTheCritic(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	var next *criticv1.NextCalls
+	h.critic.review = func(round int32, req *criticv1.ReviewHypothesesRequest) *investigationv1.CriticReview {
+		if round == 1 {
+			next = req.GetNextCalls()
+		}
+		return &investigationv1.CriticReview{Score: 0.9, Action: investigationv1.CriticAction_CRITIC_ACTION_ACCEPT, Round: round}
+	}
+	alerts, _ := intake.Parse([]byte(crashAlert), "")
+	if _, err := h.svc.Investigate(testCtx(t), alerts[0], ""); err != nil {
+		t.Fatal(err)
+	}
+	if next == nil {
+		t.Fatal("the rules loop sent no account of its next calls")
+	}
+	ran := h.tools.intents()[0]
+	if !slices.Contains(next.GetRepeatIntents(), ran) || slices.Contains(next.GetFreshIntents(), ran) {
+		t.Errorf("%s ran in round 1 but is not a repeat: %v", ran, next)
+	}
+	if !slices.Contains(next.GetFreshIntents(), "get_events") {
+		t.Errorf("get_events has not run but is not new: %v", next)
 	}
 }

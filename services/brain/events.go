@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -104,64 +103,6 @@ func limitsFrom(st *invState, limits *investigationv1.Guardrails) {
 		st.rec.Guardrails = &investigationv1.Guardrails{}
 	}
 	guardrail.Merge(st.rec.Guardrails, limits)
-}
-
-// routerContext is the context every tool call of the investigation carries.
-func routerContext(a *investigationv1.Alert, sid, invID string, extra *evidencev1.RouterContext) *evidencev1.RouterContext {
-	rc := &evidencev1.RouterContext{
-		ActiveNamespace: a.GetNamespace(),
-		ActiveService:   a.GetService(),
-		ActivePod:       a.GetPod(),
-		TimeWindow:      a.GetIncidentWindow(),
-		SessionId:       sid,
-		IncidentId:      invID,
-		LastAgentPhase:  "automated_pipeline",
-		Extra:           map[string]string{},
-	}
-	if extra != nil {
-		merged := proto.CloneOf(extra)
-		if a.GetNamespace() != "" {
-			merged.ActiveNamespace = a.GetNamespace()
-		}
-		if a.GetService() != "" {
-			merged.ActiveService = a.GetService()
-			if !strings.HasPrefix(merged.GetActivePod(), a.GetService()) {
-				merged.ActivePod = ""
-			}
-		}
-		if merged.TimeWindow == nil {
-			merged.TimeWindow = rc.TimeWindow
-		}
-		merged.SessionId, merged.IncidentId, merged.LastAgentPhase = sid, invID, rc.LastAgentPhase
-		if merged.Extra == nil {
-			merged.Extra = map[string]string{}
-		}
-		rc = merged
-	}
-	if c := a.GetCluster(); c != "" {
-		setIfEmpty(rc.Extra, "cluster", c)
-	}
-	if k, n := a.GetResourceKind(), a.GetResourceName(); k != "" && n != "" {
-		setIfEmpty(rc.Extra, "resource_kind", k)
-		setIfEmpty(rc.Extra, "resource_name", n)
-		setIfEmpty(rc.Extra, k, n)
-	}
-	if a.GetNamespace() != "" {
-		rc.DiscoveredNamespaces = appendUnique(rc.DiscoveredNamespaces, a.GetNamespace())
-	}
-	if a.GetService() != "" {
-		rc.DiscoveredServices = appendUnique(rc.DiscoveredServices, a.GetService())
-	}
-	if a.GetPod() != "" {
-		rc.PodNames = appendUnique(rc.PodNames, a.GetPod())
-	}
-	return rc
-}
-
-func setIfEmpty(m map[string]string, k, v string) {
-	if _, ok := m[k]; !ok && v != "" {
-		m[k] = v
-	}
 }
 
 func appendUnique(list []string, v string) []string {

@@ -11,7 +11,6 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
-	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	"github.com/rcamesh/rcamesh/internal/llm"
 )
 
@@ -39,13 +38,7 @@ type conversation struct {
 // a degraded result that keeps every pin gathered so far.
 func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 	tools := s.selectTools(ctx, st)
-	if !st.loop.Seeded {
-		st.loop.Seeded = true
-		st.loop.Pending = planCalls(st.rec.GetPlan())
-		for i := range st.loop.Pending {
-			st.loop.Pending[i].Origin = originSeed
-		}
-	}
+	st.seed()
 	if st.loop.Round == 0 && !st.loop.Done {
 		// Seed calls: free evidence before the model's first turn.
 		if _, err := s.runPending(ctx, st, 0, nil); err != nil {
@@ -65,8 +58,7 @@ func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 			conv.msgs = append(conv.msgs, llm.Message{Role: llm.RoleUser, Content: "The investigation's " + name +
 				" limit is reached: tool access is removed. Give your final answer now as the JSON object described."})
 		}
-		st.loop.Round++
-		st.rec.Loops = int32(st.loop.Round)
+		st.nextRound()
 		s.enforceBudget(ctx, st, conv)
 		req := llm.Request{Messages: conv.msgs, MaxTokens: s.cfg.ModelMaxTokens, Purpose: "react"}
 		if !st.loop.Stripped {
@@ -101,7 +93,7 @@ func (s *Service) modelLoop(ctx context.Context, st *invState) (string, error) {
 	}
 	// One review round over the final evidence, for the record and the report.
 	if !st.loop.Degraded || len(st.pins) > 0 {
-		if _, err := s.synthesizeAndReview(ctx, st); err != nil && ctx.Err() != nil {
+		if _, err := s.reviewHypotheses(ctx, st, false); err != nil && ctx.Err() != nil {
 			return "", ctx.Err()
 		} else if isDependencyFailure(err) {
 			return "", err
@@ -233,13 +225,8 @@ func (s *Service) modelFinal(ctx context.Context, st *invState, conv *conversati
 
 // selectTools asks the router for the schemas the model may use.
 func (s *Service) selectTools(ctx context.Context, st *invState) []llm.ToolSchema {
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
-	resp, err := s.clients.Router.SelectTools(cctx, &routerv1.SelectToolsRequest{
-		SessionId: st.rec.GetSessionId(), Plan: st.rec.GetPlan(), Alert: st.rec.GetAlert(),
-	})
-	if err != nil {
-		s.subStageFailed(ctx, st, "router.select_tools", err)
+	resp, ok := s.routerSelection(ctx, st)
+	if !ok {
 		return nil
 	}
 	if !st.hasSelectTrips() {

@@ -21,6 +21,19 @@ import (
 	"github.com/rcamesh/rcamesh/internal/metrics"
 )
 
+// Pipeline stage names, in order (the record's stages and the checkpoint
+// use them).
+const (
+	stageResolve  = "resolve_integrations"
+	stageExtract  = "extract_alert"
+	stagePlan     = "plan_actions"
+	stageGather   = "gather_evidence"
+	stageDiagnose = "diagnose"
+	stageDeliver  = "deliver"
+)
+
+var pipelineStages = []string{stageResolve, stageExtract, stagePlan, stageGather, stageDiagnose, stageDeliver}
+
 // errNoise short-circuits the pipeline after extract_alert.
 var errNoise = errors.New("noise")
 
@@ -144,106 +157,6 @@ func (s *Service) runStage(ctx context.Context, name string, st *invState) (stri
 	return "", fmt.Errorf("unknown stage %q", name)
 }
 
-// finish closes the record, updates the session and publishes COMPLETED.
-func (s *Service) finish(ctx context.Context, st *invState) error {
-	s.finalizeRecord(ctx, st)
-	if st.rec.GetDiagnosis().GetStatus() == investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NOISE {
-		st.rec.State = stateNoise
-	} else {
-		st.rec.State = stateCompleted
-	}
-	st.rec.FinishedAt = timestamppb.New(s.now())
-	sessState := sessCompleted
-	switch {
-	case st.rec.GetState() == stateNoise:
-		sessState = sessNoise
-	case st.silent:
-		sessState = sessSilent
-	}
-	s.setSessionState(ctx, st, sessState)
-	d := st.rec.GetDiagnosis()
-	kind := evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_COMPLETED
-	if st.rec.GetState() == stateNoise {
-		kind = evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_NOISE
-	}
-	s.publishLifecycle(ctx, st.rec.GetSessionId(), st.rec.GetInvestigationId(), kind, "",
-		fmt.Sprintf("%s: %s", d.GetStatus(), d.GetRootCause()),
-		map[string]any{"status": d.GetStatus().String(), "confidence": d.GetConfidence(), "loops": st.rec.GetLoops(),
-			"tool_calls": len(st.rec.GetToolCalls()), "wall_ms": st.rec.GetWallMs(), "silent": st.silent})
-	metrics.ObserveInvestigation(metrics.EnumLabel(d.GetStatus().String(), "DIAGNOSIS_STATUS_"),
-		metrics.EnumLabel(d.GetCategory().String(), "ROOT_CAUSE_CATEGORY_"), time.Duration(st.rec.GetWallMs())*time.Millisecond)
-	// The final checkpoint comes last: whoever waits for it sees every event.
-	if err := s.checkpoint(ctx, st); err != nil {
-		return err
-	}
-	s.markClosed(ctx, st.rec.GetInvestigationId())
-	return nil
-}
-
-// finalizeRecord fills the derived fields of the record.
-func (s *Service) finalizeRecord(ctx context.Context, st *invState) {
-	st.rec.WallMs = st.wallMs(s.now())
-	st.rec.EvidenceSources = evidenceSources(st.pins)
-	var tokens int64
-	for _, m := range st.rec.GetModelCalls() {
-		tokens += m.GetPromptTokens() + m.GetCompletionTokens()
-	}
-	st.rec.Tokens = tokens
-	if store, err := s.store(ctx); err == nil {
-		if e, _, err := store.getSession(ctx, st.rec.GetSessionId()); err == nil {
-			st.rec.AttachedAlerts = e.GetSession().GetAttachedAlerts()
-		}
-	}
-}
-
-// evidenceSources is the union of the sources of pins that returned data.
-func evidenceSources(pins []*evidencev1.EvidencePin) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range pins {
-		if p.GetNoData() || (!p.GetSuccess() && p.GetError() != "") {
-			continue
-		}
-		for _, src := range p.GetSources() {
-			if src != "" && !seen[src] {
-				seen[src] = true
-				out = append(out, src)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (s *Service) setSessionState(ctx context.Context, st *invState, state string) {
-	store, err := s.store(ctx)
-	if err != nil {
-		return
-	}
-	d := st.rec.GetDiagnosis()
-	_, err = store.updateSession(ctx, st.rec.GetSessionId(), func() *sessionEntry {
-		return newSessionEntry(st.rec.GetSessionId(), st.rec.GetAlert(), st.rc, s.now())
-	}, func(se *sessionEntry) {
-		addInvestigation(se, st.rec.GetInvestigationId())
-		// A sub-investigation inside its parent's session does not decide the session's state.
-		owner := !st.isSub() || len(se.GetInvestigationIds()) <= 1
-		if owner {
-			se.Session.State = state
-		}
-		if owner && d != nil && state != sessRunning {
-			se.Session.Confidence = d.GetConfidence()
-			se.Session.Category = d.GetCategory()
-			se.Session.RootCause = d.GetRootCause()
-		}
-		if n := int32(len(st.pins)); n > se.Session.Pins {
-			se.Session.Pins = n
-		}
-	})
-	if err != nil {
-		s.log.WarnContext(ctx, "session update failed", "session_id", st.rec.GetSessionId(), "err", err)
-	}
-}
-
 func (s *Service) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.cfg.CallTimeout)
 }
@@ -357,12 +270,14 @@ func (st *invState) isSub() bool {
 	return st.rec.GetParentSessionId() != ""
 }
 
+// ---- stage 4: gather_evidence: the rules loop (loop_rules.go) or the
+// model loop (loop_model.go), both over the loop core (round.go) ----
+
 // ---- stage 5: diagnose ----
 
 func (s *Service) stageDiagnose(ctx context.Context, st *invState) (string, error) {
 	st.refreshPins(ctx, s)
-	in := analysis.Input{Alert: st.rec.GetAlert(), Pins: st.pins, NonPaged: s.cfg.NonPagedEnvironments}
-	res, aerr := analysis.Analyze(ctx, in)
+	in, res, aerr := s.evidence(ctx, st)
 	var d *investigationv1.Diagnosis
 	if aerr != nil {
 		d = &investigationv1.Diagnosis{
@@ -462,6 +377,106 @@ func (s *Service) stageDeliver(ctx context.Context, st *invState) (string, error
 		detail += "; failed: " + strings.Join(failed, ", ")
 	}
 	return detail, nil
+}
+
+// finish closes the record, updates the session and publishes COMPLETED.
+func (s *Service) finish(ctx context.Context, st *invState) error {
+	s.finalizeRecord(ctx, st)
+	if st.rec.GetDiagnosis().GetStatus() == investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NOISE {
+		st.rec.State = stateNoise
+	} else {
+		st.rec.State = stateCompleted
+	}
+	st.rec.FinishedAt = timestamppb.New(s.now())
+	sessState := sessCompleted
+	switch {
+	case st.rec.GetState() == stateNoise:
+		sessState = sessNoise
+	case st.silent:
+		sessState = sessSilent
+	}
+	s.setSessionState(ctx, st, sessState)
+	d := st.rec.GetDiagnosis()
+	kind := evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_COMPLETED
+	if st.rec.GetState() == stateNoise {
+		kind = evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_NOISE
+	}
+	s.publishLifecycle(ctx, st.rec.GetSessionId(), st.rec.GetInvestigationId(), kind, "",
+		fmt.Sprintf("%s: %s", d.GetStatus(), d.GetRootCause()),
+		map[string]any{"status": d.GetStatus().String(), "confidence": d.GetConfidence(), "loops": st.rec.GetLoops(),
+			"tool_calls": len(st.rec.GetToolCalls()), "wall_ms": st.rec.GetWallMs(), "silent": st.silent})
+	metrics.ObserveInvestigation(metrics.EnumLabel(d.GetStatus().String(), "DIAGNOSIS_STATUS_"),
+		metrics.EnumLabel(d.GetCategory().String(), "ROOT_CAUSE_CATEGORY_"), time.Duration(st.rec.GetWallMs())*time.Millisecond)
+	// The final checkpoint comes last: whoever waits for it sees every event.
+	if err := s.checkpoint(ctx, st); err != nil {
+		return err
+	}
+	s.markClosed(ctx, st.rec.GetInvestigationId())
+	return nil
+}
+
+// finalizeRecord fills the derived fields of the record.
+func (s *Service) finalizeRecord(ctx context.Context, st *invState) {
+	st.rec.WallMs = st.wallMs(s.now())
+	st.rec.EvidenceSources = evidenceSources(st.pins)
+	var tokens int64
+	for _, m := range st.rec.GetModelCalls() {
+		tokens += m.GetPromptTokens() + m.GetCompletionTokens()
+	}
+	st.rec.Tokens = tokens
+	if store, err := s.store(ctx); err == nil {
+		if e, _, err := store.getSession(ctx, st.rec.GetSessionId()); err == nil {
+			st.rec.AttachedAlerts = e.GetSession().GetAttachedAlerts()
+		}
+	}
+}
+
+// evidenceSources is the union of the sources of pins that returned data.
+func evidenceSources(pins []*evidencev1.EvidencePin) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range pins {
+		if p.GetNoData() || (!p.GetSuccess() && p.GetError() != "") {
+			continue
+		}
+		for _, src := range p.GetSources() {
+			if src != "" && !seen[src] {
+				seen[src] = true
+				out = append(out, src)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *Service) setSessionState(ctx context.Context, st *invState, state string) {
+	store, err := s.store(ctx)
+	if err != nil {
+		return
+	}
+	d := st.rec.GetDiagnosis()
+	_, err = store.updateSession(ctx, st.rec.GetSessionId(), func() *sessionEntry {
+		return newSessionEntry(st.rec.GetSessionId(), st.rec.GetAlert(), st.rc, s.now())
+	}, func(se *sessionEntry) {
+		addInvestigation(se, st.rec.GetInvestigationId())
+		// A sub-investigation inside its parent's session does not decide the session's state.
+		owner := !st.isSub() || len(se.GetInvestigationIds()) <= 1
+		if owner {
+			se.Session.State = state
+		}
+		if owner && d != nil && state != sessRunning {
+			se.Session.Confidence = d.GetConfidence()
+			se.Session.Category = d.GetCategory()
+			se.Session.RootCause = d.GetRootCause()
+		}
+		if n := int32(len(st.pins)); n > se.Session.Pins {
+			se.Session.Pins = n
+		}
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "session update failed", "session_id", st.rec.GetSessionId(), "err", err)
+	}
 }
 
 func firstNonEmpty(vals ...string) string {

@@ -1,10 +1,25 @@
-// Package brain is the BrainService: alert intake with fingerprint
-// de-duplication, the investigation pipeline
-// (resolve_integrations, extract_alert, plan_actions, the ReAct loop,
-// diagnose, deliver), the supervisor / critic loop, and the
-// session state it builds. Investigations are queued on the JetStream work
-// queue so several brain processes share them, and checkpointed in KV after
-// every stage so a crashed investigation resumes where it stopped.
+// Package brain is the BrainService: it runs investigations. Its files
+// follow an investigation's state in flow order:
+//
+//   - intake.go, intake_incident.go: an alert arrives (SubmitAlert,
+//     StartInvestigation), is grouped with its incident, de-duplicated on
+//     its fingerprint and queued as an investigation state (invState,
+//     state.go).
+//   - service.go: the work queue hands the state to the pipeline (JetStream
+//     work queue, so several brain processes share investigations).
+//   - pipeline.go, pipeline_scope.go, pipeline_retry.go: the stages
+//     resolve_integrations, extract_alert (with the scope: namespace and
+//     workload), plan_actions, gather_evidence, diagnose and deliver,
+//     checkpointed after each and retried when a dependency is down.
+//   - round.go, round_calls.go, round_params.go, round_followups.go: the
+//     loop core, a round's primitives shared by both loops: seed, the loop
+//     cap and breakers, running calls, progress, the evidence model (one
+//     analysis per evidence state), the critic's review and conclusion gate.
+//   - loop_rules.go (no model) and loop_model.go, loop_model_answer.go (a
+//     tool-calling model): the two gather_evidence loops over the core.
+//   - store.go: checkpoints, sessions and fingerprints in KV, and the
+//     sweeper that requeues orphaned investigations; api.go reads them
+//     back (sessions, pins, events, diagnosis, record, report).
 //
 // The brain owns the loop iteration cap, the stagnation breaker, the context
 // budget, the tool-call / wall-time / stalled-retrieval circuit breakers and
@@ -14,27 +29,24 @@ package brain
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
-	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
-	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
-	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
+	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/mesh"
@@ -87,6 +99,8 @@ type Service struct {
 	defsMu sync.Mutex
 	defs   map[string]*evidencev1.ToolDefinition
 	defsAt time.Time
+	// analyses counts evidence models built (analysis.Analyze runs).
+	analyses atomic.Int64
 }
 
 // New builds the service.
@@ -248,124 +262,3 @@ func (s *Service) enqueue(ctx context.Context, it workItem, requeue int) error {
 	}
 	return s.bus.EnqueueKeyed(ctx, it.InvestigationID, fmt.Sprintf("work:%s:%d", it.InvestigationID, requeue), data)
 }
-
-// store returns the state store, opening the KV buckets on first use.
-func (s *Service) store(ctx context.Context) (*stateStore, error) {
-	s.storeMu.Lock()
-	defer s.storeMu.Unlock()
-	if s.st != nil {
-		return s.st, nil
-	}
-	open := func(bucket string) (kv, error) {
-		b, err := s.bus.KV(ctx, bucket)
-		if err != nil {
-			return nil, fmt.Errorf("brain: open %s: %w", bucket, err)
-		}
-		return jsKV{b}, nil
-	}
-	sess, err := open(bus.BucketSessions)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := open(bus.BucketRecords)
-	if err != nil {
-		return nil, err
-	}
-	fps, err := open(bus.BucketFingerprints)
-	if err != nil {
-		return nil, err
-	}
-	openIdx, err := open(bus.BucketOpen)
-	if err != nil {
-		return nil, err
-	}
-	s.st = &stateStore{sessions: sess, records: recs, fingerprints: fps, open: openIdx}
-	return s.st, nil
-}
-
-func (s *Service) notifyChanged() {
-	s.chMu.Lock()
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.chMu.Unlock()
-}
-
-func (s *Service) changedCh() <-chan struct{} {
-	s.chMu.Lock()
-	defer s.chMu.Unlock()
-	return s.changed
-}
-
-// checkpoint saves the investigation state.
-func (s *Service) checkpoint(ctx context.Context, st *invState) error {
-	store, err := s.store(ctx)
-	if err != nil {
-		return err
-	}
-	st.rec.WallMs = st.wallMs(s.now())
-	st.savedAt = s.now()
-	// A checkpoint must survive the caller's cancellation (a crash mid-write is
-	// what redelivery handles, a cancelled context is not a crash).
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := store.saveState(wctx, st); err != nil {
-		return err
-	}
-	s.notifyChanged()
-	return nil
-}
-
-// waitFinal blocks until the investigation reaches a final state.
-func (s *Service) waitFinal(ctx context.Context, invID string) (*invState, error) {
-	store, err := s.store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	poll := time.NewTicker(250 * time.Millisecond) // other brain processes: poll the KV
-	defer poll.Stop()
-	for {
-		ch := s.changedCh()
-		st, err := store.loadState(ctx, invID)
-		if err != nil && !errors.Is(err, errNotFound) {
-			return nil, err
-		}
-		if err == nil && isFinal(st.rec.GetState()) {
-			return st, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-ch:
-		case <-poll.C:
-		}
-	}
-}
-
-func isFinal(state string) bool {
-	return state == stateCompleted || state == stateNoise || state == stateFailed
-}
-
-// ---- ids ----
-
-func shortHash(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-func (s *Service) windowIndex(now time.Time) int64 {
-	return now.Unix() / int64(s.cfg.DedupWindow/time.Second)
-}
-
-func (s *Service) deriveSessionID(fp string, now time.Time) string {
-	f := fp
-	if len(f) > 16 {
-		f = f[:16]
-	}
-	return "inc-" + f + "-" + strconv.FormatInt(s.windowIndex(now), 36)
-}
-
-func investigationID(parts ...string) string { return "inv-" + shortHash(parts...) }

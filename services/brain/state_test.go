@@ -143,3 +143,28 @@ func TestCheckpointFencesAStaleReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestPinsRevisionFollowsTheAnalysisInput: a new pin or new facts in a pin
+// change the evidence model's key; the critic's verdict on a pin does not.
+func TestPinsRevisionFollowsTheAnalysisInput(t *testing.T) {
+	st := &invState{rec: &investigationv1.InvestigationRecord{}}
+	st.addPin(&evidencev1.EvidencePin{Id: "p", SourceTool: "fetch_pod_logs", Version: 1, Sources: []string{"pod_logs"}})
+	rev := st.pinsRev
+	st.addPin(&evidencev1.EvidencePin{Id: "p", SourceTool: "fetch_pod_logs", Version: 2, Sources: []string{"pod_logs"},
+		ValidationStatus: evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED, CriticRationale: "checked"})
+	if st.pinsRev != rev {
+		t.Fatal("a verdict changed the pins revision")
+	}
+	if st.pin("p").GetVersion() != 2 {
+		t.Fatal("the newer version was not kept")
+	}
+	st.addPin(&evidencev1.EvidencePin{Id: "p", SourceTool: "fetch_pod_logs", Version: 3, Sources: []string{"pod_logs"}, NoData: true})
+	if st.pinsRev == rev {
+		t.Fatal("new facts kept the pins revision")
+	}
+	rev = st.pinsRev
+	st.addPin(&evidencev1.EvidencePin{Id: "q", SourceTool: "list_pods", Version: 1})
+	if st.pinsRev == rev {
+		t.Fatal("a new pin kept the pins revision")
+	}
+}

@@ -93,12 +93,12 @@ func TestHealthyHypothesisToleratesHistory(t *testing.T) {
 	}
 	hyp := &investigationv1.Hypothesis{Id: "h", Statement: "api is healthy; the old replica set is draining", Category: catHealth, Entity: "deployment/shop/api", Confidence: 0.8, PinIds: []string{"dep", "pods"}}
 	s := newTestService(t, nil)
-	resp := s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins, nil)
+	resp := s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins, nil, nil)
 	if resp.GetReview().GetAction() != investigationv1.CriticAction_CRITIC_ACTION_ACCEPT {
 		t.Fatalf("healthy hypothesis: %s %s", resp.GetReview().GetAction(), resp.GetReview().GetSummary())
 	}
 	// Without the deployment's word the failing pod is current and objects.
-	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins[1:], nil)
+	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins[1:], nil, nil)
 	if o := objection(resp.GetReview(), CheckContradictingPins); o == nil || o.GetPassed() {
 		t.Fatalf("current failure not raised: %+v", o)
 	}
@@ -106,7 +106,7 @@ func TestHealthyHypothesisToleratesHistory(t *testing.T) {
 	cur := newPods[2]
 	cur.Ready, cur.Containers = false, []facts.Container{{Name: "app", State: "waiting", Reason: "CrashLoopBackOff"}}
 	pins[1] = validated(newPin("pods", "list_pods", md(t, facts.KeyPods, []facts.Pod{newPods[1], cur}), at(now.Add(time.Second))), roleRoot)
-	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins, nil)
+	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins, nil, nil)
 	if resp.GetReview().GetAction() == investigationv1.CriticAction_CRITIC_ACTION_ACCEPT {
 		t.Fatalf("healthy accepted over a failing current pod: %s", resp.GetReview().GetSummary())
 	}
@@ -114,7 +114,7 @@ func TestHealthyHypothesisToleratesHistory(t *testing.T) {
 	// it reports is no contradiction; the same pod contradicts plain health.
 	notPaged := &investigationv1.Hypothesis{Id: "np", Statement: "No production action needed: the alert comes from the preview environment, which is not paged",
 		Category: catHealth, Detector: analysis.ModeNotPaged, Entity: "deployment/shop/api", Confidence: 0.9, PinIds: []string{"pods"}}
-	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{notPaged}}, nil, 1, pins, nil)
+	resp = s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{notPaged}}, nil, 1, pins, nil, nil)
 	if o := objection(resp.GetReview(), CheckContradictingPins); o != nil && !o.GetPassed() {
 		t.Fatalf("not-paged verdict contradicted by the failures it reports: %+v", o)
 	}
@@ -147,5 +147,56 @@ func TestGatherMoreWidensBeyondExecutedTools(t *testing.T) {
 	}
 	if in := requested(resp); !containsStr(in, "list_pods") {
 		t.Fatalf("requested %v", in)
+	}
+	// The caller's account decides whether the scope widens further: every
+	// request would repeat a call made.
+	var asked []string
+	for _, o := range resp.GetReview().GetObjections() {
+		if !o.GetPassed() {
+			asked = append(asked, o.GetRequestedIntents()...)
+		}
+	}
+	for _, tc := range []struct {
+		next *criticv1.NextCalls
+		want bool
+	}{
+		{nil, false},
+		{&criticv1.NextCalls{RepeatIntents: asked}, true},
+		{&criticv1.NextCalls{RepeatIntents: asked[1:], FreshIntents: asked[:1]}, false},
+	} {
+		resp, err = s.ReviewHypotheses(context.Background(), &criticv1.ReviewHypothesesRequest{SessionId: "w", Pins: pins, Hypotheses: &investigationv1.HypothesisSet{}, Round: 2, NextCalls: tc.next})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.GetReview().GetWidenScope(); got != tc.want {
+			t.Errorf("next %v: widen %v, want %v", tc.next, got, tc.want)
+		}
+	}
+}
+
+// TestWidenScope: the scope widens when no failed objection's request
+// reaches new evidence by the caller's account, and a planned action left
+// to run counts only when nothing requested can be called.
+func TestWidenScope(t *testing.T) {
+	obj := func(intents ...string) []*investigationv1.Objection {
+		return []*investigationv1.Objection{{Check: "a", Passed: true, RequestedIntents: []string{"get_events"}}, {Check: "b", RequestedIntents: intents}}
+	}
+	for _, tc := range []struct {
+		name string
+		objs []*investigationv1.Objection
+		next *criticv1.NextCalls
+		want bool
+	}{
+		{"no account", obj("list_pods"), nil, false},
+		{"a request is new", obj("list_pods", "get_events"), &criticv1.NextCalls{FreshIntents: []string{"list_pods"}, RepeatIntents: []string{"get_events"}}, false},
+		{"every request repeats", obj("list_pods", "get_events"), &criticv1.NextCalls{FreshIntents: []string{"get_commits"}, RepeatIntents: []string{"list_pods", "get_events"}}, true},
+		{"a passed objection's request does not count", obj("list_pods"), &criticv1.NextCalls{FreshIntents: []string{"get_events"}, RepeatIntents: []string{"list_pods"}}, true},
+		{"nothing callable, planned actions left", obj("fetch_pod_logs"), &criticv1.NextCalls{PlanHasFreshCalls: true}, false},
+		{"nothing callable, nothing planned left", obj("fetch_pod_logs"), &criticv1.NextCalls{}, true},
+		{"one repeats, planned actions left", obj("fetch_pod_logs", "list_pods"), &criticv1.NextCalls{RepeatIntents: []string{"list_pods"}, PlanHasFreshCalls: true}, true},
+	} {
+		if got := widenScope(tc.objs, tc.next); got != tc.want {
+			t.Errorf("%s: widen %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

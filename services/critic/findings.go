@@ -18,7 +18,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/sast/repo"
 )
 
-// The SAST evaluator (seed 004): skeptical, it assumes the agent missed
+// The SAST evaluator: skeptical, it assumes the agent missed
 // something. It re-reads every cited line from the checkout itself and
 // refuses a verdict unless the raw code shows every claim and every item of
 // the finding category's false-positive checklist is answered by a claim

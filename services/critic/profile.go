@@ -263,15 +263,13 @@ func (pr *profile) noteOnset(t *time.Time) {
 	}
 }
 
-var rsHash = regexp.MustCompile(`-[a-z0-9]{6,10}$`)
-
 // workloadOf names the workload that owns a pod.
 func workloadOf(p facts.Pod) string {
 	switch {
 	case p.Workload != "":
 		return p.Workload
 	case p.OwnerKind == "ReplicaSet" && p.OwnerName != "":
-		return rsHash.ReplaceAllString(p.OwnerName, "")
+		return facts.ReplicaSetDeployment(p.OwnerName)
 	case p.OwnerName != "":
 		return p.OwnerName
 	case facts.IsDeploymentPod(p.Name):

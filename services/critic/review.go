@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -209,7 +210,7 @@ func (s *Service) ReviewHypotheses(ctx context.Context, req *criticv1.ReviewHypo
 			return nil, status.Error(codes.Unavailable, err.Error())
 		}
 	}
-	resp := s.review(req.GetHypotheses(), req.GetAlert(), req.GetRound(), pins, s.availability(ctx, req.GetSessionId()))
+	resp := s.review(req.GetHypotheses(), req.GetAlert(), req.GetRound(), pins, s.availability(ctx, req.GetSessionId()), req.GetNextCalls())
 	r := resp.GetReview()
 	metrics.CriticVerdicts.WithLabelValues(metrics.EnumLabel(r.GetAction().String(), "CRITIC_ACTION_")).Inc()
 	metrics.CriticRounds.Observe(float64(r.GetRound()))
@@ -217,8 +218,10 @@ func (s *Service) ReviewHypotheses(ctx context.Context, req *criticv1.ReviewHypo
 	return resp, nil
 }
 
-// review runs the checks. avail says which tools can run (nil: unknown, all).
-func (s *Service) review(set *investigationv1.HypothesisSet, alert *investigationv1.Alert, round int32, pins []*evidencev1.EvidencePin, avail map[string]bool) *criticv1.ReviewHypothesesResponse {
+// review runs the checks. avail says which tools can run (nil: unknown,
+// all); next is the caller's account of the calls it can still make (nil:
+// none given).
+func (s *Service) review(set *investigationv1.HypothesisSet, alert *investigationv1.Alert, round int32, pins []*evidencev1.EvidencePin, avail map[string]bool, next *criticv1.NextCalls) *criticv1.ReviewHypothesesResponse {
 	if round < 1 {
 		round = 1
 	}
@@ -236,7 +239,7 @@ func (s *Service) review(set *investigationv1.HypothesisSet, alert *investigatio
 			RequestedIntents: suggestions(investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNSPECIFIED),
 		}}
 		review.Objections[0].RequestedIntents = keepAvailable(review.Objections[0].RequestedIntents, avail)
-		s.decide(resp, 0, nil, false, round, "no hypothesis was proposed", avail, executedTools(views))
+		s.decide(resp, 0, nil, false, round, "no hypothesis was proposed", avail, executedTools(views), next)
 		return resp
 	}
 	lead := hyps[0]
@@ -323,12 +326,12 @@ func (s *Service) review(set *investigationv1.HypothesisSet, alert *investigatio
 			break
 		}
 	}
-	s.decide(resp, score, lead, hardFail, round, "", avail, executedTools(views))
+	s.decide(resp, score, lead, hardFail, round, "", avail, executedTools(views), next)
 	return resp
 }
 
 // decide sets the action, summary and trips from the score.
-func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64, lead *investigationv1.Hypothesis, hardFail bool, round int32, note string, avail, executed map[string]bool) {
+func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64, lead *investigationv1.Hypothesis, hardFail bool, round int32, note string, avail, executed map[string]bool, next *criticv1.NextCalls) {
 	review := resp.Review
 	review.Score = score
 	var failedChecks, intents []string
@@ -364,7 +367,8 @@ func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64,
 	case round < int32(s.cfg.MaxRounds):
 		review.Action = investigationv1.CriticAction_CRITIC_ACTION_GATHER_MORE
 		// Asking again for tools that already ran only replays them: widen
-		// the search to available tools that have not run yet.
+		// the search to available tools of the discovery order that have
+		// not run yet.
 		fresh := false
 		for _, i := range intents {
 			fresh = fresh || !executed[i]
@@ -399,6 +403,7 @@ func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64,
 				}
 			}
 		}
+		review.WidenScope = widenScope(review.GetObjections(), next)
 		review.Summary = fmt.Sprintf("GATHER_MORE for %s: score %.2f < %.2f in round %d of %d; objections: %s; requested: %s",
 			subject, score, s.cfg.Threshold, round, s.cfg.MaxRounds, strings.Join(failedChecks, " | "), strings.Join(intents, ", "))
 	default:
@@ -412,6 +417,33 @@ func (s *Service) decide(resp *criticv1.ReviewHypothesesResponse, score float64,
 	resp.Trips = append([]*investigationv1.GuardrailTrip{guardrail.Trip(GuardrailThreshold,
 		fmt.Sprintf("review score %.2f below %.2f in round %d: %s", score, s.cfg.Threshold, round, review.GetAction().String()),
 		s.cfg.Threshold, score, now)}, resp.Trips...)
+}
+
+// widenScope is the one place scope widening is decided: the requests
+// (the failed objections' intents, as the caller reads them) reach no new
+// evidence by the caller's own account (next): each would repeat a call
+// already made or cannot be called, and no planned action is left to fall
+// back to. The caller then widens with the router's selection. Without
+// the caller's account nothing is decided.
+func widenScope(objections []*investigationv1.Objection, next *criticv1.NextCalls) bool {
+	if next == nil {
+		return false
+	}
+	fresh, callable := false, false
+	for _, o := range objections {
+		if o.GetPassed() {
+			continue
+		}
+		for _, i := range o.GetRequestedIntents() {
+			if slices.Contains(next.GetFreshIntents(), i) {
+				fresh = true
+			}
+			if slices.Contains(next.GetRepeatIntents(), i) {
+				callable = true
+			}
+		}
+	}
+	return !fresh && (callable || !next.GetPlanHasFreshCalls())
 }
 
 func orNone(list []string) string {

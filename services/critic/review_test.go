@@ -186,7 +186,7 @@ func TestEvidenceNotConcrete(t *testing.T) {
 	s := newTestService(t, nil)
 	pins := []*evidencev1.EvidencePin{validated(newPin("x", "fetch_pod_logs", nil, claim("errors went up")), roleCascading)}
 	resp := s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{{Id: "h", Category: catCode,
-		Entity: "deployment/shop/api", Confidence: 0.9, PinIds: []string{"x"}}}}, nil, 1, pins, nil)
+		Entity: "deployment/shop/api", Confidence: 0.9, PinIds: []string{"x"}}}}, nil, 1, pins, nil, nil)
 	o := objection(resp.GetReview(), CheckEvidenceNotConcrete)
 	if o == nil || o.GetPassed() || !containsStr(o.GetRequestedIntents(), "get_commits") {
 		t.Fatalf("concrete check: %+v", o)
@@ -370,7 +370,7 @@ func TestAccusedResolution(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{tc.hyp}}, nil, 1, tc.pins, nil)
+			resp := s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{tc.hyp}}, nil, 1, tc.pins, nil, nil)
 			o := objection(resp.GetReview(), CheckAccusedMetricsNormal)
 			if o.GetPassed() != tc.passed || !strings.Contains(o.GetDetail(), tc.detail) {
 				t.Fatalf("objection %+v", o)

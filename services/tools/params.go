@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
 // Params are a call's validated parameters: strings for string/select,
@@ -85,26 +86,6 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("tool %s: parameter %q: %s", e.Intent, e.Param, e.Reason)
 }
 
-// contextValue reads a RouterContext field or extra key named by default_from_context.
-func contextValue(rc *evidencev1.RouterContext, field string) string {
-	if rc == nil || field == "" {
-		return ""
-	}
-	switch field {
-	case "active_namespace", "namespace":
-		return rc.GetActiveNamespace()
-	case "active_service", "service":
-		return rc.GetActiveService()
-	case "active_pod", "pod":
-		return rc.GetActivePod()
-	case "session_id":
-		return rc.GetSessionId()
-	case "incident_id":
-		return rc.GetIncidentId()
-	}
-	return rc.GetExtra()[field]
-}
-
 // validateParams checks raw against the tool's schema, fills defaults from
 // the context and returns typed parameters. Unknown parameters, wrong types,
 // values outside a select's options and missing required parameters are
@@ -137,7 +118,7 @@ func validateParams(def *evidencev1.ToolDefinition, raw *structpb.Struct, rc *ev
 		if _, ok := out[p.GetName()]; ok {
 			continue
 		}
-		if v := contextValue(rc, p.GetDefaultFromContext()); v != "" {
+		if v := mesh.ContextValue(rc, p.GetDefaultFromContext()); v != "" {
 			val, err := coerce(p, structpb.NewStringValue(v))
 			if err != nil {
 				return nil, &ParamError{intent, p.GetName(), fmt.Sprintf("context default %s: %v", p.GetDefaultFromContext(), err)}

@@ -1,5 +1,5 @@
 // Package checklist holds the false-positive criteria of SAST triage per
-// finding category (seed 004): what the critic's evaluator requires a
+// finding category: what the critic's evaluator requires a
 // verdict to answer with code, and what the model agent is told to answer.
 package checklist
 

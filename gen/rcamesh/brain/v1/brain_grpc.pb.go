@@ -33,8 +33,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// BrainService runs investigations: alert intake, the pipeline of seed 000, the
-// supervisor of seed 003, and the session state (pins, diagnosis, record) it builds.
+// BrainService runs investigations: alert intake, the pipeline
+// (resolve_integrations, extract_alert, plan_actions, gather_evidence,
+// diagnose, deliver), the supervisor of the ReAct loop, and the session
+// state (pins, diagnosis, record) it builds.
 // It owns the loop iteration cap, the stagnation breaker, the context budget and
 // the degraded result on model failure.
 type BrainServiceClient interface {
@@ -159,8 +161,10 @@ func (c *brainServiceClient) GetRecord(ctx context.Context, in *GetRecordRequest
 // All implementations must embed UnimplementedBrainServiceServer
 // for forward compatibility.
 //
-// BrainService runs investigations: alert intake, the pipeline of seed 000, the
-// supervisor of seed 003, and the session state (pins, diagnosis, record) it builds.
+// BrainService runs investigations: alert intake, the pipeline
+// (resolve_integrations, extract_alert, plan_actions, gather_evidence,
+// diagnose, deliver), the supervisor of the ReAct loop, and the session
+// state (pins, diagnosis, record) it builds.
 // It owns the loop iteration cap, the stagnation breaker, the context budget and
 // the degraded result on model failure.
 type BrainServiceServer interface {

@@ -157,7 +157,10 @@ type ReviewHypothesesRequest struct {
 	// The round of the Loop of Truth, from 1.
 	Round int32 `protobuf:"varint,4,opt,name=round,proto3" json:"round,omitempty"`
 	// Pins to review against; empty means the session's pins from the stream.
-	Pins          []*v1.EvidencePin `protobuf:"bytes,5,rep,name=pins,proto3" json:"pins,omitempty"`
+	Pins []*v1.EvidencePin `protobuf:"bytes,5,rep,name=pins,proto3" json:"pins,omitempty"`
+	// What the investigation can still fetch (the rules loop sends it; unset
+	// elsewhere): the facts the critic decides scope widening from.
+	NextCalls     *NextCalls `protobuf:"bytes,6,opt,name=next_calls,json=nextCalls,proto3" json:"next_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -227,6 +230,82 @@ func (x *ReviewHypothesesRequest) GetPins() []*v1.EvidencePin {
 	return nil
 }
 
+func (x *ReviewHypothesesRequest) GetNextCalls() *NextCalls {
+	if x != nil {
+		return x.NextCalls
+	}
+	return nil
+}
+
+// NextCalls says, per intent, what a call the investigation would make for
+// it now would be. The caller knows the calls it made and the parameters
+// it would infer; the critic decides from these facts whether its requests
+// still reach new evidence or the scope must widen (CriticReview.widen_scope).
+type NextCalls struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A call for these would be new.
+	FreshIntents []string `protobuf:"bytes,1,rep,name=fresh_intents,json=freshIntents,proto3" json:"fresh_intents,omitempty"`
+	// A call for these would repeat one already made.
+	RepeatIntents []string `protobuf:"bytes,2,rep,name=repeat_intents,json=repeatIntents,proto3" json:"repeat_intents,omitempty"`
+	// When no requested intent can be called at all (a parameter no evidence
+	// supplies), the caller runs the plan's actions that have not run yet:
+	// true when one of those would be new.
+	PlanHasFreshCalls bool `protobuf:"varint,3,opt,name=plan_has_fresh_calls,json=planHasFreshCalls,proto3" json:"plan_has_fresh_calls,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *NextCalls) Reset() {
+	*x = NextCalls{}
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextCalls) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextCalls) ProtoMessage() {}
+
+func (x *NextCalls) ProtoReflect() protoreflect.Message {
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextCalls.ProtoReflect.Descriptor instead.
+func (*NextCalls) Descriptor() ([]byte, []int) {
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *NextCalls) GetFreshIntents() []string {
+	if x != nil {
+		return x.FreshIntents
+	}
+	return nil
+}
+
+func (x *NextCalls) GetRepeatIntents() []string {
+	if x != nil {
+		return x.RepeatIntents
+	}
+	return nil
+}
+
+func (x *NextCalls) GetPlanHasFreshCalls() bool {
+	if x != nil {
+		return x.PlanHasFreshCalls
+	}
+	return false
+}
+
 // ReviewHypothesesResponse is the critic's review.
 type ReviewHypothesesResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -242,7 +321,7 @@ type ReviewHypothesesResponse struct {
 
 func (x *ReviewHypothesesResponse) Reset() {
 	*x = ReviewHypothesesResponse{}
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[3]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -254,7 +333,7 @@ func (x *ReviewHypothesesResponse) String() string {
 func (*ReviewHypothesesResponse) ProtoMessage() {}
 
 func (x *ReviewHypothesesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[3]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -267,7 +346,7 @@ func (x *ReviewHypothesesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReviewHypothesesResponse.ProtoReflect.Descriptor instead.
 func (*ReviewHypothesesResponse) Descriptor() ([]byte, []int) {
-	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{3}
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReviewHypothesesResponse) GetReview() *v11.CriticReview {
@@ -315,7 +394,7 @@ type AcceptConclusionRequest struct {
 
 func (x *AcceptConclusionRequest) Reset() {
 	*x = AcceptConclusionRequest{}
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[4]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +406,7 @@ func (x *AcceptConclusionRequest) String() string {
 func (*AcceptConclusionRequest) ProtoMessage() {}
 
 func (x *AcceptConclusionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[4]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +419,7 @@ func (x *AcceptConclusionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptConclusionRequest.ProtoReflect.Descriptor instead.
 func (*AcceptConclusionRequest) Descriptor() ([]byte, []int) {
-	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{4}
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AcceptConclusionRequest) GetSessionId() string {
@@ -392,7 +471,7 @@ type AcceptConclusionResponse struct {
 	Reason   string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Planned intents that have not run yet.
 	MissingIntents []string `protobuf:"bytes,3,rep,name=missing_intents,json=missingIntents,proto3" json:"missing_intents,omitempty"`
-	// Evidence gaps blocking acceptance (seed 004 unknowns).
+	// Evidence gaps blocking acceptance (what stays unknown).
 	BlockingGaps []string `protobuf:"bytes,4,rep,name=blocking_gaps,json=blockingGaps,proto3" json:"blocking_gaps,omitempty"`
 	// True when the rejection limit is reached: the investigation ends as NEEDS_REVIEW.
 	LimitReached bool                 `protobuf:"varint,5,opt,name=limit_reached,json=limitReached,proto3" json:"limit_reached,omitempty"`
@@ -410,7 +489,7 @@ type AcceptConclusionResponse struct {
 
 func (x *AcceptConclusionResponse) Reset() {
 	*x = AcceptConclusionResponse{}
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[5]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -422,7 +501,7 @@ func (x *AcceptConclusionResponse) String() string {
 func (*AcceptConclusionResponse) ProtoMessage() {}
 
 func (x *AcceptConclusionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[5]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -435,7 +514,7 @@ func (x *AcceptConclusionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptConclusionResponse.ProtoReflect.Descriptor instead.
 func (*AcceptConclusionResponse) Descriptor() ([]byte, []int) {
-	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{5}
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AcceptConclusionResponse) GetAccepted() bool {
@@ -516,7 +595,7 @@ type FindingRejection struct {
 
 func (x *FindingRejection) Reset() {
 	*x = FindingRejection{}
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[6]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -528,7 +607,7 @@ func (x *FindingRejection) String() string {
 func (*FindingRejection) ProtoMessage() {}
 
 func (x *FindingRejection) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[6]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -541,7 +620,7 @@ func (x *FindingRejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindingRejection.ProtoReflect.Descriptor instead.
 func (*FindingRejection) Descriptor() ([]byte, []int) {
-	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{6}
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FindingRejection) GetBlockingGaps() []string {
@@ -589,7 +668,7 @@ type EvaluateFindingRequest struct {
 
 func (x *EvaluateFindingRequest) Reset() {
 	*x = EvaluateFindingRequest{}
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[7]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +680,7 @@ func (x *EvaluateFindingRequest) String() string {
 func (*EvaluateFindingRequest) ProtoMessage() {}
 
 func (x *EvaluateFindingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[7]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +693,7 @@ func (x *EvaluateFindingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateFindingRequest.ProtoReflect.Descriptor instead.
 func (*EvaluateFindingRequest) Descriptor() ([]byte, []int) {
-	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{7}
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *EvaluateFindingRequest) GetSessionId() string {
@@ -697,7 +776,7 @@ type EvaluateFindingResponse struct {
 
 func (x *EvaluateFindingResponse) Reset() {
 	*x = EvaluateFindingResponse{}
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[8]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -709,7 +788,7 @@ func (x *EvaluateFindingResponse) String() string {
 func (*EvaluateFindingResponse) ProtoMessage() {}
 
 func (x *EvaluateFindingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[8]
+	mi := &file_rcamesh_critic_v1_critic_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -722,7 +801,7 @@ func (x *EvaluateFindingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateFindingResponse.ProtoReflect.Descriptor instead.
 func (*EvaluateFindingResponse) Descriptor() ([]byte, []int) {
-	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{8}
+	return file_rcamesh_critic_v1_critic_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EvaluateFindingResponse) GetPassed() bool {
@@ -773,7 +852,7 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"\fskip_publish\x18\x04 \x01(\bR\vskipPublish\"\x91\x01\n" +
 	"\x15RevalidatePinResponse\x122\n" +
 	"\x03pin\x18\x01 \x01(\v2 .rcamesh.evidence.v1.EvidencePinR\x03pin\x12D\n" +
-	"\fcontradicted\x18\x02 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\fcontradicted\"\x84\x02\n" +
+	"\fcontradicted\x18\x02 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\fcontradicted\"\xc1\x02\n" +
 	"\x17ReviewHypothesesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12G\n" +
@@ -782,7 +861,13 @@ const file_rcamesh_critic_v1_critic_proto_rawDesc = "" +
 	"hypotheses\x125\n" +
 	"\x05alert\x18\x03 \x01(\v2\x1f.rcamesh.investigation.v1.AlertR\x05alert\x12\x14\n" +
 	"\x05round\x18\x04 \x01(\x05R\x05round\x124\n" +
-	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\"\x9c\x02\n" +
+	"\x04pins\x18\x05 \x03(\v2 .rcamesh.evidence.v1.EvidencePinR\x04pins\x12;\n" +
+	"\n" +
+	"next_calls\x18\x06 \x01(\v2\x1c.rcamesh.critic.v1.NextCallsR\tnextCalls\"\x88\x01\n" +
+	"\tNextCalls\x12#\n" +
+	"\rfresh_intents\x18\x01 \x03(\tR\ffreshIntents\x12%\n" +
+	"\x0erepeat_intents\x18\x02 \x03(\tR\rrepeatIntents\x12/\n" +
+	"\x14plan_has_fresh_calls\x18\x03 \x01(\bR\x11planHasFreshCalls\"\x9c\x02\n" +
 	"\x18ReviewHypothesesResponse\x12>\n" +
 	"\x06review\x18\x01 \x01(\v2&.rcamesh.investigation.v1.CriticReviewR\x06review\x12C\n" +
 	"\breranked\x18\x02 \x01(\v2'.rcamesh.investigation.v1.HypothesisSetR\breranked\x12=\n" +
@@ -848,66 +933,68 @@ func file_rcamesh_critic_v1_critic_proto_rawDescGZIP() []byte {
 	return file_rcamesh_critic_v1_critic_proto_rawDescData
 }
 
-var file_rcamesh_critic_v1_critic_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_rcamesh_critic_v1_critic_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_rcamesh_critic_v1_critic_proto_goTypes = []any{
 	(*RevalidatePinRequest)(nil),     // 0: rcamesh.critic.v1.RevalidatePinRequest
 	(*RevalidatePinResponse)(nil),    // 1: rcamesh.critic.v1.RevalidatePinResponse
 	(*ReviewHypothesesRequest)(nil),  // 2: rcamesh.critic.v1.ReviewHypothesesRequest
-	(*ReviewHypothesesResponse)(nil), // 3: rcamesh.critic.v1.ReviewHypothesesResponse
-	(*AcceptConclusionRequest)(nil),  // 4: rcamesh.critic.v1.AcceptConclusionRequest
-	(*AcceptConclusionResponse)(nil), // 5: rcamesh.critic.v1.AcceptConclusionResponse
-	(*FindingRejection)(nil),         // 6: rcamesh.critic.v1.FindingRejection
-	(*EvaluateFindingRequest)(nil),   // 7: rcamesh.critic.v1.EvaluateFindingRequest
-	(*EvaluateFindingResponse)(nil),  // 8: rcamesh.critic.v1.EvaluateFindingResponse
-	(*v1.EvidencePin)(nil),           // 9: rcamesh.evidence.v1.EvidencePin
-	(*v11.HypothesisSet)(nil),        // 10: rcamesh.investigation.v1.HypothesisSet
-	(*v11.Alert)(nil),                // 11: rcamesh.investigation.v1.Alert
-	(*v11.CriticReview)(nil),         // 12: rcamesh.investigation.v1.CriticReview
-	(*v11.GuardrailTrip)(nil),        // 13: rcamesh.investigation.v1.GuardrailTrip
-	(*v11.Guardrails)(nil),           // 14: rcamesh.investigation.v1.Guardrails
-	(*v11.TaskPlan)(nil),             // 15: rcamesh.investigation.v1.TaskPlan
-	(*v11.Diagnosis)(nil),            // 16: rcamesh.investigation.v1.Diagnosis
-	(v11.DiagnosisStatus)(0),         // 17: rcamesh.investigation.v1.DiagnosisStatus
-	(v12.Verdict)(0),                 // 18: rcamesh.triage.v1.Verdict
-	(*v12.Claim)(nil),                // 19: rcamesh.triage.v1.Claim
-	(*v12.Citation)(nil),             // 20: rcamesh.triage.v1.Citation
+	(*NextCalls)(nil),                // 3: rcamesh.critic.v1.NextCalls
+	(*ReviewHypothesesResponse)(nil), // 4: rcamesh.critic.v1.ReviewHypothesesResponse
+	(*AcceptConclusionRequest)(nil),  // 5: rcamesh.critic.v1.AcceptConclusionRequest
+	(*AcceptConclusionResponse)(nil), // 6: rcamesh.critic.v1.AcceptConclusionResponse
+	(*FindingRejection)(nil),         // 7: rcamesh.critic.v1.FindingRejection
+	(*EvaluateFindingRequest)(nil),   // 8: rcamesh.critic.v1.EvaluateFindingRequest
+	(*EvaluateFindingResponse)(nil),  // 9: rcamesh.critic.v1.EvaluateFindingResponse
+	(*v1.EvidencePin)(nil),           // 10: rcamesh.evidence.v1.EvidencePin
+	(*v11.HypothesisSet)(nil),        // 11: rcamesh.investigation.v1.HypothesisSet
+	(*v11.Alert)(nil),                // 12: rcamesh.investigation.v1.Alert
+	(*v11.CriticReview)(nil),         // 13: rcamesh.investigation.v1.CriticReview
+	(*v11.GuardrailTrip)(nil),        // 14: rcamesh.investigation.v1.GuardrailTrip
+	(*v11.Guardrails)(nil),           // 15: rcamesh.investigation.v1.Guardrails
+	(*v11.TaskPlan)(nil),             // 16: rcamesh.investigation.v1.TaskPlan
+	(*v11.Diagnosis)(nil),            // 17: rcamesh.investigation.v1.Diagnosis
+	(v11.DiagnosisStatus)(0),         // 18: rcamesh.investigation.v1.DiagnosisStatus
+	(v12.Verdict)(0),                 // 19: rcamesh.triage.v1.Verdict
+	(*v12.Claim)(nil),                // 20: rcamesh.triage.v1.Claim
+	(*v12.Citation)(nil),             // 21: rcamesh.triage.v1.Citation
 }
 var file_rcamesh_critic_v1_critic_proto_depIdxs = []int32{
-	9,  // 0: rcamesh.critic.v1.RevalidatePinRequest.pin:type_name -> rcamesh.evidence.v1.EvidencePin
-	9,  // 1: rcamesh.critic.v1.RevalidatePinResponse.pin:type_name -> rcamesh.evidence.v1.EvidencePin
-	9,  // 2: rcamesh.critic.v1.RevalidatePinResponse.contradicted:type_name -> rcamesh.evidence.v1.EvidencePin
-	10, // 3: rcamesh.critic.v1.ReviewHypothesesRequest.hypotheses:type_name -> rcamesh.investigation.v1.HypothesisSet
-	11, // 4: rcamesh.critic.v1.ReviewHypothesesRequest.alert:type_name -> rcamesh.investigation.v1.Alert
-	9,  // 5: rcamesh.critic.v1.ReviewHypothesesRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
-	12, // 6: rcamesh.critic.v1.ReviewHypothesesResponse.review:type_name -> rcamesh.investigation.v1.CriticReview
-	10, // 7: rcamesh.critic.v1.ReviewHypothesesResponse.reranked:type_name -> rcamesh.investigation.v1.HypothesisSet
-	13, // 8: rcamesh.critic.v1.ReviewHypothesesResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	14, // 9: rcamesh.critic.v1.ReviewHypothesesResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
-	15, // 10: rcamesh.critic.v1.AcceptConclusionRequest.plan:type_name -> rcamesh.investigation.v1.TaskPlan
-	16, // 11: rcamesh.critic.v1.AcceptConclusionRequest.proposed:type_name -> rcamesh.investigation.v1.Diagnosis
-	9,  // 12: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
-	13, // 13: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	14, // 14: rcamesh.critic.v1.AcceptConclusionResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
-	17, // 15: rcamesh.critic.v1.AcceptConclusionResponse.handover_status:type_name -> rcamesh.investigation.v1.DiagnosisStatus
-	18, // 16: rcamesh.critic.v1.EvaluateFindingRequest.verdict:type_name -> rcamesh.triage.v1.Verdict
-	19, // 17: rcamesh.critic.v1.EvaluateFindingRequest.claims:type_name -> rcamesh.triage.v1.Claim
-	20, // 18: rcamesh.critic.v1.EvaluateFindingRequest.evidence:type_name -> rcamesh.triage.v1.Citation
-	6,  // 19: rcamesh.critic.v1.EvaluateFindingRequest.history:type_name -> rcamesh.critic.v1.FindingRejection
-	6,  // 20: rcamesh.critic.v1.EvaluateFindingResponse.rejection:type_name -> rcamesh.critic.v1.FindingRejection
-	13, // 21: rcamesh.critic.v1.EvaluateFindingResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
-	0,  // 22: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
-	2,  // 23: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
-	4,  // 24: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
-	7,  // 25: rcamesh.critic.v1.CriticService.EvaluateFinding:input_type -> rcamesh.critic.v1.EvaluateFindingRequest
-	1,  // 26: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
-	3,  // 27: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
-	5,  // 28: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
-	8,  // 29: rcamesh.critic.v1.CriticService.EvaluateFinding:output_type -> rcamesh.critic.v1.EvaluateFindingResponse
-	26, // [26:30] is the sub-list for method output_type
-	22, // [22:26] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	10, // 0: rcamesh.critic.v1.RevalidatePinRequest.pin:type_name -> rcamesh.evidence.v1.EvidencePin
+	10, // 1: rcamesh.critic.v1.RevalidatePinResponse.pin:type_name -> rcamesh.evidence.v1.EvidencePin
+	10, // 2: rcamesh.critic.v1.RevalidatePinResponse.contradicted:type_name -> rcamesh.evidence.v1.EvidencePin
+	11, // 3: rcamesh.critic.v1.ReviewHypothesesRequest.hypotheses:type_name -> rcamesh.investigation.v1.HypothesisSet
+	12, // 4: rcamesh.critic.v1.ReviewHypothesesRequest.alert:type_name -> rcamesh.investigation.v1.Alert
+	10, // 5: rcamesh.critic.v1.ReviewHypothesesRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
+	3,  // 6: rcamesh.critic.v1.ReviewHypothesesRequest.next_calls:type_name -> rcamesh.critic.v1.NextCalls
+	13, // 7: rcamesh.critic.v1.ReviewHypothesesResponse.review:type_name -> rcamesh.investigation.v1.CriticReview
+	11, // 8: rcamesh.critic.v1.ReviewHypothesesResponse.reranked:type_name -> rcamesh.investigation.v1.HypothesisSet
+	14, // 9: rcamesh.critic.v1.ReviewHypothesesResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	15, // 10: rcamesh.critic.v1.ReviewHypothesesResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	16, // 11: rcamesh.critic.v1.AcceptConclusionRequest.plan:type_name -> rcamesh.investigation.v1.TaskPlan
+	17, // 12: rcamesh.critic.v1.AcceptConclusionRequest.proposed:type_name -> rcamesh.investigation.v1.Diagnosis
+	10, // 13: rcamesh.critic.v1.AcceptConclusionRequest.pins:type_name -> rcamesh.evidence.v1.EvidencePin
+	14, // 14: rcamesh.critic.v1.AcceptConclusionResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	15, // 15: rcamesh.critic.v1.AcceptConclusionResponse.limits:type_name -> rcamesh.investigation.v1.Guardrails
+	18, // 16: rcamesh.critic.v1.AcceptConclusionResponse.handover_status:type_name -> rcamesh.investigation.v1.DiagnosisStatus
+	19, // 17: rcamesh.critic.v1.EvaluateFindingRequest.verdict:type_name -> rcamesh.triage.v1.Verdict
+	20, // 18: rcamesh.critic.v1.EvaluateFindingRequest.claims:type_name -> rcamesh.triage.v1.Claim
+	21, // 19: rcamesh.critic.v1.EvaluateFindingRequest.evidence:type_name -> rcamesh.triage.v1.Citation
+	7,  // 20: rcamesh.critic.v1.EvaluateFindingRequest.history:type_name -> rcamesh.critic.v1.FindingRejection
+	7,  // 21: rcamesh.critic.v1.EvaluateFindingResponse.rejection:type_name -> rcamesh.critic.v1.FindingRejection
+	14, // 22: rcamesh.critic.v1.EvaluateFindingResponse.trips:type_name -> rcamesh.investigation.v1.GuardrailTrip
+	0,  // 23: rcamesh.critic.v1.CriticService.RevalidatePin:input_type -> rcamesh.critic.v1.RevalidatePinRequest
+	2,  // 24: rcamesh.critic.v1.CriticService.ReviewHypotheses:input_type -> rcamesh.critic.v1.ReviewHypothesesRequest
+	5,  // 25: rcamesh.critic.v1.CriticService.AcceptConclusion:input_type -> rcamesh.critic.v1.AcceptConclusionRequest
+	8,  // 26: rcamesh.critic.v1.CriticService.EvaluateFinding:input_type -> rcamesh.critic.v1.EvaluateFindingRequest
+	1,  // 27: rcamesh.critic.v1.CriticService.RevalidatePin:output_type -> rcamesh.critic.v1.RevalidatePinResponse
+	4,  // 28: rcamesh.critic.v1.CriticService.ReviewHypotheses:output_type -> rcamesh.critic.v1.ReviewHypothesesResponse
+	6,  // 29: rcamesh.critic.v1.CriticService.AcceptConclusion:output_type -> rcamesh.critic.v1.AcceptConclusionResponse
+	9,  // 30: rcamesh.critic.v1.CriticService.EvaluateFinding:output_type -> rcamesh.critic.v1.EvaluateFindingResponse
+	27, // [27:31] is the sub-list for method output_type
+	23, // [23:27] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_rcamesh_critic_v1_critic_proto_init() }
@@ -921,7 +1008,7 @@ func file_rcamesh_critic_v1_critic_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rcamesh_critic_v1_critic_proto_rawDesc), len(file_rcamesh_critic_v1_critic_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

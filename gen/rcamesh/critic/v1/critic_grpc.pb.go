@@ -30,8 +30,10 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // CriticService tries to disprove. It revalidates every new pin against the
-// session's evidence (delta revalidation, seed 001 section 5.3), reviews hypothesis
-// sets (the Loop of Truth, seed 003), and decides whether the loop may conclude.
+// session's evidence (delta revalidation: a pin is checked again when the
+// evidence it rests on changes), reviews hypothesis sets (the Loop of Truth:
+// it tries to disprove the leading hypothesis), and decides whether the loop
+// may conclude.
 type CriticServiceClient interface {
 	// RevalidatePin runs delta revalidation on one pin of a session.
 	RevalidatePin(ctx context.Context, in *RevalidatePinRequest, opts ...grpc.CallOption) (*RevalidatePinResponse, error)
@@ -39,7 +41,7 @@ type CriticServiceClient interface {
 	ReviewHypotheses(ctx context.Context, in *ReviewHypothesesRequest, opts ...grpc.CallOption) (*ReviewHypothesesResponse, error)
 	// AcceptConclusion decides whether the ReAct loop may stop.
 	AcceptConclusion(ctx context.Context, in *AcceptConclusionRequest, opts ...grpc.CallOption) (*AcceptConclusionResponse, error)
-	// EvaluateFinding is the skeptical evaluator of SAST triage (seed 004): it
+	// EvaluateFinding is the skeptical evaluator of SAST triage: it
 	// re-reads every cited line from the checkout, rejects a verdict whose
 	// claims are not shown by raw code, applies the finding category's
 	// checklist of false-positive criteria, and says when the rejection limit
@@ -100,8 +102,10 @@ func (c *criticServiceClient) EvaluateFinding(ctx context.Context, in *EvaluateF
 // for forward compatibility.
 //
 // CriticService tries to disprove. It revalidates every new pin against the
-// session's evidence (delta revalidation, seed 001 section 5.3), reviews hypothesis
-// sets (the Loop of Truth, seed 003), and decides whether the loop may conclude.
+// session's evidence (delta revalidation: a pin is checked again when the
+// evidence it rests on changes), reviews hypothesis sets (the Loop of Truth:
+// it tries to disprove the leading hypothesis), and decides whether the loop
+// may conclude.
 type CriticServiceServer interface {
 	// RevalidatePin runs delta revalidation on one pin of a session.
 	RevalidatePin(context.Context, *RevalidatePinRequest) (*RevalidatePinResponse, error)
@@ -109,7 +113,7 @@ type CriticServiceServer interface {
 	ReviewHypotheses(context.Context, *ReviewHypothesesRequest) (*ReviewHypothesesResponse, error)
 	// AcceptConclusion decides whether the ReAct loop may stop.
 	AcceptConclusion(context.Context, *AcceptConclusionRequest) (*AcceptConclusionResponse, error)
-	// EvaluateFinding is the skeptical evaluator of SAST triage (seed 004): it
+	// EvaluateFinding is the skeptical evaluator of SAST triage: it
 	// re-reads every cited line from the checkout, rejects a verdict whose
 	// claims are not shown by raw code, applies the finding category's
 	// checklist of false-positive criteria, and says when the rejection limit

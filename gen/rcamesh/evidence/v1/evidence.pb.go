@@ -719,8 +719,8 @@ func (x *TimeWindow) GetEnd() *timestamppb.Timestamp {
 	return nil
 }
 
-// RouterContext is the envelope the client sends with every request (seed 001 section 3.2):
-// what the SRE is looking at, and what the session already knows.
+// RouterContext is the envelope the client sends with every request: what
+// the SRE is looking at, and what the session already knows.
 type RouterContext struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// From the UI viewport.
@@ -857,7 +857,7 @@ func (x *RouterContext) GetExtra() map[string]string {
 	return nil
 }
 
-// ToolParam describes one parameter of a tool (seed 001 section 6.2).
+// ToolParam describes one parameter of a tool (type, options, context default).
 type ToolParam struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -953,7 +953,8 @@ func (x *ToolParam) GetDescription() string {
 	return ""
 }
 
-// ToolDefinition is one entry of the tool registry (seed 001 section 6.2).
+// ToolDefinition is one entry of the tool registry: what a tool does, its
+// parameters and whether it can run here.
 type ToolDefinition struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Intent string                 `protobuf:"bytes,1,opt,name=intent,proto3" json:"intent,omitempty"`
@@ -1100,7 +1101,7 @@ func (x *ToolDefinition) GetUsage() string {
 	return ""
 }
 
-// ToolResult is what every tool handler returns (seed 001 section 7.1).
+// ToolResult is what every tool handler returns, before it becomes a pin.
 type ToolResult struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Success          bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
@@ -1261,7 +1262,8 @@ func (x *ToolResult) GetDurationMs() int64 {
 	return 0
 }
 
-// EvidencePin is one piece of evidence in a session's pool (seed 001 section 4).
+// EvidencePin is one piece of evidence in a session's pool: a tool's result
+// with its facts, sources and the critic's verdict on it.
 type EvidencePin struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Identity. Stable: a retried publish of the same pin carries the same id.

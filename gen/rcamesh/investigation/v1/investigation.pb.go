@@ -208,7 +208,7 @@ func (CriticAction) EnumDescriptor() ([]byte, []int) {
 	return file_rcamesh_investigation_v1_investigation_proto_rawDescGZIP(), []int{2}
 }
 
-// ClaimStatus is the analysis-state status of a claim (seed 004).
+// ClaimStatus says how far the evidence supports a claim.
 type ClaimStatus int32
 
 const (
@@ -682,7 +682,7 @@ func (x *Alert) GetResourceName() string {
 	return ""
 }
 
-// ApprovedIncident is the brain's input (seed 003).
+// ApprovedIncident is the brain's input: an alert approved for investigation.
 type ApprovedIncident struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	IncidentId string                 `protobuf:"bytes,1,opt,name=incident_id,json=incidentId,proto3" json:"incident_id,omitempty"`
@@ -870,7 +870,8 @@ func (x *PlannedAction) GetWorker() string {
 	return ""
 }
 
-// TaskPlan is the supervisor's plan (seed 003) and plan_actions' output (seed 000).
+// TaskPlan is the plan_actions stage's output, the supervisor's plan: the
+// router's ranked tool calls for the alert.
 type TaskPlan struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Actions   []*PlannedAction       `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty"`
@@ -1061,7 +1062,8 @@ func (x *Hypothesis) GetSignals() []string {
 	return nil
 }
 
-// HypothesisSet is the synthesizer's ranked output (seed 003).
+// HypothesisSet is one round's ranked hypotheses (the analysis of the pins,
+// possibly re-ranked by the critic).
 type HypothesisSet struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Hypotheses    []*Hypothesis          `protobuf:"bytes,1,rep,name=hypotheses,proto3" json:"hypotheses,omitempty"`
@@ -1193,7 +1195,8 @@ func (x *Objection) GetRequestedIntents() []string {
 	return nil
 }
 
-// CriticReview is the critic's verdict on a hypothesis set (seed 003).
+// CriticReview is the critic's verdict on a hypothesis set (one round of the
+// Loop of Truth).
 type CriticReview struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 0-1; below the threshold the loop goes back for more evidence.
@@ -1205,8 +1208,16 @@ type CriticReview struct {
 	Threshold  float64      `protobuf:"fixed64,6,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	// The hypothesis the review is about, possibly re-ranked.
 	LeadingHypothesisId string `protobuf:"bytes,7,opt,name=leading_hypothesis_id,json=leadingHypothesisId,proto3" json:"leading_hypothesis_id,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The critic's decision to widen the scope (GATHER_MORE only), the one
+	// place it is made: nothing its objections ask for reaches new evidence
+	// (from the caller's NextCalls: every requested call would repeat one
+	// made or cannot be parameterised). The caller then fetches the router's
+	// most relevant tools that have not run. Separately, when every requested
+	// tool already ran, the critic itself adds the unexplored tools of its
+	// discovery order to the requests.
+	WidenScope    bool `protobuf:"varint,8,opt,name=widen_scope,json=widenScope,proto3" json:"widen_scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CriticReview) Reset() {
@@ -1286,6 +1297,13 @@ func (x *CriticReview) GetLeadingHypothesisId() string {
 		return x.LeadingHypothesisId
 	}
 	return ""
+}
+
+func (x *CriticReview) GetWidenScope() bool {
+	if x != nil {
+		return x.WidenScope
+	}
+	return false
 }
 
 // Claim is an atomic, checkable assertion with the pins that back it.
@@ -1410,7 +1428,7 @@ func (x *RuledOut) GetPinIds() []string {
 	return nil
 }
 
-// Diagnosis is the structured conclusion (seed 000 stage 5).
+// Diagnosis is the structured conclusion (the diagnose stage's output).
 type Diagnosis struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	RootCause          string                 `protobuf:"bytes,1,opt,name=root_cause,json=rootCause,proto3" json:"root_cause,omitempty"`
@@ -2779,7 +2797,7 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\x06passed\x18\x02 \x01(\bR\x06passed\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\x12\x17\n" +
 	"\apin_ids\x18\x04 \x03(\tR\x06pinIds\x12+\n" +
-	"\x11requested_intents\x18\x05 \x03(\tR\x10requestedIntents\"\xab\x02\n" +
+	"\x11requested_intents\x18\x05 \x03(\tR\x10requestedIntents\"\xcc\x02\n" +
 	"\fCriticReview\x12\x14\n" +
 	"\x05score\x18\x01 \x01(\x01R\x05score\x12>\n" +
 	"\x06action\x18\x02 \x01(\x0e2&.rcamesh.investigation.v1.CriticActionR\x06action\x12C\n" +
@@ -2789,7 +2807,9 @@ const file_rcamesh_investigation_v1_investigation_proto_rawDesc = "" +
 	"\asummary\x18\x04 \x01(\tR\asummary\x12\x14\n" +
 	"\x05round\x18\x05 \x01(\x05R\x05round\x12\x1c\n" +
 	"\tthreshold\x18\x06 \x01(\x01R\tthreshold\x122\n" +
-	"\x15leading_hypothesis_id\x18\a \x01(\tR\x13leadingHypothesisId\"u\n" +
+	"\x15leading_hypothesis_id\x18\a \x01(\tR\x13leadingHypothesisId\x12\x1f\n" +
+	"\vwiden_scope\x18\b \x01(\bR\n" +
+	"widenScope\"u\n" +
 	"\x05Claim\x12\x14\n" +
 	"\x05claim\x18\x01 \x01(\tR\x05claim\x12=\n" +
 	"\x06status\x18\x02 \x01(\x0e2%.rcamesh.investigation.v1.ClaimStatusR\x06status\x12\x17\n" +

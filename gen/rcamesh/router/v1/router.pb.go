@@ -531,7 +531,7 @@ func (x *ListToolsResponse) GetNextPageToken() string {
 	return ""
 }
 
-// ChatRequest is a chat message (seed 001 section 6.3).
+// ChatRequest is a chat message: plain language the smart path routes.
 type ChatRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -662,7 +662,7 @@ func (x *ChatResponse) GetCitedPinIds() []string {
 	return nil
 }
 
-// SuggestionChip is a pre-wired quick action (seed 001 section 8.4).
+// SuggestionChip is a pre-wired quick action offered beside an answer.
 type SuggestionChip struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Label  string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`

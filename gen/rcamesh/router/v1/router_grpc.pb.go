@@ -31,9 +31,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// RouterService is the InvestigationRouter (seed 001 section 3): the fast path
-// (slash commands, quick actions), the smart path (natural language), the tool
-// registry a session sees, and tool selection for the ReAct loop.
+// RouterService is the InvestigationRouter, the entry of every request: the
+// fast path (slash commands, quick actions), the smart path (natural
+// language), the tool registry a session sees, and tool selection for the
+// ReAct loop.
 type RouterServiceClient interface {
 	// Investigate routes exactly one of command, query or quick_action to a tool.
 	// It answers as soon as the tool call is dispatched; the pin arrives on the stream.
@@ -125,9 +126,10 @@ func (c *routerServiceClient) PlanActions(ctx context.Context, in *PlanActionsRe
 // All implementations must embed UnimplementedRouterServiceServer
 // for forward compatibility.
 //
-// RouterService is the InvestigationRouter (seed 001 section 3): the fast path
-// (slash commands, quick actions), the smart path (natural language), the tool
-// registry a session sees, and tool selection for the ReAct loop.
+// RouterService is the InvestigationRouter, the entry of every request: the
+// fast path (slash commands, quick actions), the smart path (natural
+// language), the tool registry a session sees, and tool selection for the
+// ReAct loop.
 type RouterServiceServer interface {
 	// Investigate routes exactly one of command, query or quick_action to a tool.
 	// It answers as soon as the tool call is dispatched; the pin arrives on the stream.

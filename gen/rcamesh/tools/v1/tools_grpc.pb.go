@@ -28,8 +28,9 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// ToolsService is the ToolExecutor (seed 001 section 7): it runs tool handlers over
-// the integrations, turns results into evidence pins and publishes them. It owns
+// ToolsService is the ToolExecutor, the only service that reads inspected
+// systems: it runs tool handlers over the integrations, turns results into
+// evidence pins and publishes them. It owns
 // duplicate-call replay, the per-call timeout, the output size cap, read-only
 // enforcement and secret redaction.
 type ToolsServiceClient interface {
@@ -83,8 +84,9 @@ func (c *toolsServiceClient) ResolveIntegrations(ctx context.Context, in *Resolv
 // All implementations must embed UnimplementedToolsServiceServer
 // for forward compatibility.
 //
-// ToolsService is the ToolExecutor (seed 001 section 7): it runs tool handlers over
-// the integrations, turns results into evidence pins and publishes them. It owns
+// ToolsService is the ToolExecutor, the only service that reads inspected
+// systems: it runs tool handlers over the integrations, turns results into
+// evidence pins and publishes them. It owns
 // duplicate-call replay, the per-call timeout, the output size cap, read-only
 // enforcement and secret redaction.
 type ToolsServiceServer interface {

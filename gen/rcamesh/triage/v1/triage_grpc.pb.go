@@ -26,7 +26,7 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// TriageService triages static-analysis findings (seed 004): one investigation
+// TriageService triages static-analysis findings (SAST): one investigation
 // per finding of a SARIF 2.1.0 document over a local checkout, each judged
 // TRUE_POSITIVE, FALSE_POSITIVE or NEEDS_REVIEW with claims, cited code and
 // unknowns. Findings become pins and the run lifecycle events of a session.
@@ -57,7 +57,7 @@ func (c *triageServiceClient) TriageFindings(ctx context.Context, in *TriageFind
 // All implementations must embed UnimplementedTriageServiceServer
 // for forward compatibility.
 //
-// TriageService triages static-analysis findings (seed 004): one investigation
+// TriageService triages static-analysis findings (SAST): one investigation
 // per finding of a SARIF 2.1.0 document over a local checkout, each judged
 // TRUE_POSITIVE, FALSE_POSITIVE or NEEDS_REVIEW with claims, cited code and
 // unknowns. Findings become pins and the run lifecycle events of a session.

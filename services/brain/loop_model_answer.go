@@ -8,29 +8,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/llm"
 )
-
-func criticAcceptRequest(st *invState, proposed *investigationv1.Diagnosis) *criticv1.AcceptConclusionRequest {
-	return &criticv1.AcceptConclusionRequest{
-		SessionId: st.rec.GetSessionId(), Plan: st.rec.GetPlan(), ExecutedIntents: st.executedIntents(),
-		Proposed: proposed, Pins: st.pins, Rejections: int32(st.loop.Rejections),
-	}
-}
-
-// modelDiagnosis returns the diagnosis parsed from the model's answer, if any.
-func (st *invState) modelDiagnosis() *investigationv1.Diagnosis {
-	if len(st.loop.ModelDiagnosis) == 0 {
-		return nil
-	}
-	d := &investigationv1.Diagnosis{}
-	if err := pu.Unmarshal(st.loop.ModelDiagnosis, d); err != nil {
-		return nil
-	}
-	return d
-}
 
 // ParseCategory maps "resource_exhaustion" (any case, with or without the
 // enum prefix) to the enum; unknown text maps to UNSPECIFIED.

@@ -1,0 +1,94 @@
+package analysis
+
+import (
+	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/intent"
+)
+
+// FollowUp is the next evidence a finding asks for: a tool call an
+// investigation makes when no equivalent call ran yet.
+type FollowUp struct {
+	Intent intent.Name
+	Params map[string]any
+}
+
+// LeadFollowUps are the follow-ups the leading hypothesis's finding asks
+// for, as data (the caller filters out what already ran and what no tool
+// serves). exclusive says they are the whole next step: when they all ran,
+// nothing else follows from the entity (a cluster DNS name is not a
+// workload whose configuration is worth reading).
+func (r Result) LeadFollowUps() (calls []FollowUp, exclusive bool) {
+	if len(r.Findings) == 0 || r.ev == nil {
+		return nil, false
+	}
+	f := r.Findings[0] // Hypotheses[0] is built from the first finding
+	if fu, ok := leadFollowUps[f.Detector]; ok {
+		return fu(r.ev, f)
+	}
+	return nil, false
+}
+
+// leadFollowUps maps a detector to the follow-ups of its findings.
+var leadFollowUps = map[string]func(ev *Evidence, f Finding) ([]FollowUp, bool){
+	ModeDNSFailure:        dnsFollowUps,
+	ModeDependencyFailure: dependencyFollowUps,
+}
+
+// The cluster DNS server of Kubernetes (CoreDNS, deployed as the kube-dns
+// compatible "coredns" in kube-system by kubeadm, EKS, GKE and AKS).
+const (
+	clusterDNSNamespace = "kube-system"
+	clusterDNSWorkload  = "coredns"
+)
+
+// dnsFollowUps: a cluster-local name (service/<ns>/<name>, from
+// <name>.<ns>.svc...) that does not resolve: the cluster DNS server's own
+// logs and configuration are the next evidence, and nothing else follows.
+func dnsFollowUps(_ *Evidence, f Finding) ([]FollowUp, bool) {
+	if !strings.HasPrefix(f.Entity, "service/") || strings.Count(f.Entity, "/") != 2 {
+		return nil, false
+	}
+	return []FollowUp{
+		{Intent: intent.FetchPodLogs, Params: map[string]any{"namespace": clusterDNSNamespace, "pod": clusterDNSWorkload + "-*"}},
+		{Intent: intent.DescribeResource, Params: map[string]any{"kind": "configmap", "name": clusterDNSWorkload, "namespace": clusterDNSNamespace}},
+	}, true
+}
+
+// dependencyFollowUps: a dependency that went away may have been taken
+// down on purpose (planned maintenance, change records, cluster-wide); and
+// connections to it that time out while dialing (dropped, not refused) are
+// dropped on the path, so the caller namespace's NetworkPolicies are next.
+func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
+	out := []FollowUp{{Intent: intent.SearchLogs, Params: map[string]any{"query": "maintenance OR \"change window\""}}}
+	ns := ""
+	if a := ev.Alert; a != nil {
+		ns = a.GetNamespace()
+		if ns == "" {
+			ns = a.GetLabels()["namespace"]
+		}
+	}
+	if ns != "" && ev.droppedConnections(f) {
+		out = append(out, FollowUp{Intent: intent.DescribeResource, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": ns}})
+	}
+	return out, false
+}
+
+// droppedConnections: the finding's failing dependency (its second signal,
+// the target its callers name) is reached by error lines that time out
+// while connecting (dropTimeoutRe, the NetworkPolicy detector's phrases).
+func (ev *Evidence) droppedConnections(f Finding) bool {
+	if f.Mode != ModeDependencyFailure || len(f.Signals) < 2 || f.Signals[1] == "" {
+		return false
+	}
+	target := strings.ToLower(f.Signals[1])
+	for _, l := range ev.Logs {
+		if !isErrorLog(l.LogLine) && logLevel(l.LogLine) != "WARN" {
+			continue
+		}
+		if strings.Contains(strings.ToLower(l.Message), target) && dropTimeoutRe.MatchString(l.Message) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,69 @@
+package analysis
+
+import (
+	"testing"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/intent"
+)
+
+// TestLeadFollowUps: the leading finding carries the next evidence it asks
+// for; a dependency whose callers time out while connecting adds the
+// caller namespace's NetworkPolicies, one that refuses does not.
+func TestLeadFollowUps(t *testing.T) {
+	line := func(pod, msg string) facts.LogLine {
+		return facts.LogLine{Pod: pod, Service: "web", Level: "ERROR", Message: msg, Timestamp: at(0)}
+	}
+	alert := &investigationv1.Alert{AlertName: "WebErrors", Namespace: "shop", Service: "web"}
+	cases := []struct {
+		name      string
+		logs      []facts.LogLine
+		want      []intent.Name
+		exclusive bool
+	}{
+		{"a cluster name that does not resolve", []facts.LogLine{
+			line("web-1", "Get \"http://inventory.shop.svc.cluster.local/items\": dial tcp: lookup inventory.shop.svc.cluster.local: no such host"),
+			line("web-2", "lookup inventory.shop.svc.cluster.local: no such host"),
+		}, []intent.Name{intent.FetchPodLogs, intent.DescribeResource}, true},
+		{"a dependency that refuses", []facts.LogLine{
+			line("web-1", "upstream payments-gw:8443 failed: connection refused"),
+			line("web-2", "upstream payments-gw:8443 failed: connection refused"),
+		}, []intent.Name{intent.SearchLogs}, false},
+		{"a dependency whose connections time out", []facts.LogLine{
+			line("web-1", "upstream payments-gw:8443 failed: dial tcp 10.0.0.7:8443: i/o timeout"),
+			line("web-2", "upstream payments-gw:8443 failed: dial tcp 10.0.0.7:8443: i/o timeout"),
+		}, []intent.Name{intent.SearchLogs, intent.DescribeResource}, false},
+		{"no follow-up of its own (an OOM kill)", nil, nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pods := []facts.Pod{healthyPod("web-1"), healthyPod("web-2")}
+			if tc.logs == nil {
+				p := healthyPod("web-1")
+				p.Restarts, p.OOMKilled = 3, true
+				p.Containers[0].LastReason, p.Containers[0].LastExitCode, p.Containers[0].RestartCount = "OOMKilled", i32(137), 3
+				pods[0] = p
+			}
+			res, _ := analyze(t, alert, pin(t, "p", "list_pods", "pods", facts.KeyPods, pods), pin(t, "l", "fetch_pod_logs", "pod_logs", facts.KeyLogLines, tc.logs))
+			calls, exclusive := res.LeadFollowUps()
+			var got []intent.Name
+			for _, c := range calls {
+				got = append(got, c.Intent)
+			}
+			if len(got) != len(tc.want) || exclusive != tc.exclusive {
+				t.Fatalf("lead %s: follow-ups %v (exclusive %v), want %v (exclusive %v)", res.Hypotheses[0].GetDetector(), got, exclusive, tc.want, tc.exclusive)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("follow-ups %v, want %v", got, tc.want)
+				}
+			}
+			if len(calls) == 2 && tc.want[1] == intent.DescribeResource && !tc.exclusive {
+				if p := calls[1].Params; p["kind"] != "networkpolicy" || p["namespace"] != "shop" {
+					t.Errorf("NetworkPolicy follow-up %v", p)
+				}
+			}
+		})
+	}
+}

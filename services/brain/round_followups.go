@@ -1,0 +1,156 @@
+package brain
+
+import (
+	"context"
+	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/intent"
+)
+
+// maxConfigFollowUps bounds the ConfigMaps read for one suspect;
+// maxNamedFollowUps the objects named in failing lines described per round.
+const (
+	maxConfigFollowUps = 2
+	maxNamedFollowUps  = 2
+)
+
+// followUps are a round's follow-up calls, made in the same round before
+// the review, each unless an equivalent call ran: the objects the failing
+// lines name; else what the leading finding asks for (data it carries,
+// analysis.Result.LeadFollowUps); else what the leading entity's kind
+// calls for (entityFollowUps).
+func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	if _, ok := defs[intentDescribe]; !ok {
+		return nil
+	}
+	_, res, err := s.evidence(ctx, st)
+	if err != nil {
+		return nil
+	}
+	// Objects the failing lines name ("PodDisruptionBudget ns/name") are
+	// described first: their spec and conditions are the next evidence,
+	// whatever the leading hypothesis is.
+	var named []pendingCall
+	for _, o := range res.NamedObjects() {
+		if len(named) >= maxNamedFollowUps {
+			break
+		}
+		c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": o.Kind, "name": o.Name, "namespace": o.Namespace}, Origin: originExpand}
+		if !st.ranEquivalent(c) {
+			named = append(named, c)
+		}
+	}
+	if len(named) > 0 {
+		return named
+	}
+	if len(res.Hypotheses) == 0 {
+		return nil
+	}
+	asked, exclusive := res.LeadFollowUps()
+	var lead []pendingCall
+	for _, fu := range asked {
+		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
+		if _, ok := defs[c.Intent]; ok && !st.ranEquivalent(c) {
+			lead = append(lead, c)
+		}
+	}
+	if len(lead) > 0 || exclusive {
+		return lead
+	}
+	return s.entityFollowUps(ctx, st, res.Hypotheses[0].GetEntity())
+}
+
+// entityFollowUps are what the leading entity's kind calls for: a volume's
+// or a pod's clients' lines that name it, a job's own output, a managed
+// object's managers, a workload's mounted ConfigMaps (a suspect's settings
+// such as limits, policies and pool sizes often are the explanation).
+func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string) []pendingCall {
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	parts := strings.Split(ent, "/")
+	if len(parts) < 2 {
+		return nil
+	}
+	var out []pendingCall
+	if (parts[0] == "persistentvolumeclaim" || parts[0] == "pod") && len(parts) == 3 {
+		// How the rest of the namespace experiences the suspect: its
+		// clients' log lines that name it (by its pod, the PVC's owner).
+		target := parts[2]
+		if parts[0] == "persistentvolumeclaim" {
+			if i := strings.Index(target, "-"); i > 0 {
+				target = target[i+1:] // data-<pod> → <pod>
+			}
+		}
+		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": parts[1], "query": `"` + target + `"`}, Origin: originExpand}
+		if _, ok := defs[intentSearchLogs]; ok && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+		if parts[0] == "persistentvolumeclaim" {
+			return out
+		}
+	}
+	if len(parts) == 3 && parts[0] == "job" {
+		// A batch run is judged by its own output: how it ended.
+		c := pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": parts[2] + "-*"}, Origin: originExpand}
+		if _, ok := defs[intentPodLogs]; ok && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+		return out
+	}
+	if len(parts) == 3 && managedObjectKind(parts[0]) {
+		// A Secret, ConfigMap or certificate is rarely wrong on its own:
+		// whatever owns or manages it (an ExternalSecret, a Certificate,
+		// an operator's custom resource) holds the settings that made it
+		// so. Describing it brings its managers along.
+		c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": parts[0], "name": parts[2], "namespace": parts[1]}, Origin: originExpand}
+		if !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+		return out
+	}
+	switch parts[0] {
+	case "deployment", "statefulset", "daemonset", "pod", "service":
+	default:
+		return out
+	}
+	name := parts[len(parts)-1]
+	seen := map[string]bool{}
+	for _, p := range st.pods() {
+		if p.Name != name && p.Workload != name && !strings.HasPrefix(p.Name, name+"-") {
+			continue
+		}
+		for _, c := range p.Containers {
+			for _, cm := range c.ConfigMaps {
+				key := p.Namespace + "/" + cm
+				if seen[key] || len(out) >= maxConfigFollowUps {
+					continue
+				}
+				seen[key] = true
+				call := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "configmap", "name": cm, "namespace": p.Namespace}, Origin: originExpand}
+				if !st.ranEquivalent(call) {
+					out = append(out, call)
+				}
+			}
+		}
+	}
+	return out
+}
+
+const intentDescribe = string(intent.DescribeResource)
+
+// managedObjectKind: kinds of objects that hold configuration or
+// credentials and are usually produced by something else (a controller's
+// custom resource, an owner).
+func managedObjectKind(kind string) bool {
+	k := strings.ToLower(kind)
+	switch k {
+	case "secret", "configmap", "certificate", "certificaterequest":
+		return true
+	}
+	return strings.Contains(k, "secret") || strings.Contains(k, "certificate")
+}
+
+const (
+	intentSearchLogs = string(intent.SearchLogs)
+	intentPodLogs    = string(intent.FetchPodLogs)
+)
