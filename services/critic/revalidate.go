@@ -333,17 +333,19 @@ func appendUnique(list []string, v string) []string {
 // returns the new version of it plus new versions of the earlier pins it
 // contradicts. Caller holds the pool lock.
 func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionPool) (*evidencev1.EvidencePin, []*evidencev1.EvidencePin) {
-	out := proto.Clone(pin).(*evidencev1.EvidencePin)
+	// The verdict shares the pin's facts (never modified) instead of copying them.
+	out := bus.CopyPin(pin)
 	version := pinVersion(pin)
-	if e := sp.entries[pin.GetId()]; e != nil && pinVersion(e.pin) > version {
-		version = pinVersion(e.pin)
+	self := sp.entries[pin.GetId()]
+	if self != nil && pinVersion(self.pin) > version {
+		version = pinVersion(self.pin)
 	}
 	out.Version = version + 1
 
 	var others []*entry
 	var poolOnset *time.Time
 	for _, e := range sp.ordered() {
-		if e.pin.GetId() == pin.GetId() {
+		if e == self {
 			continue
 		}
 		if e.prof.failing && e.pin.GetValidationStatus() != statusRejected {
@@ -440,7 +442,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 					}
 					old := touched[e.pin.GetId()]
 					if old == nil {
-						old = proto.Clone(e.pin).(*evidencev1.EvidencePin)
+						old = bus.CopyPin(e.pin)
 						old.Version = pinVersion(e.pin) + 1
 						old.CausalRole = downgrade(e.pin.GetCausalRole())
 						old.Confidence = round1(baseConfidence(e.pin) * 0.5)
