@@ -47,6 +47,10 @@ type sessionPool struct {
 	used      int64
 	// seq is the last events-stream sequence the pool has read.
 	seq uint64
+	// held is the session's lease while this replica keeps it between
+	// judgements; idle gives it back (lease.go).
+	held *lease
+	idle *time.Timer
 	// bytes is the pool's estimated memory (pins encoded, twice for their
 	// profiles); read by pool() without sp.mu.
 	bytes atomic.Int64
@@ -200,22 +204,21 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		return nil, nil, err
 	}
 	var shared uint64 // the session's latest verdict, as every replica sees it
+	var l *lease
 	if commit && s.bus != nil {
-		l, err := s.acquire(ctx, session)
-		if err != nil {
+		if l, err = s.hold(ctx, session, sp); err != nil {
 			return nil, nil, err
 		}
-		defer func() {
-			if rerr := s.release(ctx, l, sp.seq); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
+		defer s.linger(sp)
 		shared = l.seq
-	} else if shared, err = s.sharedStamp(ctx, session); err != nil {
+	} else if shared, err = s.sharedStamp(ctx, session, sp); err != nil {
 		return nil, nil, err
 	}
 	if err := s.catchUp(ctx, session, sp, shared); err != nil {
 		return nil, nil, err
+	}
+	if l != nil && l.seq == unknownSeq {
+		l.seq = sp.seq // caught up with every verdict
 	}
 	existing := sp.entries[pinID]
 	cand := given
