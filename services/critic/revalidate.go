@@ -51,6 +51,8 @@ type sessionPool struct {
 	// judgements; idle gives it back (lease.go).
 	held *lease
 	idle *time.Timer
+	// others is judge's scratch list of the pool's validated pins.
+	others []*entry
 	// bytes is the pool's estimated memory (pins encoded, twice for their
 	// profiles); read by pool() without sp.mu.
 	bytes atomic.Int64
@@ -345,7 +347,9 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	}
 	out.Version = version + 1
 
-	var others []*entry
+	// others reuses the pool's scratch slice (a session may hold thousands
+	// of pins; caller holds sp.mu).
+	others := sp.others[:0]
 	var poolOnset *time.Time
 	for _, e := range sp.ordered() {
 		if e == self {
@@ -361,6 +365,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 		}
 		others = append(others, e)
 	}
+	sp.others = others
 	if prof.failing && prof.onset != nil && (poolOnset == nil || prof.onset.Before(*poolOnset)) {
 		poolOnset = prof.onset
 	}
@@ -411,7 +416,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 		if len(supports) >= 10 {
 			break
 		}
-		if e.prof.tool == prof.tool && prof.tool != "" {
+		if e.prof.toolID == prof.toolID && prof.tool != "" {
 			continue
 		}
 		same := prof.failing && e.prof.failing || prof.healthy && e.prof.healthy && !e.prof.failing
