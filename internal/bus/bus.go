@@ -491,12 +491,13 @@ func Decode(subject string, seq uint64, header nats.Header, data []byte) (*evide
 
 // decodeMsg decodes a stored message after checking its signature (when
 // the Bus has a signing key).
-func (b *Bus) decodeMsg(ctx context.Context, msg jetstream.Msg) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
+// With slim, verdicts are decoded for binding (open).
+func (b *Bus) decodeMsg(ctx context.Context, msg jetstream.Msg, slim bool) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
 	md, err := msg.Metadata()
 	if err != nil {
 		return nil, nil, fmt.Errorf("bus: message metadata: %w", err)
 	}
-	ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
+	ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), slim)
 	return ev, md, err
 }
 
@@ -558,7 +559,8 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 	return out, nil
 }
 
-// replay is Replay without the binding of verdicts. A read that meets a
+// replay is Replay without the binding of verdicts (with keys, a verdict's
+// content is not decoded: binding replaces it). A read that meets a
 // stream without a leader (a node lost, an election under way) is made again
 // from the start for up to Config.RetryFor.
 func (b *Bus) replay(ctx context.Context, filter string, fromSeq uint64) ([]*evidencev1.SessionEvent, error) {
@@ -619,7 +621,7 @@ func (b *Bus) replayOnce(ctx context.Context, filter string, fromSeq uint64) ([]
 		n := 0
 		for msg := range batch.Messages() {
 			n++
-			ev, md, err := b.decodeMsg(ctx, msg)
+			ev, md, err := b.decodeMsg(ctx, msg, true)
 			if err != nil {
 				b.logger.WarnContext(ctx, "replay skips undecodable message", "subject", msg.Subject(), "err", err)
 				if md != nil && md.NumPending == 0 {
@@ -700,7 +702,7 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 			}
 			return fmt.Errorf("bus: follow %s: %w", filter, err)
 		}
-		ev, md, err := b.decodeMsg(ctx, msg)
+		ev, md, err := b.decodeMsg(ctx, msg, vb != nil)
 		if err != nil {
 			b.logger.WarnContext(ctx, "follow skips undecodable message", "subject", msg.Subject(), "err", err)
 			continue
@@ -757,7 +759,7 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		Replicas:      b.cfg.Replicas,
 	}
 	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
-		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data())
+		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), false)
 		if err != nil {
 			return errPoison{err}
 		}

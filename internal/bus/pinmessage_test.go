@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -110,5 +111,110 @@ func TestCopyPin(t *testing.T) {
 	c.ProtoReflect().SetUnknown(nil)
 	if !proto.Equal(p, before) {
 		t.Errorf("changing the copy changed the pin: %v", p)
+	}
+}
+
+// fullPin is a pin with every field set (from the descriptor: a field
+// added to EvidencePin is set too).
+func fullPin(t *testing.T, id string, seed int) *evidencev1.EvidencePin {
+	t.Helper()
+	p := &evidencev1.EvidencePin{}
+	m := p.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		var v protoreflect.Value
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			v = protoreflect.ValueOfString(fmt.Sprintf("%s-%d", fd.Name(), seed))
+		case protoreflect.BoolKind:
+			v = protoreflect.ValueOfBool(true)
+		case protoreflect.EnumKind:
+			v = protoreflect.ValueOfEnum(1)
+		case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+			v = protoreflect.ValueOfInt32(int32(seed + i + 1))
+		case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+			v = protoreflect.ValueOfInt64(int64(seed + i + 1))
+		case protoreflect.DoubleKind:
+			v = protoreflect.ValueOfFloat64(float64(seed+i) + 0.5)
+		case protoreflect.FloatKind:
+			v = protoreflect.ValueOfFloat32(float32(seed+i) + 0.5)
+		case protoreflect.MessageKind:
+			if fd.IsList() || fd.IsMap() {
+				continue
+			}
+			switch fd.Message().FullName() {
+			case "google.protobuf.Struct":
+				st, err := structpb.NewStruct(map[string]any{"pods": []any{map[string]any{"name": fmt.Sprint("p", seed)}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				v = protoreflect.ValueOfMessage(st.ProtoReflect())
+			case "google.protobuf.Timestamp":
+				v = protoreflect.ValueOfMessage(timestamppb.Now().ProtoReflect())
+			default:
+				v = m.NewField(fd)
+			}
+		default:
+			continue
+		}
+		if fd.IsList() {
+			l := m.Mutable(fd).List()
+			l.Append(v)
+			l.Append(v)
+			continue
+		}
+		if fd.IsMap() {
+			continue
+		}
+		m.Set(fd, v)
+	}
+	p.Id = id
+	return p
+}
+
+// TestSlimVerdict: a verdict decoded without its content binds to the same
+// pin as the whole verdict; an added pin, and bytes that do not parse, are
+// left as they are.
+func TestSlimVerdict(t *testing.T) {
+	added := fullPin(t, "p1", 1)
+	verdict := fullPin(t, "p1", 2)
+	for _, kind := range []evidencev1.PinEventKind{evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED, evidencev1.PinEventKind_PIN_EVENT_KIND_REJECTED} {
+		data, err := proto.Marshal(&evidencev1.PinEvent{EventId: "e", Kind: kind, SessionId: "s", Pin: verdict, Time: timestamppb.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slim := slimVerdict(data)
+		if len(slim) >= len(data)/2 {
+			t.Errorf("%v: slim verdict of %d bytes from %d", kind, len(slim), len(data))
+		}
+		var whole, thin evidencev1.PinEvent
+		if err := proto.Unmarshal(data, &whole); err != nil {
+			t.Fatal(err)
+		}
+		if err := proto.Unmarshal(slim, &thin); err != nil {
+			t.Fatal(err)
+		}
+		if thin.GetEventId() != "e" || thin.GetKind() != kind || thin.GetSessionId() != "s" || thin.GetTime() == nil {
+			t.Errorf("%v: the event's own fields were lost: %v", kind, &thin)
+		}
+		if got, want := VerdictOf(added, thin.GetPin()), VerdictOf(added, whole.GetPin()); !proto.Equal(got, want) {
+			t.Errorf("%v: bound slim verdict %v\nwant %v", kind, got, want)
+		}
+		if thin.GetPin().GetMetadata() != nil || thin.GetPin().GetRawOutput() != "" {
+			t.Errorf("%v: the content was kept: %v", kind, thin.GetPin())
+		}
+	}
+	data, err := proto.Marshal(&evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, Pin: added})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slimVerdict(data); !slices.Equal(got, data) {
+		t.Error("an added pin was changed")
+	}
+	for _, bad := range [][]byte{{0xff}, {0x22, 0x05, 0x01}, append([]byte{0x10, 0x02}, 0x22)} {
+		if got := slimVerdict(bad); !slices.Equal(got, bad) {
+			t.Errorf("bytes % x that do not parse became % x", bad, got)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
@@ -151,9 +152,17 @@ func publisherKey(subject string) string {
 // refused with ErrForged. Without keys it only decodes. A refused event is
 // logged (subject, sequence, claimed signer, reason: never a key or a
 // signature) and recorded on the current span.
-func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte) (*evidencev1.SessionEvent, error) {
+//
+// With slim (a reader that binds verdicts: Follow and Replay with keys), a
+// verdict is decoded without the content it carries (slimVerdict), which
+// binding replaces with the added pin's.
+func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte, slim bool) (*evidencev1.SessionEvent, error) {
 	if b.cfg.Keys == nil {
 		return Decode(subject, seq, h, data)
+	}
+	signed := data
+	if slim {
+		data = slimVerdict(data)
 	}
 	var signer, sig, kind string
 	if h != nil {
@@ -173,7 +182,7 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 		reason = fmt.Sprintf("%s may not publish %s events", signer, publisherKey(subject))
 	case !known:
 		reason = "unknown signer"
-	case err != nil || len(raw) != ed25519.SignatureSize || !b.verified.check(pub, signedBytes(signer, subject, kind, data), raw):
+	case err != nil || len(raw) != ed25519.SignatureSize || !b.verified.check(pub, signedBytes(signer, subject, kind, signed), raw):
 		reason = "bad signature"
 	}
 	var ev *evidencev1.SessionEvent
@@ -267,6 +276,79 @@ func VerdictOf(added, verdict *evidencev1.EvidencePin) *evidencev1.EvidencePin {
 	p.Contradicts = slices.Clone(verdict.GetContradicts())
 	p.Version = verdict.GetVersion()
 	return p
+}
+
+// verdictFields are the fields of a verdict's pin that binding reads: its
+// id and the fields VerdictOf takes. slimVerdict keeps only these.
+var verdictFields = func() map[protowire.Number]bool {
+	fields := (&evidencev1.EvidencePin{}).ProtoReflect().Descriptor().Fields()
+	m := map[protowire.Number]bool{}
+	for _, name := range []protoreflect.Name{"id", "validation_status", "causal_role", "confidence", "critic_rationale", "supports", "contradicts", "version"} {
+		m[fields.ByName(name).Number()] = true
+	}
+	return m
+}()
+
+var (
+	pinEventKindField = (&evidencev1.PinEvent{}).ProtoReflect().Descriptor().Fields().ByName("kind").Number()
+	pinEventPinField  = (&evidencev1.PinEvent{}).ProtoReflect().Descriptor().Fields().ByName("pin").Number()
+)
+
+// slimVerdict returns an encoded pin event without the content of its pin
+// when it is a verdict (not an added pin): only verdictFields are kept,
+// the rest (facts, output, claim, ...) is what binding replaces with the
+// added pin's, and decoding it cost a reader a copy of every fact per
+// verdict. An added pin, or bytes that do not parse, are returned as they
+// are (decoding reports the latter).
+func slimVerdict(data []byte) []byte {
+	var pin []byte
+	pinStart, pinEnd := -1, -1
+	for i := 0; i < len(data); {
+		num, typ, n := protowire.ConsumeTag(data[i:])
+		if n < 0 {
+			return data
+		}
+		m := protowire.ConsumeFieldValue(num, typ, data[i+n:])
+		if m < 0 {
+			return data
+		}
+		switch {
+		case num == pinEventKindField && typ == protowire.VarintType:
+			if k, _ := protowire.ConsumeVarint(data[i+n:]); k == uint64(evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED) {
+				return data
+			}
+		case num == pinEventPinField && typ == protowire.BytesType:
+			if pinStart >= 0 {
+				return data // a pin in two parts (merged on decoding): leave it whole
+			}
+			pin, _ = protowire.ConsumeBytes(data[i+n:])
+			pinStart, pinEnd = i, i+n+m
+		}
+		i += n + m
+	}
+	if pinStart < 0 {
+		return data
+	}
+	kept := make([]byte, 0, 256)
+	for i := 0; i < len(pin); {
+		num, typ, n := protowire.ConsumeTag(pin[i:])
+		if n < 0 {
+			return data
+		}
+		m := protowire.ConsumeFieldValue(num, typ, pin[i+n:])
+		if m < 0 {
+			return data
+		}
+		if verdictFields[num] {
+			kept = append(kept, pin[i:i+n+m]...)
+		}
+		i += n + m
+	}
+	out := make([]byte, 0, len(data)-len(pin)+len(kept))
+	out = append(out, data[:pinStart]...)
+	out = protowire.AppendTag(out, pinEventPinField, protowire.BytesType)
+	out = protowire.AppendBytes(out, kept)
+	return append(out, data[pinEnd:]...)
 }
 
 // verdictBinder binds critic verdicts to the pins they judge (VerdictOf)
