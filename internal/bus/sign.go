@@ -102,11 +102,31 @@ func (b *Bus) As(service string) *Bus {
 	return &c
 }
 
-func signedBytes(signer, subject, kind string, data []byte) []byte {
-	buf := make([]byte, 0, len(signer)+len(subject)+len(kind)+3+len(data))
-	buf = append(buf, signer+"\n"+subject+"\n"+kind+"\n"...)
-	return append(buf, data...)
+// withSigned calls fn with the bytes a signature covers (signer, subject
+// and kind, each ended by a newline, then the payload), assembled in a
+// pooled buffer that fn must not keep: each event signed or verified
+// needed a copy of its payload.
+func withSigned(signer, subject, kind string, data []byte, fn func(signed []byte)) {
+	bp := signedBufs.Get().(*[]byte)
+	buf := append((*bp)[:0], signer...)
+	buf = append(buf, '\n')
+	buf = append(buf, subject...)
+	buf = append(buf, '\n')
+	buf = append(buf, kind...)
+	buf = append(buf, '\n')
+	buf = append(buf, data...)
+	fn(buf)
+	if cap(buf) <= maxPooledSigned {
+		*bp = buf[:0]
+		signedBufs.Put(bp)
+	}
 }
+
+// signedBufs are the buffers of withSigned; one larger than
+// maxPooledSigned (a payload of megabytes) is left to the collector.
+var signedBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledSigned = 256 << 10
 
 // sign adds the signature headers when the Bus has keys. A process that
 // does not hold the key of the service it publishes as cannot publish.
@@ -118,18 +138,20 @@ func (b *Bus) sign(msg *nats.Msg) error {
 	if !ok || b.signer == "" {
 		return fmt.Errorf("bus: this process holds no signing key for service %q: it cannot publish %s", b.signer, msg.Subject)
 	}
-	signed := signedBytes(b.signer, msg.Subject, msg.Header.Get(HeaderEventKind), msg.Data)
-	sig := ed25519.Sign(key, signed)
-	msg.Header.Set(HeaderSigner, b.signer)
-	msg.Header.Set(HeaderSignature, base64.RawStdEncoding.EncodeToString(sig))
-	// A reader in this process (the one-process mesh: the critic and the
-	// brain read what the tools publish) would verify exactly these bytes
-	// and this signature against the same key: remember them as verified,
-	// which spares each such reader an ed25519 verification. A reader
-	// whose public key for the signer differs hashes apart and verifies.
-	if pub, ok := key.Public().(ed25519.PublicKey); ok {
-		b.verified.add(pub, signed, sig)
-	}
+	withSigned(b.signer, msg.Subject, msg.Header.Get(HeaderEventKind), msg.Data, func(signed []byte) {
+		sig := ed25519.Sign(key, signed)
+		msg.Header.Set(HeaderSigner, b.signer)
+		msg.Header.Set(HeaderSignature, base64.RawStdEncoding.EncodeToString(sig))
+		// A reader in this process (the one-process mesh: the critic and
+		// the brain read what the tools publish) would verify exactly these
+		// bytes and this signature against the same key: remember them as
+		// verified, which spares each such reader an ed25519 verification.
+		// A reader whose public key for the signer differs hashes apart
+		// and verifies.
+		if pub, ok := key.Public().(ed25519.PublicKey); ok {
+			b.verified.add(pub, signed, sig)
+		}
+	})
 	return nil
 }
 
@@ -182,7 +204,7 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 		reason = fmt.Sprintf("%s may not publish %s events", signer, publisherKey(subject))
 	case !known:
 		reason = "unknown signer"
-	case err != nil || len(raw) != ed25519.SignatureSize || !b.verified.check(pub, signedBytes(signer, subject, kind, signed), raw):
+	case err != nil || len(raw) != ed25519.SignatureSize || !b.verifySigned(pub, signer, subject, kind, signed, raw):
 		reason = "bad signature"
 	}
 	var ev *evidencev1.SessionEvent
@@ -203,6 +225,14 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 	trace.SpanFromContext(ctx).AddEvent("rcamesh.event_refused", trace.WithAttributes(
 		attribute.String("messaging.destination.name", subject), attribute.Int64("rcamesh.seq", int64(seq)), attribute.String("rcamesh.reason", reason)))
 	return nil, fmt.Errorf("%w (seq %d on %s: %s)", ErrForged, seq, subject, reason)
+}
+
+// verifySigned checks sig, the signature of data as signer published it
+// on subject, through the cache of verified signatures.
+func (b *Bus) verifySigned(pub ed25519.PublicKey, signer, subject, kind string, data, sig []byte) bool {
+	ok := false
+	withSigned(signer, subject, kind, data, func(signed []byte) { ok = b.verified.check(pub, signed, sig) })
+	return ok
 }
 
 // verifiedCacheMax bounds the signatures remembered (about 100 bytes each).
