@@ -208,10 +208,10 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 	var shared uint64 // the session's latest verdict, as every replica sees it
 	var l *lease
 	if commit && s.bus != nil {
+		defer s.linger(sp) // also when renewing a held lease failed
 		if l, err = s.hold(ctx, session, sp); err != nil {
 			return nil, nil, err
 		}
-		defer s.linger(sp)
 		shared = l.seq
 	} else if shared, err = s.sharedStamp(ctx, session, sp); err != nil {
 		return nil, nil, err
