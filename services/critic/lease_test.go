@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
 )
 
@@ -181,5 +183,11 @@ func TestLeaseKeptWhilePinsCome(t *testing.T) {
 	addPin(t, b, p)
 	if _, contradicted, err := rb.revalidate(ctx, "k1", "kz", p, true); err != nil || len(contradicted) != 1 {
 		t.Errorf("replica b: contradicted %v, %v (want the crash pin of the same pod)", contradicted, err)
+	}
+	// The contradicted pin's new version carries its facts (the pool
+	// keeps them encoded).
+	pins, _ := latest(t, b, "k1")
+	if got := pins["ka"]; got.GetVersion() < 3 || !proto.Equal(got.GetMetadata(), crashPod(t, "api-7d9f8b6c5-ka")) {
+		t.Errorf("the contradicted pin's new version lost its facts: %v", got)
 	}
 }

@@ -209,7 +209,7 @@ func (s *Service) sessionPins(ctx context.Context, session string) ([]*evidencev
 	}
 	out := make([]*evidencev1.EvidencePin, 0, len(sp.entries))
 	for _, e := range sp.ordered() {
-		out = append(out, e.pin)
+		out = append(out, e.full())
 	}
 	return out, nil
 }
