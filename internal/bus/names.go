@@ -201,8 +201,22 @@ func checkSubject(subject string) error {
 // PinKindToken is the subject token of a pin event kind: added, updated,
 // rejected (unspecified for an unknown value).
 func PinKindToken(kind evidencev1.PinEventKind) string {
+	if t, ok := pinKindTokens[kind]; ok {
+		return t
+	}
 	return enumToken(kind.String(), "PIN_EVENT_KIND_")
 }
+
+// pinKindTokens holds the token of every known pin event kind (computed
+// once: two are needed per published pin).
+var pinKindTokens = func() map[evidencev1.PinEventKind]string {
+	m := make(map[evidencev1.PinEventKind]string, len(evidencev1.PinEventKind_name))
+	for n := range evidencev1.PinEventKind_name {
+		k := evidencev1.PinEventKind(n)
+		m[k] = enumToken(k.String(), "PIN_EVENT_KIND_")
+	}
+	return m
+}()
 
 // LifecycleKindToken is the subject token of a lifecycle event kind, e.g.
 // "stage", "diagnosed", "alert_received".

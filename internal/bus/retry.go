@@ -96,40 +96,50 @@ func (b *Bus) publishAcked(ctx context.Context, msg *nats.Msg, msgID string) (*j
 	}
 }
 
-// publishBatch publishes msgs (ids[i] is the message id of msgs[i])
+// publishBatch publishes the messages build makes (ids[i] is the message
+// id of message i; each is built once, just before it is first sent)
 // asynchronously and returns the stream sequence of each, every ack
 // checked. The messages whose ack did not come (a timeout, no leader) are
 // published again, under the same ids, for up to Config.RetryFor.
-func (b *Bus) publishBatch(ctx context.Context, msgs []*nats.Msg, ids []string) ([]uint64, error) {
-	seqs := make([]uint64, len(msgs))
-	pending := make([]int, len(msgs))
+func (b *Bus) publishBatch(ctx context.Context, ids []string, build func(int) (*nats.Msg, error)) ([]uint64, error) {
+	msgs := make([]*nats.Msg, len(ids))
+	seqs := make([]uint64, len(ids))
+	pending := make([]int, len(ids))
 	for i := range pending {
 		pending[i] = i
 	}
 	waits := newRetryWaits(b.cfg.RetryFor)
 	for attempt := 1; ; attempt++ {
-		failed, err := b.publishBatchOnce(ctx, msgs, ids, pending, seqs)
+		failed, err := b.publishBatchOnce(ctx, msgs, ids, build, pending, seqs)
 		if len(failed) == 0 && err == nil {
 			return seqs, nil
 		}
 		if !retryable(err) || !waits.wait(ctx) {
-			return nil, fmt.Errorf("bus: %d of %d events not acknowledged (attempt %d): %w", len(failed), len(msgs), attempt, err)
+			return nil, fmt.Errorf("bus: %d of %d events not acknowledged (attempt %d): %w", len(failed), len(ids), attempt, err)
 		}
-		b.logger.WarnContext(ctx, "batch partly not acknowledged; publishing the rest again under the same message ids", "unacknowledged", len(failed), "batch", len(msgs), "attempt", attempt, "err", err)
+		b.logger.WarnContext(ctx, "batch partly not acknowledged; publishing the rest again under the same message ids", "unacknowledged", len(failed), "batch", len(ids), "attempt", attempt, "err", err)
 		pending = failed
 	}
 }
 
 // publishBatchOnce is one attempt of publishBatch over the messages at
-// pending: it fills seqs and returns the indices that failed with a
-// retryable error (the last one in err), or a permanent error.
-func (b *Bus) publishBatchOnce(ctx context.Context, msgs []*nats.Msg, ids []string, pending []int, seqs []uint64) ([]int, error) {
+// pending (built on first use into msgs): it fills seqs and returns the
+// indices that failed with a retryable error (the last one in err), or a
+// permanent error.
+func (b *Bus) publishBatchOnce(ctx context.Context, msgs []*nats.Msg, ids []string, build func(int) (*nats.Msg, error), pending []int, seqs []uint64) ([]int, error) {
 	actx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
 	futures := make([]jetstream.PubAckFuture, len(pending))
 	var failed []int
 	var last error
 	for k, i := range pending {
+		if msgs[i] == nil {
+			m, err := build(i)
+			if err != nil {
+				return nil, err
+			}
+			msgs[i] = m
+		}
 		f, err := b.js.PublishMsgAsync(msgs[i], jetstream.WithMsgID(ids[i]))
 		if err != nil {
 			if !retryable(err) {

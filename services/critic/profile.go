@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unique"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -102,8 +103,11 @@ type logHit struct {
 
 // profile is what the critic reads out of one pin: facts first, text second.
 type profile struct {
-	pinID      string
-	tool       string
+	pinID string
+	tool  string
+	// toolID is tool as a handle: judge compares the tool of every pin of
+	// the pool with the new one's.
+	toolID     unique.Handle[string]
 	failing    bool
 	healthy    bool
 	hasFacts   bool
@@ -127,6 +131,7 @@ func newProfile(p *evidencev1.EvidencePin) *profile {
 	pr := &profile{
 		pinID:      p.GetId(),
 		tool:       toolOf(p),
+		toolID:     unique.Make(toolOf(p)),
 		roots:      map[string]string{},
 		symptoms:   map[string]string{},
 		names:      map[string]bool{},

@@ -26,10 +26,55 @@ var errPinNotFound = errors.New("pin not found in session")
 // entry is one pin of a session pool with its profile (which depends only on
 // the pin's data, never on the critic's verdict, so it survives updates).
 type entry struct {
-	pin  *evidencev1.EvidencePin
-	prof *profile
-	seq  int // arrival order
+	// pin is the pin without its facts (metadata and params) when it has
+	// any: facts holds them encoded and full gives the whole pin. A pool
+	// keeps thousands of pins, and decoded facts are trees of small objects
+	// (about 20 KB for a pin of 4 KB) that every garbage collection walks;
+	// judging reads the profile, not the facts.
+	pin   *evidencev1.EvidencePin
+	facts []byte
+	prof  *profile
+	seq   int // arrival order
 }
+
+func newEntry(p *evidencev1.EvidencePin, prof *profile) *entry {
+	e := &entry{prof: prof}
+	e.set(p)
+	return e
+}
+
+// set makes p the entry's pin (never modified: the entry keeps a copy).
+func (e *entry) set(p *evidencev1.EvidencePin) {
+	e.pin, e.facts = p, nil
+	if p.GetMetadata() == nil && p.GetParams() == nil {
+		return
+	}
+	facts, err := proto.Marshal(&evidencev1.EvidencePin{Metadata: p.GetMetadata(), Params: p.GetParams()})
+	if err != nil {
+		return // kept whole
+	}
+	lean := bus.CopyPin(p)
+	lean.Metadata, lean.Params = nil, nil
+	e.pin, e.facts = lean, facts
+}
+
+// full returns the entry's whole pin, which the caller must not modify.
+func (e *entry) full() *evidencev1.EvidencePin {
+	if e.facts == nil {
+		return e.pin
+	}
+	var f evidencev1.EvidencePin
+	if err := proto.Unmarshal(e.facts, &f); err != nil {
+		return e.pin // cannot happen: set encoded them
+	}
+	p := bus.CopyPin(e.pin)
+	p.Metadata, p.Params = f.Metadata, f.Params
+	return p
+}
+
+// size is the memory an entry's pin costs (the decoded pin twice, for its
+// profile, plus its encoded facts).
+func (e *entry) size() int64 { return pinBytes(e.pin) + int64(len(e.facts)) }
 
 // sessionPool is the critic's view of one session's evidence. mu serializes
 // every revalidation of the session, so that two pins arriving together are
@@ -47,6 +92,12 @@ type sessionPool struct {
 	used      int64
 	// seq is the last events-stream sequence the pool has read.
 	seq uint64
+	// held is the session's lease while this replica keeps it between
+	// judgements; idle gives it back (lease.go).
+	held *lease
+	idle *time.Timer
+	// others is judge's scratch list of the pool's validated pins.
+	others []*entry
 	// bytes is the pool's estimated memory (pins encoded, twice for their
 	// profiles); read by pool() without sp.mu.
 	bytes atomic.Int64
@@ -84,13 +135,19 @@ func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
 	}
 	e := sp.entries[p.GetId()]
 	if e == nil {
-		sp.add(&entry{pin: p, prof: newProfile(p)})
+		sp.add(newEntry(p, newProfile(p)))
 		return
 	}
 	if pinVersion(p) > pinVersion(e.pin) || pinVersion(p) == pinVersion(e.pin) && judged(p) && !judged(e.pin) {
-		sp.bytes.Add(pinBytes(p) - pinBytes(e.pin))
-		e.pin = p
+		sp.replace(e, p)
 	}
+}
+
+// replace makes p the pin of e.
+func (sp *sessionPool) replace(e *entry, p *evidencev1.EvidencePin) {
+	before := e.size()
+	e.set(p)
+	sp.bytes.Add(e.size() - before)
 }
 
 // add appends a new entry to the pool (arrival order).
@@ -105,7 +162,7 @@ func (sp *sessionPool) add(e *entry) {
 			sp.observing[k] = append(l, e)
 		}
 	}
-	sp.bytes.Add(pinBytes(e.pin))
+	sp.bytes.Add(e.size())
 }
 
 // ordered returns the entries in arrival order; callers must not modify it.
@@ -200,22 +257,21 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		return nil, nil, err
 	}
 	var shared uint64 // the session's latest verdict, as every replica sees it
+	var l *lease
 	if commit && s.bus != nil {
-		l, err := s.acquire(ctx, session)
-		if err != nil {
+		defer s.linger(sp) // also when renewing a held lease failed
+		if l, err = s.hold(ctx, session, sp); err != nil {
 			return nil, nil, err
 		}
-		defer func() {
-			if rerr := s.release(ctx, l, sp.seq); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
 		shared = l.seq
-	} else if shared, err = s.sharedStamp(ctx, session); err != nil {
+	} else if shared, err = s.sharedStamp(ctx, session, sp); err != nil {
 		return nil, nil, err
 	}
 	if err := s.catchUp(ctx, session, sp, shared); err != nil {
 		return nil, nil, err
+	}
+	if l != nil && l.seq == unknownSeq {
+		l.seq = sp.seq // caught up with every verdict
 	}
 	existing := sp.entries[pinID]
 	cand := given
@@ -223,7 +279,7 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		if existing == nil {
 			return nil, nil, fmt.Errorf("%w: session %q pin %q", errPinNotFound, session, pinID)
 		}
-		cand = existing.pin
+		cand = existing.full()
 	}
 	if judged(cand) {
 		// Already decided: revalidation is idempotent.
@@ -255,13 +311,13 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 		}
 	}
 	if existing == nil {
-		sp.add(&entry{pin: out, prof: prof})
+		sp.add(newEntry(out, prof))
 	} else {
-		existing.pin = out
+		sp.replace(existing, out)
 	}
 	for _, c := range contradicted {
 		if e := sp.entries[c.GetId()]; e != nil {
-			e.pin = c
+			sp.replace(e, c)
 		}
 	}
 	return out, contradicted, nil
@@ -333,17 +389,21 @@ func appendUnique(list []string, v string) []string {
 // returns the new version of it plus new versions of the earlier pins it
 // contradicts. Caller holds the pool lock.
 func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionPool) (*evidencev1.EvidencePin, []*evidencev1.EvidencePin) {
-	out := proto.Clone(pin).(*evidencev1.EvidencePin)
+	// The verdict shares the pin's facts (never modified) instead of copying them.
+	out := bus.CopyPin(pin)
 	version := pinVersion(pin)
-	if e := sp.entries[pin.GetId()]; e != nil && pinVersion(e.pin) > version {
-		version = pinVersion(e.pin)
+	self := sp.entries[pin.GetId()]
+	if self != nil && pinVersion(self.pin) > version {
+		version = pinVersion(self.pin)
 	}
 	out.Version = version + 1
 
-	var others []*entry
+	// others reuses the pool's scratch slice (a session may hold thousands
+	// of pins; caller holds sp.mu).
+	others := sp.others[:0]
 	var poolOnset *time.Time
 	for _, e := range sp.ordered() {
-		if e.pin.GetId() == pin.GetId() {
+		if e == self {
 			continue
 		}
 		if e.prof.failing && e.pin.GetValidationStatus() != statusRejected {
@@ -356,6 +416,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 		}
 		others = append(others, e)
 	}
+	sp.others = others
 	if prof.failing && prof.onset != nil && (poolOnset == nil || prof.onset.Before(*poolOnset)) {
 		poolOnset = prof.onset
 	}
@@ -406,7 +467,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 		if len(supports) >= 10 {
 			break
 		}
-		if e.prof.tool == prof.tool && prof.tool != "" {
+		if e.prof.toolID == prof.toolID && prof.tool != "" {
 			continue
 		}
 		same := prof.failing && e.prof.failing || prof.healthy && e.prof.healthy && !e.prof.failing
@@ -440,7 +501,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 					}
 					old := touched[e.pin.GetId()]
 					if old == nil {
-						old = proto.Clone(e.pin).(*evidencev1.EvidencePin)
+						old = bus.CopyPin(e.full())
 						old.Version = pinVersion(e.pin) + 1
 						old.CausalRole = downgrade(e.pin.GetCausalRole())
 						old.Confidence = round1(baseConfidence(e.pin) * 0.5)

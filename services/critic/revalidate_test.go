@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
@@ -377,3 +379,38 @@ func TestPoolEvictionByBytes(t *testing.T) {
 }
 
 var _ = bus.ConsumerCritic
+
+// TestEntryKeepsFactsEncoded: a pool entry holds its pin without the facts
+// (kept encoded) and gives back the whole pin, equal to the one it was
+// given, which stays as it was.
+func TestEntryKeepsFactsEncoded(t *testing.T) {
+	params, err := structpb.NewStruct(map[string]any{"namespace": "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withBoth := newPin("a", "check_pod_status", crashPod(t, "api-7d9f8b6c5-x2x1z"))
+	withBoth.Params = params
+	for _, tc := range []struct {
+		name string
+		pin  *evidencev1.EvidencePin
+	}{
+		{"metadata and params", withBoth},
+		{"metadata", newPin("b", "check_pod_status", healthyPod(t, "api-7d9f8b6c5-x2x1z"))},
+		{"empty metadata", newPin("c", "search_logs", &structpb.Struct{})},
+		{"no facts", newPin("d", "search_logs", nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := proto.Clone(tc.pin)
+			e := newEntry(tc.pin, newProfile(tc.pin))
+			if e.pin.GetMetadata() != nil || e.pin.GetParams() != nil {
+				t.Errorf("the entry keeps decoded facts: %v", e.pin)
+			}
+			if got := e.full(); !proto.Equal(got, tc.pin) {
+				t.Errorf("full pin %v\nwant %v", got, tc.pin)
+			}
+			if !proto.Equal(tc.pin, before) {
+				t.Errorf("the given pin changed: %v", tc.pin)
+			}
+		})
+	}
+}

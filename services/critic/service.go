@@ -113,6 +113,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return nil
 	}
 	err := s.bus.ConsumeDurable(ctx, bus.ConsumerCritic, bus.PinAddedFilter, s.handle)
+	s.giveBackAll()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("critic: consume %s: %w", bus.PinAddedFilter, err)
 	}
@@ -199,7 +200,7 @@ func (s *Service) sessionPins(ctx context.Context, session string) ([]*evidencev
 	if err := s.ensureLoaded(ctx, session, sp); err != nil {
 		return nil, err
 	}
-	shared, err := s.sharedStamp(ctx, session)
+	shared, err := s.sharedStamp(ctx, session, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +209,7 @@ func (s *Service) sessionPins(ctx context.Context, session string) ([]*evidencev
 	}
 	out := make([]*evidencev1.EvidencePin, 0, len(sp.entries))
 	for _, e := range sp.ordered() {
-		out = append(out, e.pin)
+		out = append(out, e.full())
 	}
 	return out, nil
 }

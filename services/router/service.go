@@ -432,7 +432,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 		defer s.wg.Done()
 		defer func() { <-s.inflight }()
 		defer cancel()
-		if _, err := s.deps.Tools.ExecuteTool(dctx, req); err != nil {
+		if _, err := s.deps.Tools.ExecuteTool(dctx, req, skipAnswer); err != nil {
 			s.log.WarnContext(dctx, "dispatched tool call failed", "session", session, "intent", req.Intent, "pin_id", pinID, "error", err)
 			s.publishFailedPin(dctx, req, err)
 		}

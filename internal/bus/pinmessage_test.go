@@ -1,0 +1,220 @@
+package bus
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+)
+
+// TestFilledPinEventCarriesEveryField: pinMessage builds a new event around
+// the caller's pin instead of copying it; every field of PinEvent must be
+// carried over, and the caller's event and pin are left untouched.
+func TestFilledPinEventCarriesEveryField(t *testing.T) {
+	var names []string
+	fields := (&evidencev1.PinEvent{}).ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		names = append(names, string(fields.Get(i).Name()))
+	}
+	slices.Sort(names)
+	if want := []string{"event_id", "kind", "pin", "session_id", "time"}; !slices.Equal(names, want) {
+		t.Fatalf("PinEvent has fields %v, filledPinEvent carries %v: carry the new ones", names, want)
+	}
+	ts := timestamppb.New(timestamppb.Now().AsTime().Add(-3600e9))
+	for _, tc := range []struct {
+		name string
+		ev   *evidencev1.PinEvent
+		want *evidencev1.PinEvent // nil: the time is filled with now
+	}{
+		{"all set but the session", &evidencev1.PinEvent{EventId: "e1", Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED, Time: ts,
+			Pin: &evidencev1.EvidencePin{Id: "p1", SessionId: "s1", Version: 2, Claim: "c"}},
+			&evidencev1.PinEvent{EventId: "e1", Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED, SessionId: "s1", Time: ts,
+				Pin: &evidencev1.EvidencePin{Id: "p1", SessionId: "s1", Version: 2, Claim: "c"}}},
+		{"no event id", &evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, SessionId: "s2", Time: ts,
+			Pin: &evidencev1.EvidencePin{Id: "p2"}},
+			&evidencev1.PinEvent{EventId: "pin:s2:p2:added:0", Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, SessionId: "s2", Time: ts,
+				Pin: &evidencev1.EvidencePin{Id: "p2"}}},
+		{"no time", &evidencev1.PinEvent{EventId: "e3", Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, SessionId: "s3",
+			Pin: &evidencev1.EvidencePin{Id: "p3"}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := proto.Clone(tc.ev)
+			_, msgID, got, err := pinMessage(tc.ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(tc.ev, before) {
+				t.Errorf("the caller's event changed: %v", tc.ev)
+			}
+			if got.GetPin() != tc.ev.GetPin() {
+				t.Error("the pin was copied")
+			}
+			if tc.want == nil {
+				if got.GetTime() == nil || got.GetEventId() != tc.ev.GetEventId() || msgID == "" {
+					t.Errorf("got %v", got)
+				}
+				return
+			}
+			if !proto.Equal(got, tc.want) {
+				t.Errorf("got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+	// Unknown fields (a newer writer's) are kept.
+	ev := &evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, Pin: &evidencev1.EvidencePin{Id: "p", SessionId: "s"}}
+	unknown := protoreflect.RawFields{0xf8, 0x06, 0x01} // field 111, varint 1
+	ev.ProtoReflect().SetUnknown(unknown)
+	_, _, got, err := pinMessage(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.ProtoReflect().GetUnknown(), unknown) {
+		t.Errorf("unknown fields %v, want %v", got.ProtoReflect().GetUnknown(), unknown)
+	}
+}
+
+// TestCopyPin: the copy equals the pin; setting its fields, appending to
+// its lists and setting its map entries leave the pin as it was.
+func TestCopyPin(t *testing.T) {
+	md, err := structpb.NewStruct(map[string]any{"pods": []any{map[string]any{"name": "a", "ready": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &evidencev1.EvidencePin{
+		Id: "p1", SessionId: "s", Version: 3, Claim: "claim", Confidence: 70,
+		SupportingEvidence: []string{"line"}, Supports: []string{"p0"}, Contradicts: []string{"p9"},
+		Metadata: md, Timestamp: timestamppb.Now(),
+		ValidationStatus: evidencev1.ValidationStatus_VALIDATION_STATUS_PENDING_CRITIC,
+	}
+	p.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x06, 0x01})
+	before := proto.Clone(p)
+	if got := CopyPin(nil); got != nil {
+		t.Errorf("CopyPin(nil) = %v", got)
+	}
+	c := CopyPin(p)
+	if !proto.Equal(c, p) {
+		t.Fatalf("copy %v differs from %v", c, p)
+	}
+	if c.GetMetadata() != p.GetMetadata() {
+		t.Error("the facts were copied, not shared")
+	}
+	c.Version, c.Claim, c.ValidationStatus = 4, "other", evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED
+	c.Supports = append(c.Supports, "p2")
+	c.Contradicts[0] = "changed"
+	c.SupportingEvidence = append(c.SupportingEvidence[:0], "replaced")
+	c.ProtoReflect().SetUnknown(nil)
+	if !proto.Equal(p, before) {
+		t.Errorf("changing the copy changed the pin: %v", p)
+	}
+}
+
+// fullPin is a pin with every field set (from the descriptor: a field
+// added to EvidencePin is set too).
+func fullPin(t *testing.T, id string, seed int) *evidencev1.EvidencePin {
+	t.Helper()
+	p := &evidencev1.EvidencePin{}
+	m := p.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		var v protoreflect.Value
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			v = protoreflect.ValueOfString(fmt.Sprintf("%s-%d", fd.Name(), seed))
+		case protoreflect.BoolKind:
+			v = protoreflect.ValueOfBool(true)
+		case protoreflect.EnumKind:
+			v = protoreflect.ValueOfEnum(1)
+		case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+			v = protoreflect.ValueOfInt32(int32(seed + i + 1))
+		case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+			v = protoreflect.ValueOfInt64(int64(seed + i + 1))
+		case protoreflect.DoubleKind:
+			v = protoreflect.ValueOfFloat64(float64(seed+i) + 0.5)
+		case protoreflect.FloatKind:
+			v = protoreflect.ValueOfFloat32(float32(seed+i) + 0.5)
+		case protoreflect.MessageKind:
+			if fd.IsList() || fd.IsMap() {
+				continue
+			}
+			switch fd.Message().FullName() {
+			case "google.protobuf.Struct":
+				st, err := structpb.NewStruct(map[string]any{"pods": []any{map[string]any{"name": fmt.Sprint("p", seed)}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				v = protoreflect.ValueOfMessage(st.ProtoReflect())
+			case "google.protobuf.Timestamp":
+				v = protoreflect.ValueOfMessage(timestamppb.Now().ProtoReflect())
+			default:
+				v = m.NewField(fd)
+			}
+		default:
+			continue
+		}
+		if fd.IsList() {
+			l := m.Mutable(fd).List()
+			l.Append(v)
+			l.Append(v)
+			continue
+		}
+		if fd.IsMap() {
+			continue
+		}
+		m.Set(fd, v)
+	}
+	p.Id = id
+	return p
+}
+
+// TestSlimVerdict: a verdict decoded without its content binds to the same
+// pin as the whole verdict; an added pin, and bytes that do not parse, are
+// left as they are.
+func TestSlimVerdict(t *testing.T) {
+	added := fullPin(t, "p1", 1)
+	verdict := fullPin(t, "p1", 2)
+	for _, kind := range []evidencev1.PinEventKind{evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED, evidencev1.PinEventKind_PIN_EVENT_KIND_REJECTED} {
+		data, err := proto.Marshal(&evidencev1.PinEvent{EventId: "e", Kind: kind, SessionId: "s", Pin: verdict, Time: timestamppb.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slim := slimVerdict(data)
+		if len(slim) >= len(data)/2 {
+			t.Errorf("%v: slim verdict of %d bytes from %d", kind, len(slim), len(data))
+		}
+		var whole, thin evidencev1.PinEvent
+		if err := proto.Unmarshal(data, &whole); err != nil {
+			t.Fatal(err)
+		}
+		if err := proto.Unmarshal(slim, &thin); err != nil {
+			t.Fatal(err)
+		}
+		if thin.GetEventId() != "e" || thin.GetKind() != kind || thin.GetSessionId() != "s" || thin.GetTime() == nil {
+			t.Errorf("%v: the event's own fields were lost: %v", kind, &thin)
+		}
+		if got, want := VerdictOf(added, thin.GetPin()), VerdictOf(added, whole.GetPin()); !proto.Equal(got, want) {
+			t.Errorf("%v: bound slim verdict %v\nwant %v", kind, got, want)
+		}
+		if thin.GetPin().GetMetadata() != nil || thin.GetPin().GetRawOutput() != "" {
+			t.Errorf("%v: the content was kept: %v", kind, thin.GetPin())
+		}
+	}
+	data, err := proto.Marshal(&evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, Pin: added})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slimVerdict(data); !slices.Equal(got, data) {
+		t.Error("an added pin was changed")
+	}
+	for _, bad := range [][]byte{{0xff}, {0x22, 0x05, 0x01}, append([]byte{0x10, 0x02}, 0x22)} {
+		if got := slimVerdict(bad); !slices.Equal(got, bad) {
+			t.Errorf("bytes % x that do not parse became % x", bad, got)
+		}
+	}
+}
