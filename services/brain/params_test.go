@@ -3,6 +3,8 @@ package brain
 import (
 	"testing"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 )
@@ -40,6 +42,41 @@ func TestInferParamsForRequestedIntents(t *testing.T) {
 				if _, ok := got[k]; ok {
 					t.Errorf("%s should be unset, got %v", k, got[k])
 				}
+			}
+		})
+	}
+}
+
+func TestEntityFollowUpsReadTheSuspectsLogs(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentPodLogs, ParamsSchema: []*evidencev1.ToolParam{
+		{Name: "pod", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	read := func(pod string) *investigationv1.ToolCallRecord {
+		p, _ := structpb.NewStruct(map[string]any{"namespace": "shop", "pod": pod})
+		return &investigationv1.ToolCallRecord{Intent: intentPodLogs, Params: p, PinId: "pin_1"}
+	}
+	tests := []struct {
+		name  string
+		ent   string
+		calls []*investigationv1.ToolCallRecord
+		want  bool
+	}{
+		{"a suspect deployment nobody read", "deployment/shop/cart", nil, true},
+		{"its pods already read by pattern", "deployment/shop/cart", []*investigationv1.ToolCallRecord{read("cart-*")}, false},
+		{"one of its pods already read", "deployment/shop/cart", []*investigationv1.ToolCallRecord{read("cart-6d7f8b9c5-ab1cd")}, false},
+		{"another workload's logs do not count", "deployment/shop/cart", []*investigationv1.ToolCallRecord{read("search-*")}, true},
+		{"a service is not a workload", "service/shop/cart", nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: tc.calls}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			got := false
+			for _, c := range h.svc.entityFollowUps(testCtx(t), st, tc.ent) {
+				got = got || (c.Intent == intentPodLogs && c.Params["pod"] == "cart-*")
+			}
+			if got != tc.want {
+				t.Errorf("reads cart-* = %v, want %v", got, tc.want)
 			}
 		})
 	}

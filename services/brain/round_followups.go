@@ -2,6 +2,7 @@ package brain
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/rcamesh/rcamesh/internal/intent"
@@ -114,6 +115,15 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 		return out
 	}
 	name := parts[len(parts)-1]
+	if len(parts) == 3 && parts[0] != "service" && parts[0] != "pod" {
+		// The suspect workload's own logs, when no call read them yet: what
+		// its containers said (and, when they restarted, what they said
+		// last) is the first thing an SRE reads about it.
+		c := pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": name + "-*"}, Origin: originExpand}
+		if _, ok := defs[intentPodLogs]; ok && !st.ranEquivalent(c) && !st.readLogsOf(parts[1], name) {
+			out = append(out, c)
+		}
+	}
 	seen := map[string]bool{}
 	for _, p := range st.pods() {
 		if p.Name != name && p.Workload != name && !strings.HasPrefix(p.Name, name+"-") {
@@ -154,3 +164,22 @@ const (
 	intentSearchLogs = string(intent.SearchLogs)
 	intentPodLogs    = string(intent.FetchPodLogs)
 )
+
+// readLogsOf: a pod-log call already read the workload's pods (its name,
+// a pattern of it, or one of its pods), in its namespace or without one.
+func (st *invState) readLogsOf(ns, workload string) bool {
+	for _, r := range st.rec.GetToolCalls() {
+		if r.GetIntent() != intentPodLogs || r.GetError() != "" {
+			continue
+		}
+		p := structMap(r.GetParams())
+		if n := fmt.Sprint(p["namespace"]); p["namespace"] != nil && n != ns {
+			continue
+		}
+		pod := strings.TrimSuffix(fmt.Sprint(p["pod"]), "*")
+		if pod == workload || strings.HasPrefix(pod, workload+"-") {
+			return true
+		}
+	}
+	return false
+}
