@@ -68,8 +68,16 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 			ns = a.GetLabels()["namespace"]
 		}
 	}
-	if ns != "" && ev.droppedConnections(f) {
-		out = append(out, FollowUp{Intent: intent.DescribeResource, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": ns}})
+	if ev.droppedConnections(f) {
+		// Dropped on the path: the caller's egress policies and, for an
+		// in-cluster dependency (service/<ns>/<name>), the callee's
+		// ingress policies in its own namespace.
+		if ns != "" {
+			out = append(out, FollowUp{Intent: intent.DescribeResource, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": ns}})
+		}
+		if parts := strings.Split(f.Entity, "/"); len(parts) == 3 && parts[0] == "service" && parts[1] != ns {
+			out = append(out, FollowUp{Intent: intent.DescribeResource, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": parts[1]}})
+		}
 	}
 	return out, false
 }

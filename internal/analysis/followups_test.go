@@ -34,6 +34,10 @@ func TestLeadFollowUps(t *testing.T) {
 			line("web-1", "upstream payments-gw:8443 failed: dial tcp 10.0.0.7:8443: i/o timeout"),
 			line("web-2", "upstream payments-gw:8443 failed: dial tcp 10.0.0.7:8443: i/o timeout"),
 		}, []intent.Name{intent.SearchLogs, intent.DescribeResource}, false},
+		{"a named in-cluster dependency dialled by address, timing out", []facts.LogLine{
+			line("web-1", "db ping failed: failed to connect to `host=ledger-pg.books.svc user=web`: dial error (dial tcp 172.20.8.14:5432: i/o timeout)"),
+			line("web-2", "db ping failed: failed to connect to `host=ledger-pg.books.svc user=web`: dial error (dial tcp 172.20.8.14:5432: i/o timeout)"),
+		}, []intent.Name{intent.SearchLogs, intent.DescribeResource, intent.DescribeResource}, false},
 		{"no follow-up of its own (an OOM kill)", nil, nil, false},
 	}
 	for _, tc := range cases {
@@ -59,9 +63,19 @@ func TestLeadFollowUps(t *testing.T) {
 					t.Fatalf("follow-ups %v, want %v", got, tc.want)
 				}
 			}
-			if len(calls) == 2 && tc.want[1] == intent.DescribeResource && !tc.exclusive {
+			if len(calls) >= 2 && tc.want[1] == intent.DescribeResource && !tc.exclusive {
 				if p := calls[1].Params; p["kind"] != "networkpolicy" || p["namespace"] != "shop" {
 					t.Errorf("NetworkPolicy follow-up %v", p)
+				}
+			}
+			if len(calls) == 3 {
+				// The dependency is the name the line gives, not the address
+				// it dialled, and its own namespace's policies come next.
+				if ent := res.Hypotheses[0].GetEntity(); ent != "service/books/ledger-pg" {
+					t.Errorf("lead entity %s, want service/books/ledger-pg", ent)
+				}
+				if p := calls[2].Params; p["kind"] != "networkpolicy" || p["namespace"] != "books" {
+					t.Errorf("callee NetworkPolicy follow-up %v", p)
 				}
 			}
 		})

@@ -195,6 +195,14 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 		} else {
 			continue
 		}
+		if h, _, _ := strings.Cut(target, ":"); isIPLike(h) {
+			// A dial error names only the address; the same line often
+			// names the host it resolved ("host=db.ns.svc ... dial tcp
+			// 10.0.3.7:5432"): the dependency is the name.
+			if named := downstreamHost(l.Message, l.Service); strings.Contains(named, ".") && !strings.HasPrefix(named, remoteAPIPrefix) && !isIPLike(named) {
+				target = named
+			}
+		}
 		if target == "" || strings.EqualFold(target, l.Service) {
 			continue
 		}
