@@ -18,8 +18,8 @@ const ModeCronJobOverlap = "cronjob_overlap"
 func detectCronJobOverlap(ev *Evidence) []Finding {
 	var out []Finding
 	for _, s := range ev.Series {
-		if !strings.Contains(strings.ToLower(s.Name), "cronjob_status_active") {
-			continue
+		if n := strings.ToLower(s.Name); !strings.Contains(n, "cronjob_status_active") && !strings.Contains(n, "cronjob_active_jobs") {
+			continue // kube-state-metrics' and OpenTelemetry's (k8s.cronjob.active_jobs) count of running jobs
 		}
 		cj := labelOf(s.Series, "cronjob")
 		if cj == "" {

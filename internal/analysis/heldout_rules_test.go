@@ -353,6 +353,8 @@ func TestCronJobOverlap(t *testing.T) {
 		{"runs pile up under Allow", []facts.Series{active(step(1, 3, 20, 10)...), info("Allow"), sessions}, true},
 		{"Forbid cannot overlap", []facts.Series{active(step(1, 3, 20, 10)...), info("Forbid"), sessions}, false},
 		{"one run at a time", []facts.Series{active(flat(1, 20)...), info("Allow"), sessions}, false},
+		{"OpenTelemetry's count of running jobs", []facts.Series{
+			metric("k8s_cronjob_active_jobs", map[string]string{"k8s_namespace_name": "depot", "k8s_cronjob_name": "tally-sweep"}, step(1, 3, 20, 10)...), info("Allow"), sessions}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
