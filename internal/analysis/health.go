@@ -456,9 +456,11 @@ func detectNodeFlap(ev *Evidence) []Finding {
 
 // ---- Kubernetes workload healthy ----
 
-// unobservedHealthyScore: a healthy reading whose alerted signal was never
-// observed stays below the delivery gate.
-const unobservedHealthyScore = 0.5
+// unobservedHealthyShare: a healthy reading rests on two observations, the
+// workload's state and the alert's own signal; when the signal was never
+// observed, only one of the two supports it, and its confidence is that
+// share of a full reading's (the gates' owners decide what it means).
+const unobservedHealthyShare = 0.5
 
 func detectK8sHealthy(ev *Evidence) []Finding {
 	if len(ev.Pods) == 0 || !ev.allPodsHealthy() {
@@ -540,7 +542,7 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 		// The alert measures something (errors, latency, saturation) and no
 		// series of it is in the evidence: healthy pods and nodes do not
 		// show that its condition is gone. Below the gate: a human looks.
-		f.Score = math.Min(f.Score, unobservedHealthyScore)
+		f.Score *= unobservedHealthyShare
 		f.inferred("The alert's own signal was not found in the evidence; healthy pods and nodes do not establish that its condition cleared")
 		f.Statement += "; but the alert's own signal was not observed, so this is not a clean bill of health"
 		f.Category = catUnknown // no verdict of health without the alerted signal

@@ -130,7 +130,7 @@ func TestHealthyNeedsTheAlertedSignal(t *testing.T) {
 		pins []*evidencev1.EvidencePin
 		max  float64
 	}{
-		{"alerted signal never observed", []*evidencev1.EvidencePin{pods, nodes}, unobservedHealthyScore},
+		{"alerted signal never observed", []*evidencev1.EvidencePin{pods, nodes}, unobservedHealthyShare},
 		{"alerted signal observed flat", []*evidencev1.EvidencePin{pods, nodes, pin(t, "prom", "query_prometheus", "prometheus", facts.KeySeries, []facts.Series{errs})}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +138,7 @@ func TestHealthyNeedsTheAlertedSignal(t *testing.T) {
 			if len(fs) != 1 {
 				t.Fatalf("want one healthy finding, got %d", len(fs))
 			}
-			if fs[0].Score > tc.max || (tc.max == 1 && fs[0].Score <= unobservedHealthyScore) {
+			if fs[0].Score > tc.max || (tc.max == 1 && fs[0].Score <= unobservedHealthyShare) {
 				t.Errorf("score %.2f (max %.2f)", fs[0].Score, tc.max)
 			}
 			// Health is claimed only when the alerted signal was seen.
