@@ -2,6 +2,7 @@ package critic
 
 import (
 	"fmt"
+	"github.com/rcamesh/rcamesh/internal/analysis"
 	"regexp"
 	"sort"
 	"strconv"
@@ -835,27 +836,38 @@ type textRule struct {
 	kind string
 	root bool
 	re   *regexp.Regexp
+	// phrase, when set, is the detectors' failure phrase kind the rule
+	// reads (analysis.FailurePhrase) instead of re: one vocabulary for the
+	// brain and the critic.
+	phrase string
+}
+
+func (r textRule) match(line string) bool {
+	if r.phrase != "" {
+		return analysis.FailurePhrase(r.phrase, line)
+	}
+	return r.re.MatchString(line)
 }
 
 var textRules = []textRule{
-	{kindOOM, true, regexp.MustCompile(`oomkill|out of memory|oom[- ]kill|exit code 137|outofmemoryerror|cannot allocate memory|memory limit exceeded`)},
-	{kindConfig, true, regexp.MustCompile(`createcontainerconfigerror|invalid config|configuration error|config(uration)? (file|key|value)? ?(is )?(missing|invalid|not found)|missing (required )?(env|environment|config|configuration|key|variable|setting)|environment variable \S+ (is )?(not set|missing|required)|failed to (load|parse|read) (the )?config|configmap "?\S+"? not found|secret "?\S+"? not found|couldn't find key|invalid value for|unknown (flag|field|option)|bad configuration|malformed|selector \S+ matches no pods|does not have any active endpoint`)},
-	{kindImage, true, regexp.MustCompile(`imagepullbackoff|errimagepull|manifest unknown|pull access denied|invalidimagename`)},
-	{kindNode, true, regexp.MustCompile(`nodenotready|node \S+ (is )?not ?ready|kubelet stopped posting|memorypressure|pidpressure|networkunavailable|node\.kubernetes\.io/(unreachable|not-ready)|kernel panic|system clock wrong|clock (skew|drift)|clock (is )?out of sync|time sync(hroni[sz]ation)? (lost|disabled|failed)`)},
-	{kindScheduling, true, regexp.MustCompile(`failedscheduling|insufficient (cpu|memory|pods)|0/\d+ nodes are available|unschedulable`)},
-	{kindQuota, true, regexp.MustCompile(`exceeded quota|quota exceeded|forbidden: exceeded|resourcequota|limitrange|maximum (cpu|memory) usage per`)},
-	{kindDisk, true, regexp.MustCompile(`no space left on device|disk (is )?full|diskpressure|storage[- ]full|volume \S+ (is )?full|filesystem full`)},
-	{kindDB, true, regexp.MustCompile(`too many connections|deadlock|lock wait timeout|connection pool (is )?exhausted|pool exhausted|max_connections|remaining connection slots|database failover|failover (started|completed|initiated)|replication lag`)},
-	{kindCert, true, regexp.MustCompile(`x509|certificate (has )?expired|certificate verify failed|tls handshake (error|failure)`)},
-	{kindDNS, true, regexp.MustCompile(`no such host|nxdomain|servfail|dns (resolution|lookup) fail|could not resolve host|name resolution`)},
-	{kindCode, true, regexp.MustCompile(`panic:|nil pointer dereference|nullpointerexception|segmentation fault|sigsegv|traceback \(most recent call last\)|unhandled exception|uncaught exception|index out of range|stack overflow`)},
-	{kindCrash, true, regexp.MustCompile(`crashloopbackoff|back-off restarting failed container|exited with (exit )?code [1-9]|exit code [1-9]\d*`)},
-	{kindHTTP5xx, false, regexp.MustCompile(`\b50[0-4]\b|internal server error|bad gateway|service unavailable|gateway timeout|\b5xx\b`)},
-	{kindLatency, false, regexp.MustCompile(`\blatency\b|\bp9[59]\b|slow (query|request|response)s?`)},
-	{kindTimeout, false, regexp.MustCompile(`timed? ?out|deadline exceeded|context deadline`)},
-	{kindConnection, false, regexp.MustCompile(`connection refused|connection reset|econnrefused|broken pipe|upstream connect error|no healthy upstream|connect: connection`)},
-	{kindProbe, false, regexp.MustCompile(`(readiness|liveness|startup) probe failed|unhealthy`)},
-	{kindErrors, false, regexp.MustCompile(`error rate|errors? (spike|increase|surge)|exception`)},
+	{kind: kindOOM, root: true, re: regexp.MustCompile(`oomkill|out of memory|oom[- ]kill|exit code 137|outofmemoryerror|cannot allocate memory|memory limit exceeded`)},
+	{kind: kindConfig, root: true, phrase: analysis.PhraseConfig},
+	{kind: kindImage, root: true, re: regexp.MustCompile(`imagepullbackoff|errimagepull|manifest unknown|pull access denied|invalidimagename`)},
+	{kind: kindNode, root: true, re: regexp.MustCompile(`nodenotready|node \S+ (is )?not ?ready|kubelet stopped posting|memorypressure|pidpressure|networkunavailable|node\.kubernetes\.io/(unreachable|not-ready)|kernel panic|system clock wrong|clock (skew|drift)|clock (is )?out of sync|time sync(hroni[sz]ation)? (lost|disabled|failed)`)},
+	{kind: kindScheduling, root: true, re: regexp.MustCompile(`failedscheduling|insufficient (cpu|memory|pods)|0/\d+ nodes are available|unschedulable`)},
+	{kind: kindQuota, root: true, re: regexp.MustCompile(`exceeded quota|quota exceeded|forbidden: exceeded|resourcequota|limitrange|maximum (cpu|memory) usage per`)},
+	{kind: kindDisk, root: true, phrase: analysis.PhraseDisk},
+	{kind: kindDB, root: true, re: regexp.MustCompile(`too many connections|deadlock|lock wait timeout|connection pool (is )?exhausted|pool exhausted|max_connections|remaining connection slots|database failover|failover (started|completed|initiated)|replication lag`)},
+	{kind: kindCert, root: true, phrase: analysis.PhraseCert},
+	{kind: kindDNS, root: true, phrase: analysis.PhraseDNS},
+	{kind: kindCode, root: true, phrase: analysis.PhraseCode},
+	{kind: kindCrash, root: true, re: regexp.MustCompile(`crashloopbackoff|back-off restarting failed container|exited with (exit )?code [1-9]|exit code [1-9]\d*`)},
+	{kind: kindHTTP5xx, root: false, re: regexp.MustCompile(`\b50[0-4]\b|internal server error|bad gateway|service unavailable|gateway timeout|\b5xx\b`)},
+	{kind: kindLatency, root: false, re: regexp.MustCompile(`\blatency\b|\bp9[59]\b|slow (query|request|response)s?`)},
+	{kind: kindTimeout, root: false, re: regexp.MustCompile(`timed? ?out|deadline exceeded|context deadline`)},
+	{kind: kindConnection, root: false, re: regexp.MustCompile(`connection refused|connection reset|econnrefused|broken pipe|upstream connect error|no healthy upstream|connect: connection`)},
+	{kind: kindProbe, root: false, re: regexp.MustCompile(`(readiness|liveness|startup) probe failed|unhealthy`)},
+	{kind: kindErrors, root: false, re: regexp.MustCompile(`error rate|errors? (spike|increase|surge)|exception`)},
 }
 
 // affirmativeNo are failure phrases that contain a negation word.
@@ -883,7 +895,7 @@ func (pr *profile) scanText(line string, onlyStrong bool) {
 		if onlyStrong && !r.root {
 			continue
 		}
-		if !r.re.MatchString(l) {
+		if !r.match(l) {
 			continue
 		}
 		d := capText(strings.TrimSpace(line), 200)

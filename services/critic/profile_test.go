@@ -3,6 +3,7 @@ package critic
 import (
 	"testing"
 
+	"github.com/rcamesh/rcamesh/internal/analysis"
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
@@ -31,6 +32,30 @@ func TestTextSignals(t *testing.T) {
 		}
 		if tc.root == "" && tc.symptom == "" && (len(pr.roots) > 0 || len(pr.symptoms) > 0) {
 			t.Errorf("%q: negated line classified: %v %v", tc.line, pr.roots, pr.symptoms)
+		}
+	}
+}
+
+// The critic reads a line's failure with the detectors' own phrases: a
+// line a detector reads as DNS, a certificate, a full disk, a code defect
+// or a configuration error is the same kind for the critic.
+func TestTextSignalsShareTheDetectorsPhrases(t *testing.T) {
+	for _, tc := range []struct {
+		line, phrase, root string
+	}{
+		{"getaddrinfo ENOTFOUND payments.internal", analysis.PhraseDNS, kindDNS},
+		{"lookup db on 10.0.0.10:53: temporary failure in name resolution", analysis.PhraseDNS, kindDNS},
+		{"tls: expired certificate", analysis.PhraseCert, kindCert},
+		{"write failed: ENOSPC", analysis.PhraseDisk, kindDisk},
+		{"panic: runtime error: index out of range [3] with length 3", analysis.PhraseCode, kindCode},
+	} {
+		if !analysis.FailurePhrase(tc.phrase, tc.line) {
+			t.Fatalf("%q is not a %s phrase for the detectors", tc.line, tc.phrase)
+		}
+		pr := &profile{roots: map[string]string{}, symptoms: map[string]string{}, refs: map[string][]string{}}
+		pr.scanText(tc.line, false)
+		if pr.roots[tc.root] == "" {
+			t.Errorf("%q: the detectors read %s, the critic found roots %v", tc.line, tc.phrase, pr.roots)
 		}
 	}
 }
