@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -83,6 +84,24 @@ func TestWebUIHistory(t *testing.T) {
 			t.Fatalf("post alert %v: %d %v", v, code, resp)
 		}
 		waitSessionDone(t, base, sid)
+	}
+
+	// A session is done before its record reaches the history store (the
+	// store write follows the delivery): the list page reads the store
+	// once when it opens, so wait until the store holds all three.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var page struct {
+			Investigations []json.RawMessage `json:"investigations"`
+		}
+		getJSON(t, base+"/api/v4/history/investigations?page_size=25", &page)
+		if len(page.Investigations) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the history store holds %d investigations after 60s, want 3", len(page.Investigations))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.WindowSize(1280, 800))
