@@ -690,7 +690,7 @@ func TestHealthyNeedsTheAlertsConditionGone(t *testing.T) {
 				return []*evidencev1.EvidencePin{
 					pin(t, "pods", "list_pods", "k8s", facts.KeyPods, pods),
 					pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, readyNodes()),
-					pin(t, "mon", "list_monitors", "alert", facts.KeyMonitors, []facts.Monitor{{Name: "ApiDown", State: "firing"}}),
+					pin(t, "mon", "list_monitors", "alert", facts.KeyMonitors, []facts.Monitor{{Name: "ApiDown", State: "firing", FromAlert: true}}),
 				}
 			}, ModeHealthy},
 		{"a rules API that says the rule fires vetoes", &investigationv1.Alert{Namespace: "shop", Service: "api", State: "normal"},

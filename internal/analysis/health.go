@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 )
@@ -49,11 +48,6 @@ func (ev *Evidence) workloadEntity() string {
 	}
 	return deploymentEntity(ns, w)
 }
-
-// fromAlert: the monitor is the rule the alert payload itself describes
-// (no rules API behind it): its state is the alert's at delivery, which
-// says nothing of whether the condition still holds.
-func (m Monitor) fromAlert() bool { return slices.Contains(m.Sources, "alert") }
 
 // monitorsOK adds a claim when every monitor is OK; it reports whether all
 // queried monitors are OK (false when none were queried).
@@ -483,7 +477,9 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 		}
 	}
 	for _, m := range ev.Monitors {
-		if !strings.EqualFold(m.State, "OK") && !m.fromAlert() {
+		// The rule as the alert payload describes it: its state is the
+		// alert's at delivery, which says nothing of the condition now.
+		if !strings.EqualFold(m.State, "OK") && !m.FromAlert {
 			return nil
 		}
 	}

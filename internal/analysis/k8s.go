@@ -311,16 +311,20 @@ func detectOOM(ev *Evidence) []Finding {
 
 var imageRe = regexp.MustCompile(`(?i)image "?([^"\s]+[^"\s:.,])"?`)
 
-var pullErrors = []string{"manifest unknown", "not found", "unauthorized", "pull access denied", "no basic auth credentials", "toomanyrequests", "x509", "i/o timeout", "no such host", "repository does not exist", "denied",
-	"500 internal server error", "502 bad gateway", "503 service unavailable", "504 gateway timeout", "connection refused", "connection reset"}
-
-// registrySide are the pull errors in which the registry itself fails (it
-// is down, overloaded or rate-limits), not the reference or the
-// credentials: the cause-to-effect row is a dependency failure of the
-// registry host, whatever the image.
-var registrySide = map[string]bool{
-	"500 internal server error": true, "502 bad gateway": true, "503 service unavailable": true, "504 gateway timeout": true,
-	"connection refused": true, "connection reset": true, "i/o timeout": true, "toomanyrequests": true,
+// pullErrors are the registry's answers an image pull reports, most
+// telling first. registrySide marks the answers in which the registry
+// itself fails (it is down, overloaded or rate-limits), not the reference
+// or the credentials: that row is a dependency failure of the registry
+// host, whatever the image.
+var pullErrors = []struct {
+	phrase       string
+	registrySide bool
+}{
+	{"manifest unknown", false}, {"not found", false}, {"unauthorized", false}, {"pull access denied", false},
+	{"no basic auth credentials", false}, {"toomanyrequests", true}, {"x509", false}, {"i/o timeout", true},
+	{"no such host", false}, {"repository does not exist", false}, {"denied", false},
+	{"500 internal server error", true}, {"502 bad gateway", true}, {"503 service unavailable", true},
+	{"504 gateway timeout", true}, {"connection refused", true}, {"connection reset", true},
 }
 
 // registryHost is the registry an image reference names ("" for Docker
@@ -341,6 +345,8 @@ func detectImagePull(ev *Evidence) []Finding {
 		image  string
 		detail string
 		reason string
+		// registrySide: detail is an answer in which the registry fails.
+		registrySide bool
 	}
 	groups := map[string]*group{}
 	var order []string
@@ -377,8 +383,8 @@ func detectImagePull(ev *Evidence) []Finding {
 				g.image = m[1]
 			}
 			for _, pe := range pullErrors {
-				if g.detail == "" && containsFold(t, pe) {
-					g.detail = pe
+				if g.detail == "" && containsFold(t, pe.phrase) {
+					g.detail, g.registrySide = pe.phrase, pe.registrySide
 				}
 			}
 		}
@@ -446,7 +452,7 @@ func detectImagePull(ev *Evidence) []Finding {
 			"Roll back the deployment: kubectl rollout undo deployment/" + w,
 		}
 		f.Signals = []string{g.reason, "image pull", g.image}
-		if host := registryHost(g.image); registrySide[g.detail] && host != "" {
+		if host := registryHost(g.image); g.registrySide && host != "" {
 			// The registry fails, not the reference: the same image pulls
 			// once the registry answers again.
 			f.Category, f.Entity = catDependency, "host/"+host

@@ -296,6 +296,10 @@ type Monitor struct {
 	Message string   `json:"message,omitempty"`
 	State   string   `json:"state,omitempty"`
 	Tags    []string `json:"tags,omitempty"`
+	// FromAlert: the rule as the alert payload itself describes it (no
+	// rules API behind it); its State is the alert's at delivery, not the
+	// rule's now.
+	FromAlert bool `json:"from_alert,omitempty"`
 }
 
 // Put stores v under key in a metadata map (JSON round trip), creating it if nil.

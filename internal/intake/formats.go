@@ -3,8 +3,10 @@ package intake
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,7 +36,7 @@ func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 	var inner map[string]any
 	var find func(m map[string]any, depth int)
 	find = func(m map[string]any, depth int) {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if inner != nil {
 				return
 			}
@@ -60,7 +62,7 @@ func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 	}
 	find(obj, 1)
 	name := ""
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		l := strings.ToLower(k)
 		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" && (strings.HasSuffix(l, "name") || strings.HasSuffix(l, "title")) {
 			name = v
@@ -71,19 +73,17 @@ func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 		return nil, false
 	}
 	out := map[string]any{}
-	for k, v := range inner {
-		out[k] = v
+	maps.Copy(out, inner)
+	ann := map[string]any{}
+	if a, ok := out["annotations"].(map[string]any); ok {
+		maps.Copy(ann, a)
 	}
-	ann := strMap(out["annotations"])
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	for _, k := range sortedKeys(obj) {
-		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" {
-			setMissing(ann, k, truncate(v, 500))
+	for k, v := range obj {
+		if v, ok := v.(string); ok && strings.TrimSpace(v) != "" && ann[k] == nil {
+			ann[k] = truncate(v, 500)
 		}
 	}
-	out["annotations"] = anyMap(ann)
+	out["annotations"] = ann
 	if str(out["alert_name"]) == "" && str(out["name"]) == "" && str(out["title"]) == "" && name != "" {
 		out["alert_name"] = name
 	}
@@ -95,23 +95,6 @@ func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 		}
 	}
 	return out, true
-}
-
-func anyMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {

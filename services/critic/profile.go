@@ -2,7 +2,6 @@ package critic
 
 import (
 	"fmt"
-	"github.com/rcamesh/rcamesh/internal/analysis"
 	"regexp"
 	"sort"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/analysis"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/signal"
 	"github.com/rcamesh/rcamesh/internal/target"

@@ -591,99 +591,19 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 	if err != nil {
 		return fmt.Errorf("search logs for %q: %w", query, err)
 	}
-	// Many log pipelines do not tag every line with its Kubernetes namespace
-	// (Datadog and Loki often carry only service and host): a namespace filter
-	// that finds nothing is retried without it, keeping the service and pod
-	// filters, and the widening is recorded.
-	// Likewise a pod filter: many stores name the pod only as a host tag.
-	// The service filter always stays, so the search keeps its scope.
+	// A search that finds nothing widens step by step (logWidenings); the
+	// first step with hits answers, and the filters it dropped are named.
 	var dropped []string
-	if len(hits) == 0 && (q.Service != "" || q.Pod != "") {
-		attempts := []struct {
-			drop []string
-			q    backend.LogQuery
-		}{}
-		if q.Namespace != "" {
-			wq := q
-			wq.Namespace = ""
-			attempts = append(attempts, struct {
-				drop []string
-				q    backend.LogQuery
-			}{[]string{"namespace " + q.Namespace}, wq})
-		}
-		if q.Pod != "" && q.Service != "" {
-			wq := q
-			wq.Namespace, wq.Pod = "", ""
-			drop := []string{"pod " + q.Pod}
-			if q.Namespace != "" {
-				drop = []string{"namespace " + q.Namespace, "pod " + q.Pod}
-			}
-			attempts = append(attempts, struct {
-				drop []string
-				q    backend.LogQuery
-			}{drop, wq})
-		}
-		if q.Namespace != "" && q.Service != "" {
-			// Last: the whole namespace, for lines other workloads logged
-			// about this one (a rotation job, a sidecar, an operator).
-			wq := q
-			wq.Service, wq.Pod = "", ""
-			drop := []string{"service " + q.Service}
-			if q.Pod != "" {
-				drop = append(drop, "pod "+q.Pod)
-			}
-			attempts = append(attempts, struct {
-				drop []string
-				q    backend.LogQuery
-			}{drop, wq})
-		}
-		if q.Service != "" {
-			// Last of all: lines anywhere that name the workload. Much of
-			// what explains an incident is logged outside its namespace or
-			// outside Kubernetes (an audit trail, a kernel, a change
-			// calendar, a chaos runner), naming the workload in its text.
-			wq := q
-			wq.Namespace, wq.Service, wq.Pod = "", "", ""
-			wq.Query = `"` + strings.ReplaceAll(q.Service, `"`, ``) + `"`
-			// Over the change look-back: what was announced or done to
-			// the workload (a drill scheduled, a secret replaced) often
-			// precedes the incident window by hours.
-			wq.Start, _ = s.changeWindow(c)
-			drop := []string{"service " + q.Service + " (lines that name it, in any namespace, since " + wq.Start.UTC().Format(time.RFC3339) + ")"}
-			if q.Namespace != "" {
-				drop = append([]string{"namespace " + q.Namespace}, drop...)
-			}
-			attempts = append(attempts, struct {
-				drop []string
-				q    backend.LogQuery
-			}{drop, wq})
-		}
-		for _, a := range attempts {
-			wide, err := s.be.Logs.SearchLogs(ctx, a.q)
+	if len(hits) == 0 {
+		for _, w := range s.logWidenings(c, q) {
+			wide, err := s.be.Logs.SearchLogs(ctx, w.q)
 			if err != nil {
-				return fmt.Errorf("search logs for %q without the %s filter: %w", query, strings.Join(a.drop, " and "), err)
+				return fmt.Errorf("search logs for %q widened without %s: %w", query, strings.Join(w.drop, " and "), err)
 			}
 			if len(wide) > 0 {
-				hits, dropped = wide, a.drop
-				q = a.q
+				hits, q, dropped = wide, w.q, w.drop
 				break
 			}
-		}
-	}
-	if len(hits) == 0 && q.Service == "" && q.Pod == "" && q.Query != "" && len(q.Levels) == 0 {
-		// A search term that matched nothing in a scope with no workload
-		// (a namespace, the whole cluster): the errors and warnings of
-		// that scope around the onset instead, which say what failed in
-		// words the alert did not use.
-		wq := q
-		wq.Query, wq.Levels = "", []string{"ERROR", "FATAL", "CRITICAL", "WARN", "WARNING"}
-		wide, err := s.be.Logs.SearchLogs(ctx, wq)
-		if err != nil {
-			return fmt.Errorf("search logs for the errors and warnings of the scope after %q found nothing: %w", query, err)
-		}
-		if len(wide) > 0 {
-			hits, q = wide, wq
-			dropped = append(dropped, fmt.Sprintf("query %q (the scope's errors and warnings instead)", query))
 		}
 	}
 	r.EvidenceType, r.Domain = evidencev1.EvidenceType_EVIDENCE_TYPE_LOG, evidencev1.Domain_DOMAIN_UNKNOWN
@@ -806,4 +726,74 @@ func structuredFields(obj map[string]any) string {
 		b.WriteString(" " + k + "=" + v)
 	}
 	return b.String()
+}
+
+// logWidening is one step a log search that found nothing widens by: the
+// filters it drops (named in the result's summary) and the query it runs.
+type logWidening struct {
+	drop []string
+	q    backend.LogQuery
+}
+
+// logWidenings are the steps, in order, for search q that found nothing.
+//
+// With a workload: many log pipelines do not tag every line with its
+// Kubernetes namespace (Datadog and Loki often carry only service and
+// host), so the namespace filter goes first, keeping the service and pod;
+// likewise a pod filter (many stores name the pod only as a host tag); then
+// the whole namespace, for lines other workloads logged about this one (a
+// rotation job, a sidecar, an operator); last, lines anywhere that name the
+// workload over the change look-back: much of what explains an incident is
+// logged outside its namespace or outside Kubernetes (an audit trail, a
+// kernel, a change calendar, a chaos runner), and what was announced or
+// done to the workload often precedes the incident window by hours.
+//
+// Without a workload (a namespace, the whole cluster), a search term that
+// matched nothing gives way to the scope's errors and warnings, which say
+// what failed in words the alert did not use.
+func (s *Service) logWidenings(c *Call, q backend.LogQuery) []logWidening {
+	var out []logWidening
+	if q.Service == "" && q.Pod == "" {
+		if q.Query != "" && len(q.Levels) == 0 {
+			wq := q
+			wq.Query, wq.Levels = "", []string{"ERROR", "FATAL", "CRITICAL", "WARN", "WARNING"}
+			out = append(out, logWidening{[]string{fmt.Sprintf("query %q (the scope's errors and warnings instead)", q.Query)}, wq})
+		}
+		return out
+	}
+	if q.Namespace != "" {
+		wq := q
+		wq.Namespace = ""
+		out = append(out, logWidening{[]string{"namespace " + q.Namespace}, wq})
+	}
+	if q.Pod != "" && q.Service != "" {
+		wq := q
+		wq.Namespace, wq.Pod = "", ""
+		drop := []string{"pod " + q.Pod}
+		if q.Namespace != "" {
+			drop = []string{"namespace " + q.Namespace, "pod " + q.Pod}
+		}
+		out = append(out, logWidening{drop, wq})
+	}
+	if q.Service == "" {
+		return out
+	}
+	if q.Namespace != "" {
+		wq := q
+		wq.Service, wq.Pod = "", ""
+		drop := []string{"service " + q.Service}
+		if q.Pod != "" {
+			drop = append(drop, "pod "+q.Pod)
+		}
+		out = append(out, logWidening{drop, wq})
+	}
+	wq := q
+	wq.Namespace, wq.Service, wq.Pod = "", "", ""
+	wq.Query = `"` + strings.ReplaceAll(q.Service, `"`, ``) + `"`
+	wq.Start, _ = s.changeWindow(c)
+	drop := []string{"service " + q.Service + " (lines that name it, in any namespace, since " + wq.Start.UTC().Format(time.RFC3339) + ")"}
+	if q.Namespace != "" {
+		drop = append([]string{"namespace " + q.Namespace}, drop...)
+	}
+	return append(out, logWidening{drop, wq})
 }
