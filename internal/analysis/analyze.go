@@ -72,6 +72,11 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 		findings = append(findings, d.Detect(ctx, ev)...)
 	}
 	annotateManagers(ev, findings)
+	for i := range findings {
+		if findings[i].Healthy && findings[i].Category == catHealthy && findings[i].Mode != ModeMaintenanceEnded {
+			ev.explainHealth(&findings[i])
+		}
+	}
 	res := rank(ev, findings)
 	res.ev = ev
 	return res, nil

@@ -61,7 +61,7 @@ type seriesChange struct {
 }
 
 func (c seriesChange) text() string {
-	what := fmt.Sprintf("%s%s moved from %s to %s", c.s.Name, labelSuffix(c.s.Series, "pod", "service", "node", "instance"), num(c.r.head), num(c.r.tail))
+	what := fmt.Sprintf("%s%s moved from %s to %s", c.s.Name, seriesSelector(c.s.Series), num(c.r.head), num(c.r.tail))
 	if c.r.peak > c.r.tail*1.3 && c.r.peak > c.r.head*1.3 {
 		what += fmt.Sprintf(" (peak %s)", num(c.r.peak))
 	}
@@ -72,6 +72,46 @@ func (c seriesChange) text() string {
 		what += " from " + hhmm(c.r.onset)
 	}
 	return what
+}
+
+// placementLabels say where a series was measured or who scraped it, not
+// what it measures.
+var placementLabels = map[string]bool{
+	"pod": true, "service": true, "node": true, "instance": true, "namespace": true, "job": true, "container": true,
+	"endpoint": true, "cluster": true, "prometheus": true, "prometheus_replica": true, "le": true, "quantile": true,
+	"uid": true, "pod_ip": true, "host_ip": true, "image": true, "id": true, "name": true, "exported_namespace": true,
+	"exported_pod": true, "exported_service": true, "exported_job": true, "region": true, "env": true, "environment": true,
+	"server": true, "datname": true, "db": true, "instance_id": true, "k8s_pod_name": true, "k8s_namespace_name": true,
+	"service_name": true, "k8s_node_name": true, "k8s_container_name": true, "service_instance_id": true,
+}
+
+// seriesSelector names a series: the first of its identity labels (pod,
+// service, node, instance) and up to three labels that say what it
+// measures (a state, a mode, a status code, a zone, a reason), so that
+// "pg_stat_activity_count{state=idle in transaction}" is told from its
+// siblings.
+func seriesSelector(s facts.Series) string {
+	var parts []string
+	for _, k := range []string{"pod", "service", "node", "instance"} {
+		if v := s.Labels[k]; v != "" {
+			parts = append(parts, k+"="+v)
+			break
+		}
+	}
+	var keys []string
+	for k, v := range s.Labels {
+		if !placementLabels[k] && v != "" && len(v) <= 48 && !strings.HasPrefix(k, "__") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys[:min(3, len(keys))] {
+		parts = append(parts, k+"="+s.Labels[k])
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // ---- message templates ----
@@ -709,6 +749,8 @@ type changeRef struct {
 	entity string
 	// service is the service a deploy, rollout or commit belongs to.
 	service string
+	// commits are what a deploy shipped (releaseCommits).
+	commits []Commit
 }
 
 // nearestChange finds the latest deploy, rollout or commit of the entity (or
@@ -754,7 +796,8 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		}
 		txt := fmt.Sprintf("%s of %s %s -> %s at %s", what, firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t))
 		kind := changeCode
-		if rc := ev.releaseCommits(d.Deploy); len(rc) > 0 {
+		rc := ev.releaseCommits(d.Deploy)
+		if len(rc) > 0 {
 			kind = changeConfig
 			for _, c := range rc {
 				if commitKind(c.Commit) == changeCode {
@@ -762,7 +805,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				}
 			}
 		}
-		consider(changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind, service: d.Service}, d.Service == "" || d.Service == name)
+		consider(changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind, service: d.Service, commits: rc}, d.Service == "" || d.Service == name)
 	}
 	for _, d := range ev.Deployments {
 		for _, rv := range d.RolloutHistory {
@@ -792,6 +835,22 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		return specific
 	}
 	return best
+}
+
+// commitText quotes a commit: its id, service, subject and description.
+func commitText(c Commit) string {
+	txt := fmt.Sprintf("Commit %s of %s: %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), quote(clip(c.Message, 120)))
+	if c.Summary != "" && c.Summary != c.Message {
+		txt += " — " + quote(clip(c.Summary, 400))
+	}
+	if len(c.Files) > 0 {
+		var paths []string
+		for _, f := range c.Files[:min(4, len(c.Files))] {
+			paths = append(paths, f.Path)
+		}
+		txt += " (files " + strings.Join(paths, ", ") + ")"
+	}
+	return txt
 }
 
 // releaseCommits are the commits a deploy shipped: the one of its revision
@@ -1019,6 +1078,10 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		gap := durHuman(onset.Sub(*change.at))
 		f.Statement += fmt.Sprintf("; the nearest preceding change is the %s, %s before", change.text, gap)
 		f.validated(fmt.Sprintf("Nearest change before the onset (%s): %s, %s before", hhmm(onset), change.text, gap), change.cite)
+		for _, c := range change.commits {
+			// What the release shipped, in its authors' words.
+			f.validated(commitText(c), c.Cite)
+		}
 	}
 	if tentative {
 		var vs []string

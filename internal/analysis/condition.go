@@ -27,7 +27,7 @@ var symptomWords = []struct {
 	{signal.Errors, regexp.MustCompile(`(?i)error|5xx|\b5[0-9][0-9]\b|fail|exception|unauthori[sz]ed|\b401\b|\b403\b|forbidden|denied|rejected`)},
 	{signal.Memory, regexp.MustCompile(`(?i)memory|heap|\brss\b|working set|oom`)},
 	{signal.CPU, regexp.MustCompile(`(?i)\bcpu\b|throttl`)},
-	{signal.Saturation, regexp.MustCompile(`(?i)\blag\b|backlog|queue|pool|connections?|disk|storage|file descriptors|threads|saturat`)},
+	{signal.Saturation, regexp.MustCompile(`(?i)\blag\b|backlog|queue|pool|connections?|disk|storage|space|quota|file descriptors|threads|saturat`)},
 }
 
 // reCamel splits CamelCase words.

@@ -245,6 +245,18 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 	for _, k := range sortedKeys(annotations) {
 		scan("annotation:"+k, annotations[k])
 	}
+	// A Prometheus scrape job names the service it scrapes (a
+	// ServiceMonitor's job is its Service) when nothing else names a
+	// workload; a monitoring agent's job (kube-state-metrics, an exporter,
+	// a prober) names the reporter, not the target.
+	if !namesWorkload(out) {
+		for _, v := range jobValues(labels, annotations, texts) {
+			if !monitoringAgent(v) {
+				addRanked(Service, v, "job", unkeyedRank)
+				break
+			}
+		}
+	}
 	// "<namespace>/<name>" next to a pod or workload the alert names:
 	// kubectl's and kube-state-metrics' way of writing a namespaced object.
 	named := map[string]bool{}
@@ -264,6 +276,59 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 		}
 	}
 	return out
+}
+
+// namesWorkload: es names a service, workload or pod.
+func namesWorkload(es []Entity) bool {
+	for _, e := range es {
+		switch e.Kind {
+		case Pod, Service, Deployment, StatefulSet, DaemonSet, Job, CronJob:
+			return true
+		}
+	}
+	return false
+}
+
+// jobValues are the values of the alert's `job` label, then of `job`
+// matchers in its annotations and texts (a rule's PromQL), in that order.
+func jobValues(labels, annotations map[string]string, texts Fields) []string {
+	var out []string
+	for _, k := range sortedKeys(labels) {
+		if Fold(k) == "job" && strings.TrimSpace(labels[k]) != "" {
+			out = append(out, strings.TrimSpace(labels[k]))
+		}
+	}
+	scan := func(text string) {
+		if len(text) > maxText {
+			text = text[:maxText]
+		}
+		for _, m := range rePair.FindAllStringSubmatch(text, -1) {
+			if Fold(m[1]) == "job" && m[2] == "=" && !isNumber(m[3]) {
+				out = append(out, strings.TrimRight(m[3], ".,;:)/"))
+			}
+		}
+	}
+	for _, k := range sortedKeys(annotations) {
+		scan(annotations[k])
+	}
+	for _, k := range sortedKeys(texts) {
+		scan(texts[k])
+	}
+	return out
+}
+
+// monitoringAgents are name parts of the agents that report on other
+// targets (their scrape job names the reporter, not what it reports on).
+var monitoringAgents = []string{"exporter", "kube-state-metrics", "kube_state_metrics", "blackbox", "kubelet", "cadvisor", "prometheus", "pushgateway", "apiserver", "probe", "federate", "node-problem-detector", "otel-collector", "opentelemetry-collector", "telegraf", "agent"}
+
+func monitoringAgent(job string) bool {
+	j := strings.ToLower(job)
+	for _, a := range monitoringAgents {
+		if strings.Contains(j, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // linkField: an annotation holding a link (generator, runbook, dashboard,

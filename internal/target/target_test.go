@@ -52,6 +52,28 @@ func TestExtract(t *testing.T) {
 			want:   map[Kind]string{Namespace: "notify", Pod: "sms-x-5d8c9-abcde"},
 		},
 		{
+			name: "a rule's scrape job names the service when nothing else does",
+			ann:  map[string]string{"description": `sum(rate(beats_total{job="ledger-sync-old"}[5m])) returned no data`},
+			want: map[Kind]string{Service: "ledger-sync-old"},
+		},
+		{
+			name:   "a job label names the service when nothing else does",
+			labels: map[string]string{"job": "fare-engine", "instance": "10.0.3.4:9100"},
+			want:   map[Kind]string{Service: "fare-engine"},
+		},
+		{
+			name:   "a monitoring agent's job is the reporter, not the target",
+			labels: map[string]string{"job": "kube-state-metrics", "namespace": "shop"},
+			ann:    map[string]string{"expr": `up{job="blackbox-https"} == 0`},
+			want:   map[Kind]string{Namespace: "shop"},
+			absent: []Kind{Service},
+		},
+		{
+			name:   "a named service wins over the job",
+			labels: map[string]string{"job": "scrape-all", "service": "cart"},
+			want:   map[Kind]string{Service: "cart"},
+		},
+		{
 			name:   "numbers and urls after a colon are not names; the url's host is",
 			texts:  Fields{"summary": "pod: 3 restarts, host: https://edge.example.com/x"},
 			want:   map[Kind]string{Host: "edge.example.com"},

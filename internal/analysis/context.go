@@ -1,0 +1,189 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rcamesh/rcamesh/internal/target"
+)
+
+// The context of a reading of health: what was planned, announced or done
+// to the alert's target around the time it fired. A verdict that the
+// system is fine owes the on-call engineer the reason the alert fired
+// anyway (a change record in progress, an announced load, a component
+// retired on purpose); these are the ledger's non-error lines that name the
+// target, quoted as evidence. They explain a healthy reading; they never
+// make one (health still needs its own observations).
+
+// contextLookBack: announcements and change records this long before the
+// alert still explain it (a load announced in the morning for the evening,
+// a decommission done an hour before a no-data alert).
+const contextLookBack = 24 * time.Hour
+
+// contextAfter: lines up to this long after the alert belong to it (the
+// record that the work it fired during completed).
+const contextAfter = 45 * time.Minute
+
+var (
+	// reRecordID: the id of a change, ticket or incident record (CHG-7781,
+	// OPS-112, RFC-2024): upper-case letters, a dash, digits.
+	reRecordID = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d{2,8}\b`)
+	// reAnnouncedDemand: an announcement of demand to come ("expect 4x
+	// traffic", "expected load peak").
+	reAnnouncedDemand = regexp.MustCompile(`(?i)\bexpect(?:ed|s|ing)?\b[^\n]{0,40}\b(?:traffic|load|requests|volume|spike|surge|peak|demand)\b`)
+	// reNameToken splits a name into its words.
+	reNameToken = regexp.MustCompile(`[a-z0-9]+`)
+)
+
+// structuralWords are parts of workload names that say what kind of
+// component it is, not which one: a line naming "api" names no service.
+var structuralWords = map[string]bool{
+	"api": true, "app": true, "web": true, "svc": true, "service": true, "server": true, "worker": true, "workers": true,
+	"backend": true, "frontend": true, "prod": true, "production": true, "staging": true, "main": true, "primary": true,
+	"internal": true, "public": true, "http": true, "grpc": true, "gateway": true, "proxy": true, "deployment": true,
+	"job": true, "cron": true, "daemon": true, "v1": true, "v2": true, "v3": true, "legacy": true, "new": true, "old": true,
+}
+
+// targetNames are the names the alert gives its target (service,
+// workloads, queue, consumer group, host, database, node), and the alerted
+// workload's.
+func (ev *Evidence) targetNames() []string {
+	var out []string
+	if ev.Alert != nil {
+		labels := ev.Alert.GetLabels()
+		for _, k := range []target.Kind{target.Service, target.Deployment, target.StatefulSet, target.DaemonSet, target.CronJob, target.Job, target.Queue, target.ConsumerGroup, target.Host, target.Database, target.Node, target.Ingress} {
+			if v := target.Lookup(labels, k); v != "" {
+				out = appendUnique(out, strings.ToLower(v))
+			}
+		}
+		out = appendUnique(out, strings.ToLower(ev.Alert.GetService()))
+	}
+	if ent := ev.workloadEntity(); ent != "" {
+		out = appendUnique(out, strings.ToLower(ent[strings.LastIndex(ent, "/")+1:]))
+	}
+	var names []string
+	for _, n := range out {
+		if len(n) >= 3 {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// namesTarget: text names one of names whole, or a distinctive word of
+// one (a word of four letters or more that is not structural: "pledge" of
+// "pledge-intake"), as a word of its own.
+func namesTarget(text string, names []string) bool {
+	low := strings.ToLower(text)
+	words := map[string]bool{}
+	for _, w := range reNameToken.FindAllString(low, -1) {
+		words[w] = true
+	}
+	for _, n := range names {
+		if strings.Contains(low, n) {
+			return true
+		}
+		for _, w := range reNameToken.FindAllString(n, -1) {
+			if len(w) >= 4 && !structuralWords[w] && words[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// contextLines are the non-error log lines around at (from contextLookBack
+// before to contextAfter after) that name the alert's target and either
+// record planned work, a change or an announcement, or come from another
+// system than the target: change records first, then the
+// nearest in time; at most three, one per message template.
+func (ev *Evidence) contextLines(at time.Time) []LogLine {
+	names := ev.targetNames()
+	if len(names) == 0 || at.IsZero() {
+		return nil
+	}
+	type cand struct {
+		l      LogLine
+		record bool
+		gap    time.Duration
+	}
+	var cs []cand
+	seen := map[string]bool{}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" {
+			continue
+		}
+		t := *l.Timestamp
+		if t.Before(at.Add(-contextLookBack)) || t.After(at.Add(contextAfter)) {
+			continue
+		}
+		m := l.Message
+		if !namesTarget(m, names) {
+			continue
+		}
+		// A record of work, or what another system (a scheduler, a
+		// janitor, a monitor, a change calendar) logged about the target.
+		record := reRecordID.MatchString(m)
+		if !record && !plannedRe.MatchString(m) && !reAnnouncedDemand.MatchString(m) && !reChangeAnnouncement.MatchString(m) && ownLine(l, names) {
+			continue
+		}
+		key := logTemplate(m)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		gap := at.Sub(t)
+		if gap < 0 {
+			gap = -gap
+		}
+		cs = append(cs, cand{l: l, record: record, gap: gap})
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].record != cs[j].record {
+			return cs[i].record
+		}
+		return cs[i].gap < cs[j].gap
+	})
+	var out []LogLine
+	for _, c := range cs[:min(3, len(cs))] {
+		out = append(out, c.l)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
+	return out
+}
+
+// ownLine: l was logged by the target itself (its service or one of its
+// pods), not by another system about it.
+func ownLine(l LogLine, names []string) bool {
+	src := strings.ToLower(l.Service)
+	pod := strings.ToLower(l.Pod)
+	for _, n := range names {
+		if src == n || (pod != "" && (pod == n || strings.HasPrefix(pod, n+"-"))) {
+			return true
+		}
+	}
+	return src == "" && pod == ""
+}
+
+// explainHealth adds to a healthy finding the planned, announced or done
+// work around the alert that names its target: a claim per line, and the
+// lines in its statement.
+func (ev *Evidence) explainHealth(f *Finding) {
+	at := ev.alertTime()
+	if at == nil {
+		return
+	}
+	lines := ev.contextLines(*at)
+	if len(lines) == 0 {
+		return
+	}
+	var quoted []string
+	for _, l := range lines {
+		f.validated(fmt.Sprintf("Around the alert, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+		quoted = append(quoted, fmt.Sprintf("%s at %s", quote(clip(l.Message, 200)), hhmm(l.Timestamp)))
+	}
+	f.Statement += "; recorded around the alert: " + strings.Join(quoted, "; ")
+}

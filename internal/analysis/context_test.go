@@ -1,0 +1,104 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+func TestNamesTarget(t *testing.T) {
+	tests := []struct {
+		text  string
+		names []string
+		want  bool
+	}{
+		{"CHG-12 started: rolling update of ledger-kafka to 3.9", []string{"ledger-kafka"}, true},
+		{"Gala night: expect 5x donation traffic from 19:00", []string{"donation-intake"}, true},
+		{"new api keys issued for the web team", []string{"orders-api"}, false}, // a structural word is no name
+		{"pledges are up 3%", []string{"pledge-intake"}, false},                 // a word inside another is no mention
+		{"restoring snapshot into board-db", []string{"board"}, true},           // the whole name, however short
+	}
+	for _, tc := range tests {
+		if got := namesTarget(tc.text, tc.names); got != tc.want {
+			t.Errorf("namesTarget(%q, %v) = %v, want %v", tc.text, tc.names, got, tc.want)
+		}
+	}
+}
+
+// A healthy reading quotes the change record, announcement or other
+// system's line about its target around the alert, and nothing unrelated,
+// too old, or logged by the target about its own routine work.
+func TestExplainHealthQuotesTheRecordAroundTheAlert(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2026, 5, 4, h, m, 0, 0, time.UTC); return &x }
+	line := func(ts *time.Time, svc, pod, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts, Service: svc, Pod: pod, Level: level, Message: msg}}
+	}
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "UnderReplicated", Namespace: "race", Service: "timing-bus", StartsAt: timestamppb.New(*at(10, 20))}, nil)
+	ev.Logs = []LogLine{
+		line(at(10, 0), "change-calendar", "", "INFO", "OPS-4410 started: broker upgrade of timing-bus to 4.1"),
+		line(at(10, 40), "change-calendar", "", "INFO", "OPS-4410 completed: timing-bus on 4.1"),
+		line(at(10, 5), "change-calendar", "", "INFO", "OPS-4411 started: upgrade of billing-db"),                // another target
+		line(at(7, 0), "timing-bus", "timing-bus-0", "INFO", "partition reassignment completed"),                 // its own routine line
+		line(at(10, 10), "timing-bus", "timing-bus-1", "ERROR", "OPS-4410 broker restart failed for timing-bus"), // an error is no context
+		line(&time.Time{}, "ops", "", "INFO", "timing-bus maintenance announced"),                                // far too old
+	}
+	f := healthyFinding(ModeHealthy, "deployment/race/timing-bus", 0.7)
+	f.Statement = "No failure detected"
+	ev.explainHealth(&f)
+	for _, want := range []string{"OPS-4410 started", "OPS-4410 completed"} {
+		if !strings.Contains(f.Statement, want) {
+			t.Errorf("statement %q lacks %q", f.Statement, want)
+		}
+	}
+	for _, not := range []string{"OPS-4411", "reassignment", "failed", "announced"} {
+		if strings.Contains(f.Statement, not) {
+			t.Errorf("statement %q quotes %q", f.Statement, not)
+		}
+	}
+	if len(f.Validated) != 2 {
+		t.Errorf("claims = %d, want one per quoted line (2)", len(f.Validated))
+	}
+	// Without an alert time nothing is placed "around" it.
+	ev.Alert.StartsAt = nil
+	g := healthyFinding(ModeHealthy, "deployment/race/timing-bus", 0.7)
+	ev.explainHealth(&g)
+	if g.Statement != "" || len(g.Validated) != 0 {
+		t.Errorf("without an alert time: %q, %d claims", g.Statement, len(g.Validated))
+	}
+}
+
+// A series is told from its siblings by what it measures, not where it was
+// scraped.
+func TestSeriesSelector(t *testing.T) {
+	tests := []struct {
+		labels map[string]string
+		want   string
+	}{
+		{map[string]string{"state": "idle in transaction", "datname": "pickup", "server": "pg:5432"}, "{state=idle in transaction}"},
+		{map[string]string{"pod": "api-1", "namespace": "shop", "job": "api", "code": "503"}, "{pod=api-1, code=503}"},
+		{map[string]string{"instance": "10.0.0.1:9100", "job": "node"}, "{instance=10.0.0.1:9100}"},
+		{map[string]string{"namespace": "shop"}, ""},
+	}
+	for _, tc := range tests {
+		if got := seriesSelector(facts.Series{Name: "m", Labels: tc.labels}); got != tc.want {
+			t.Errorf("seriesSelector(%v) = %q, want %q", tc.labels, got, tc.want)
+		}
+	}
+}
+
+// A commit is quoted with its description and files.
+func TestCommitText(t *testing.T) {
+	c := Commit{Commit: facts.Commit{SHA: "9e41c0771075", Service: "booker", Message: "bookings: check postcode in tx",
+		Summary: "Returns early without rollback: the connection stays idle in transaction.", Files: []facts.CommitFile{{Path: "internal/bookings/create.go"}}}}
+	got := commitText(c)
+	for _, want := range []string{"9e41c07", "booker", "check postcode in tx", "idle in transaction", "internal/bookings/create.go"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("commitText = %q, lacks %q", got, want)
+		}
+	}
+}
