@@ -632,7 +632,9 @@ func parseTime(v any) (time.Time, bool) {
 		sec, frac := math.Modf(f)
 		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05"} {
+	// RFC 3339, and ISO 8601 with a numeric offset without a colon
+	// (CloudWatch's "2026-03-02T10:15:00.000+0000").
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999-0700", "2006-01-02T15:04:05", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			if t.Year() <= 1 { // Alertmanager's zero time
 				return time.Time{}, false

@@ -60,6 +60,7 @@ var formats = map[string]struct {
 	SourcePagerDuty:    {investigationv1.AlertFormat_ALERT_FORMAT_PAGERDUTY, parsePagerDuty},
 	SourceOpenSRE:      {investigationv1.AlertFormat_ALERT_FORMAT_OPENSRE, parseOpenSRE},
 	SourceOpsgenie:     {investigationv1.AlertFormat_ALERT_FORMAT_GENERIC, parseOpsgenie},
+	SourceCloudWatch:   {investigationv1.AlertFormat_ALERT_FORMAT_GENERIC, parseCloudWatch},
 }
 
 // Sources lists the accepted source hints (besides "" and "auto"), sorted.
@@ -185,6 +186,9 @@ func Detect(obj map[string]any) (string, error) {
 	if isOpsgenie(obj) {
 		return SourceOpsgenie, nil
 	}
+	if _, ok := cloudWatchAlarm(obj); ok {
+		return SourceCloudWatch, nil
+	}
 	if _, ok := obj["alerts"]; ok {
 		if _, ok := obj["orgId"]; ok {
 			return SourceGrafana, nil
@@ -242,7 +246,7 @@ func Detect(obj map[string]any) (string, error) {
 	}
 	return "", fmt.Errorf("%w: found keys [%s]; want an Alertmanager/Grafana webhook (alerts[]), "+
 		"an opensre-style object (title, state, commonLabels, commonAnnotations), a Datadog webhook (title, alert_type, tags), "+
-		"a PagerDuty v3 webhook (event.data), an Opsgenie webhook (action, alert) or a generic alert (alert_name or title, severity, labels, annotations)",
+		"a PagerDuty v3 webhook (event.data), an Opsgenie webhook (action, alert), a CloudWatch alarm (AlarmName, bare, via SNS or EventBridge) or a generic alert (alert_name or title, severity, labels, annotations)",
 		ErrUnknownFormat, strings.Join(keys, ", "))
 }
 

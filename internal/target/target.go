@@ -56,7 +56,7 @@ var vocabulary = []struct {
 	keys []string
 }{
 	{Namespace, []string{"namespace", "kube_namespace", "k8s_namespace", "k8s_namespace_name", "exported_namespace", "kubernetes_namespace", "kubernetes_namespace_name", "kube_namespace_name", "ns"}},
-	{Service, []string{"service", "service_name", "kube_service", "k8s_service_name", "exported_service", "app_kubernetes_io_name", "app", "k8s_app", "application", "svc", "workload_name", "destination_service_name", "dd_service", "kubernetes_name", "kubernetes_service_name"}},
+	{Service, []string{"service", "service_name", "kube_service", "k8s_service_name", "exported_service", "app_kubernetes_io_name", "app", "k8s_app", "application", "svc", "workload_name", "destination_service_name", "dd_service", "kubernetes_name", "kubernetes_service_name", "servicename"}},
 	{Pod, []string{"pod", "pod_name", "kube_pod", "kube_pod_name", "k8s_pod_name", "k8s_pod", "exported_pod", "kubernetes_pod_name"}},
 	{Node, []string{"node", "node_name", "nodename", "kube_node", "kube_node_name", "k8s_node_name", "kubernetes_node", "kubernetes_io_hostname"}},
 	{Deployment, []string{"deployment", "kube_deployment", "k8s_deployment_name", "kube_deployment_name", "deployment_name", "destination_workload"}},
@@ -65,7 +65,7 @@ var vocabulary = []struct {
 	{Job, []string{"job_name", "kube_job", "k8s_job_name", "kube_job_name"}},
 	{CronJob, []string{"cronjob", "kube_cronjob", "k8s_cronjob_name", "cronjob_name"}},
 	{Container, []string{"container", "container_name", "k8s_container_name", "kube_container_name"}},
-	{Cluster, []string{"cluster", "cluster_name", "kube_cluster_name", "k8s_cluster_name", "k8s_cluster", "eks_cluster"}},
+	{Cluster, []string{"cluster", "cluster_name", "kube_cluster_name", "k8s_cluster_name", "k8s_cluster", "eks_cluster", "clustername"}},
 	{Environment, []string{"env", "environment", "deployment_environment", "deployment_environment_name", "stage"}},
 	{Database, []string{"db_instance_identifier", "dbinstanceidentifier", "db_instance", "database_instance", "rds_instance", "db_cluster", "db_system_instance"}},
 	{Queue, []string{"queue", "queue_name", "topic", "kafka_topic", "messaging_destination_name", "messaging_destination", "stream"}},
