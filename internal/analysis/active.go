@@ -28,7 +28,13 @@ var conditionPolarity = map[string]string{
 }
 
 // abnormalCondition: the condition's status is the abnormal one for its type.
+// An autoscaler limited by its maximum (ScalingLimited=True, reason
+// TooManyReplicas) wants more replicas than it may have; limited by its
+// minimum (TooFewReplicas) it is idle, which is normal.
 func abnormalCondition(c facts.Condition) bool {
+	if strings.EqualFold(c.Type, "ScalingLimited") {
+		return strings.EqualFold(c.Status, "True") && strings.EqualFold(c.Reason, "TooManyReplicas")
+	}
 	want, ok := conditionPolarity[strings.ToLower(c.Type)]
 	if !ok || c.Status == "" || strings.EqualFold(c.Status, "Unknown") {
 		return false

@@ -25,6 +25,14 @@ func TestAbnormalCondition(t *testing.T) {
 		{"Ready", "Unknown", false},
 		{"SomeVendorThing", "False", false}, // unknown polarity: not judged
 	}
+	for _, tc := range []struct {
+		reason string
+		want   bool
+	}{{"TooManyReplicas", true}, {"TooFewReplicas", false}, {"DesiredWithinRange", false}} {
+		if got := abnormalCondition(facts.Condition{Type: "ScalingLimited", Status: "True", Reason: tc.reason}); got != tc.want {
+			t.Errorf("ScalingLimited=True (%s): abnormal %v, want %v", tc.reason, got, tc.want)
+		}
+	}
 	for _, tc := range tests {
 		if got := abnormalCondition(facts.Condition{Type: tc.typ, Status: tc.status}); got != tc.want {
 			t.Errorf("%s=%s: abnormal %v, want %v", tc.typ, tc.status, got, tc.want)

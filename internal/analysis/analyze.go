@@ -77,6 +77,9 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 			ev.explainHealth(&findings[i])
 		}
 	}
+	if lf, ok := ev.boundSetByChange(findings); ok {
+		findings = append(findings, lf)
+	}
 	res := rank(ev, findings)
 	res.ev = ev
 	return res, nil

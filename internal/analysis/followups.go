@@ -68,6 +68,11 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 			ns = a.GetLabels()["namespace"]
 		}
 	}
+	if dep := dependencyName(f); dep != "" {
+		// What the rest of the system logged about the dependency (its
+		// own logs, a network plugin's verdicts, a sync of its policy).
+		out = append(out, FollowUp{Intent: intent.SearchLogs, Params: map[string]any{"query": `"` + dep + `"`}})
+	}
 	if ev.droppedConnections(f) {
 		// Dropped on the path: the caller's egress policies and, for an
 		// in-cluster dependency (service/<ns>/<name>), the callee's
@@ -80,6 +85,20 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 		}
 	}
 	return out, false
+}
+
+// dependencyName names the finding's failing dependency: a Service's
+// short name (service/<ns>/<name>) or a host, "" when it has none.
+func dependencyName(f Finding) string {
+	parts := strings.Split(f.Entity, "/")
+	name := parts[len(parts)-1]
+	if len(parts) == 3 && parts[0] == "service" {
+		return name
+	}
+	if len(parts) == 2 && parts[0] == "host" && len(name) >= 4 {
+		return name
+	}
+	return ""
 }
 
 // droppedConnections: the finding's failing dependency (its second signal,

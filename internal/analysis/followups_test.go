@@ -37,7 +37,7 @@ func TestLeadFollowUps(t *testing.T) {
 		{"a named in-cluster dependency dialled by address, timing out", []facts.LogLine{
 			line("web-1", "db ping failed: failed to connect to `host=ledger-pg.books.svc user=web`: dial error (dial tcp 172.20.8.14:5432: i/o timeout)"),
 			line("web-2", "db ping failed: failed to connect to `host=ledger-pg.books.svc user=web`: dial error (dial tcp 172.20.8.14:5432: i/o timeout)"),
-		}, []intent.Name{intent.SearchLogs, intent.DescribeResource, intent.DescribeResource}, false},
+		}, []intent.Name{intent.SearchLogs, intent.SearchLogs, intent.DescribeResource, intent.DescribeResource}, false},
 		{"no follow-up of its own (an OOM kill)", nil, nil, false},
 	}
 	for _, tc := range cases {
@@ -63,7 +63,14 @@ func TestLeadFollowUps(t *testing.T) {
 					t.Fatalf("follow-ups %v, want %v", got, tc.want)
 				}
 			}
-			if len(calls) >= 2 && tc.want[1] == intent.DescribeResource && !tc.exclusive {
+			if len(calls) >= 2 && tc.want[1] == intent.SearchLogs {
+				// What the rest of the system says about the named dependency.
+				if q := calls[1].Params["query"]; q != `"ledger-pg"` {
+					t.Errorf("dependency search query %v, want the dependency's name", q)
+				}
+				calls = calls[1:]
+			}
+			if len(calls) >= 2 && calls[1].Intent == intent.DescribeResource && !tc.exclusive {
 				if p := calls[1].Params; p["kind"] != "networkpolicy" || p["namespace"] != "shop" {
 					t.Errorf("NetworkPolicy follow-up %v", p)
 				}

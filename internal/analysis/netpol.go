@@ -16,8 +16,11 @@ var (
 	// Connections that vanish (dropped packets), not refused ones.
 	dropTimeoutRe = regexp.MustCompile(`(?i)(i/o timeout|dial tcp[^\n]{0,80}timeout|connect(ion)? timed? ?out|connect timeout|etimedout|no route to host)`)
 	netpolNameRe  = regexp.MustCompile(`(?i)networkpolic(?:y|ies)\b[^a-z0-9]{1,4}"?([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9.-]*)`)
-	netpolDenyRe  = regexp.MustCompile(`(?i)(policy denied|denied by (network ?)?policy|policy[- ]verdict[^\n]{0,40}(deny|denied|drop)|dropped by policy)`)
-	svcHostRe     = regexp.MustCompile(`(?i)\b([a-z0-9][a-z0-9-]*)\.([a-z0-9][a-z0-9-]*)\.svc(?:\.cluster\.local)?\b`)
+	// "<namespace> NetworkPolicy/<name>": how GitOps tools and kubectl
+	// name a namespaced object they synced or applied.
+	netpolKindNameRe = regexp.MustCompile(`(?i)\b([a-z0-9][a-z0-9-]*)\s+networkpolic(?:y|ies)(?:\.networking\.k8s\.io)?/([a-z0-9][a-z0-9.-]*)`)
+	netpolDenyRe     = regexp.MustCompile(`(?i)(policy denied|denied by (network ?)?policy|policy[- ]verdict[^\n]{0,40}(deny|denied|drop)|dropped by policy)`)
+	svcHostRe        = regexp.MustCompile(`(?i)\b([a-z0-9][a-z0-9-]*)\.([a-z0-9][a-z0-9-]*)\.svc(?:\.cluster\.local)?\b`)
 )
 
 // detectNetworkPolicyBlock: a workload's connections to a dependency time
@@ -71,6 +74,9 @@ func detectNetworkPolicyBlock(ev *Evidence) []Finding {
 	for i := range ev.Logs {
 		l := ev.Logs[i]
 		m := netpolNameRe.FindStringSubmatch(l.Message)
+		if m == nil {
+			m = netpolKindNameRe.FindStringSubmatch(l.Message)
+		}
 		if m == nil || !(nsOf[m[1]] || containsMap(deps, m[1])) {
 			continue
 		}

@@ -50,8 +50,13 @@ func autoscalerFact(h *autoscalingv2.HorizontalPodAutoscaler) facts.Resource {
 	if h.Spec.MinReplicas != nil {
 		minR = *h.Spec.MinReplicas
 	}
-	res.Signals = append(res.Signals, fmt.Sprintf("replicas current %d, desired %d, min %d, max %d",
+	res.Signals = append(res.Signals, fmt.Sprintf("replicas current %d, desired %d, minReplicas %d, maxReplicas %d",
 		h.Status.CurrentReplicas, h.Status.DesiredReplicas, minR, h.Spec.MaxReplicas))
+	for _, c := range h.Status.Conditions {
+		if c.Type == autoscalingv2.ScalingLimited && c.Status == "True" && c.Reason == "TooManyReplicas" {
+			res.Signals = append(res.Signals, fmt.Sprintf("at its maxReplicas bound (%d): ScalingLimited (%s): %s", h.Spec.MaxReplicas, c.Reason, c.Message))
+		}
+	}
 	for _, m := range h.Spec.Metrics {
 		if name := metricSourceName(m); name != "" {
 			res.Signals = append(res.Signals, "scales on "+strings.ToLower(string(m.Type))+" metric "+name)

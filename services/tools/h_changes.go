@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -143,6 +144,27 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 	if err != nil {
 		return fmt.Errorf("commit history: %w", err)
 	}
+	widened := false
+	if len(commits) == 0 && q.Service != "" {
+		// Nothing in the service's own history: what another repository
+		// (a platform, policy or GitOps repository) changed that names it,
+		// over the configuration look-back. A lowered autoscaler bound or
+		// a tightened policy is committed there, often weeks before the
+		// load or the client that meets it.
+		wq := backend.ChangeQuery{Start: end.Add(-configCommitLookback), End: end}
+		all, err := s.be.Changes.Commits(ctx, wq)
+		if err != nil {
+			return fmt.Errorf("commit history naming %s: %w", q.Service, err)
+		}
+		for _, cm := range all {
+			if commitNames(cm, q.Service) {
+				commits = append(commits, cm)
+			}
+		}
+		if len(commits) > 0 {
+			widened, start = true, wq.Start
+		}
+	}
 	r.EvidenceType, r.Domain = evidencev1.EvidenceType_EVIDENCE_TYPE_CHANGE, evidencev1.Domain_DOMAIN_UNKNOWN
 	r.Namespace, r.Service = q.Namespace, q.Service
 	var want []string
@@ -167,6 +189,10 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 		r.Put("change_types_filter", want)
 	}
 	scope := first(q.Service, "all services")
+	if widened {
+		scope = "any repository, naming " + q.Service
+		r.Put("widened", "commits of any repository that name "+q.Service+" in a file path or message")
+	}
 	win := start.UTC().Format(time.RFC3339) + ".." + end.UTC().Format(time.RFC3339)
 	if len(commits) == 0 {
 		r.NoData = true
@@ -201,6 +227,34 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 	}
 	r.Summary = strings.TrimSuffix(r.Summary, ".") + "."
 	return nil
+}
+
+// configCommitLookback: how far back commits of other repositories that
+// name a service are read when its own history is empty.
+const configCommitLookback = 30 * 24 * time.Hour
+
+// commitNames: a file path of cm has name as one of its segments (or a
+// file named after it), or its message names it.
+func commitNames(cm facts.Commit, name string) bool {
+	name = strings.ToLower(name)
+	if len(name) < 3 {
+		return false
+	}
+	for _, f := range cm.Files {
+		for _, seg := range strings.Split(strings.ToLower(f.Path), "/") {
+			if seg == name || strings.TrimSuffix(seg, path.Ext(seg)) == name || strings.HasPrefix(seg, name+"-") || strings.HasSuffix(strings.TrimSuffix(seg, path.Ext(seg)), "-"+name) {
+				return true
+			}
+		}
+	}
+	for _, w := range strings.FieldsFunc(strings.ToLower(cm.Message+" "+cm.Summary), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) {
+		if strings.Trim(w, ".") == name {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAny(have, want []string) bool {

@@ -127,7 +127,13 @@ func (f *fakeChanges) Deploys(ctx context.Context, q backend.ChangeQuery) ([]fac
 
 func (f *fakeChanges) Commits(ctx context.Context, q backend.ChangeQuery) ([]facts.Commit, error) {
 	f.last = q
-	return f.commits, nil
+	var out []facts.Commit
+	for _, c := range f.commits {
+		if q.Service == "" || c.Service == q.Service {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeChanges) CommitDiff(ctx context.Context, sha string) (string, error) {
@@ -340,6 +346,8 @@ func newTestSet() *testSet {
 			commits: []facts.Commit{
 				{SHA: "abc1234def", Service: "cart", Message: "lower inventory timeout", ChangeTypes: []string{facts.ChangeTimeoutRetry}, Timestamp: ptrTime(t0.Add(-2 * time.Hour))},
 				{SHA: "fff0000aaa", Service: "cart", Message: "refactor handlers", ChangeTypes: []string{facts.ChangeRefactor}, Timestamp: ptrTime(t0.Add(-3 * time.Hour))},
+				{SHA: "9c0ffee111", Service: "platform-config", Message: "cost: lower autoscaler bounds", Timestamp: ptrTime(t0.Add(-240 * time.Hour)),
+					Files: []facts.CommitFile{{Path: "apps/billing/payments/hpa.yaml"}}},
 			},
 			diffs: map[string]string{"abc1234def": "diff --git a/cfg.go b/cfg.go\n--- a/cfg.go\n+++ b/cfg.go\n-timeout: 2s\n+timeout: 200ms\n"},
 		},

@@ -276,6 +276,25 @@ func TestToolsOverFakeBackend(t *testing.T) {
 			},
 		},
 		{
+			// Nothing in the service's own history: another repository's
+			// commit that names it in a file path, weeks back.
+			intent: "get_commits", params: map[string]any{"service": "payments"},
+			severity: evidencev1.Severity_SEVERITY_INFO, sources: []string{"commits"}, summary: "any repository, naming payments",
+			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
+				c := decode[[]facts.Commit](t, r, facts.KeyCommits)
+				if len(c) != 1 || c[0].SHA != "9c0ffee111" {
+					t.Errorf("commits = %+v, want the platform commit naming payments", c)
+				}
+				if q := ts.changes.last; q.Service != "" || !q.Start.Before(t0.Add(-240*time.Hour)) {
+					t.Errorf("widened query = %+v, want every repository over the configuration look-back", q)
+				}
+			},
+		},
+		{
+			intent: "get_commits", params: map[string]any{"service": "ledger"},
+			severity: evidencev1.Severity_SEVERITY_INFO, noData: true,
+		},
+		{
 			intent: "get_commits", params: map[string]any{"change_type": "db_migration"},
 			severity: evidencev1.Severity_SEVERITY_INFO, sources: []string{"commits"}, summary: "0 of 2 commits",
 		},

@@ -1,0 +1,65 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// A capacity failure at an autoscaler's maximum that a commit weeks
+// earlier lowered: the commit is the cause, a configuration error. A
+// commit that names only the service, a change after the alert, or a
+// failure that is not about capacity promotes nothing.
+func TestLimitChangeFinding(t *testing.T) {
+	alertAt := time.Date(2026, 12, 10, 12, 30, 0, 0, time.UTC)
+	ago := func(d time.Duration) *time.Time { x := alertAt.Add(-d); return &x }
+	build := func(commits ...facts.Commit) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "ApiLatencyHigh", Namespace: "orders", Service: "pickup-api", StartsAt: timestamppb.New(alertAt)}, nil)
+		ev.Deployments = []Deployment{{Deployment: facts.Deployment{Name: "pickup-api", Namespace: "orders", Replicas: 8, ReadyReplicas: 8,
+			Autoscalers: []facts.Resource{{Kind: "HorizontalPodAutoscaler", Namespace: "orders", Name: "pickup-api",
+				Signals: []string{"replicas current 8, desired 8, minReplicas 2, maxReplicas 8", "at its maxReplicas bound (8): ScalingLimited (TooManyReplicas): the desired replica count is more than the maximum replica count"}}}}}}
+		for _, c := range commits {
+			ev.Commits = append(ev.Commits, Commit{Commit: c})
+		}
+		return ev
+	}
+	lead := Finding{Mode: ModeTrafficSaturation, Category: catResource, Score: 0.77, Entity: "deployment/orders/pickup-api", Statement: "pickup-api is saturated by traffic"}
+	lowered := facts.Commit{SHA: "77aa01bb02", Service: "platform-config", Message: "cost: cap HPA maxReplicas to last month's p95", Timestamp: ago(20 * 24 * time.Hour),
+		Files: []facts.CommitFile{{Path: "apps/orders/pickup-api/hpa.yaml", ChangeType: facts.ChangeConfig}}, ChangeTypes: []string{facts.ChangeConfig}}
+
+	f, ok := build(lowered).limitChangeFinding(lead, alertAt)
+	if !ok {
+		t.Fatal("no finding for the commit that lowered the bound the workload is at")
+	}
+	if f.Category != catConfig || f.Entity != "commit/77aa01b" || f.Score <= lead.Score {
+		t.Errorf("finding %s %s %.2f, want configuration error on the commit, above the lead", f.Category, f.Entity, f.Score)
+	}
+	if !strings.Contains(f.Statement, "maxReplicas") || !strings.Contains(f.Statement, "77aa01b") {
+		t.Errorf("statement %q must name the setting and the commit", f.Statement)
+	}
+	if _, ok := f.Explains[lead.Mode]; !ok {
+		t.Errorf("the finding must explain the capacity lead (%s)", lead.Mode)
+	}
+
+	onlyName := lowered
+	onlyName.Message = "pickup-api: bump chart version"
+	after := lowered
+	after.Timestamp = ago(-time.Hour)
+	code := lowered
+	code.Files, code.ChangeTypes = []facts.CommitFile{{Path: "internal/scaler.go", ChangeType: facts.ChangeFeature}}, []string{facts.ChangeFeature}
+	for name, c := range map[string]facts.Commit{"names only the service": onlyName, "after the alert": after, "a code change": code} {
+		if f, ok := build(c).limitChangeFinding(lead, alertAt); ok {
+			t.Errorf("%s: promoted to %s", name, f.Entity)
+		}
+	}
+	notCapacity := lead
+	notCapacity.Category = catCode
+	if _, ok := build(lowered).limitChangeFinding(notCapacity, alertAt); ok {
+		t.Error("a code defect lead was promoted to a bound change")
+	}
+}
