@@ -699,7 +699,9 @@ func (ev *Evidence) autoscalerBlocked(f *Finding, ns, svc string, onset *time.Ti
 	}
 	var blocked []condOf
 	for _, co := range workloadConditions(d) {
-		if co.kind != "Deployment" {
+		// At its maximum the autoscaler scales; it is capped, not blocked
+		// (the bound, and any change that set it, is limitchange.go's).
+		if co.kind != "Deployment" && !strings.EqualFold(co.c.Type, "ScalingLimited") {
 			blocked = append(blocked, co)
 		}
 	}
