@@ -137,6 +137,9 @@ type Evidence struct {
 	// candidate, saturation per service, key evidence) shares one pairing.
 	limitsOnce sync.Once
 	limits     []limitHit
+	// common caches commonTerms.
+	commonOnce sync.Once
+	common     map[string]bool
 }
 
 // NewEvidence decodes pins into an Evidence view. Pins from failed calls

@@ -2,8 +2,13 @@ package analysis
 
 import (
 	"fmt"
+	"path"
+	"regexp"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 // A row of the cause-to-effect table that spans time: a bound (an
@@ -105,7 +110,7 @@ func hhmmDay(t *time.Time, ref time.Time) string {
 // at a bound whose setting a change before the onset names. It reports
 // false when no change names the bound.
 func (ev *Evidence) limitChangeFinding(lead Finding, onset time.Time) (Finding, bool) {
-	if lead.Healthy || lead.Category != catResource || onset.IsZero() {
+	if lead.Healthy || (lead.Category != catResource && lead.Category != catDependency) || onset.IsZero() {
 		return Finding{}, false
 	}
 	bounds, bc := ev.boundTexts()
@@ -115,11 +120,25 @@ func (ev *Evidence) limitChangeFinding(lead Finding, onset time.Time) (Finding, 
 	names := ev.targetNames()
 	var best *changeRef
 	var ids []string
+	failure := append(append([]string(nil), bounds...), lead.Statement)
+	for _, c := range lead.Validated {
+		failure = append(failure, c.Text)
+	}
+	common := ev.commonTerms()
 	for _, r := range ev.limitChangeRefs(onset) {
+		text := r.text
+		for _, c := range r.commits {
+			text += "\n" + c.Summary // what the authors say the commit changes
+		}
 		var own []string
-		for _, id := range sharedIdentifiers(r.text, bounds) {
+		for _, id := range sharedIdentifiers(text, bounds) {
 			if !namesTarget(id, names) {
 				own = append(own, id)
+			}
+		}
+		for _, w := range sharedTerms(text, failure, common) {
+			if !namesTarget(w, names) {
+				own = appendUnique(own, w)
 			}
 		}
 		if len(own) == 0 {
@@ -134,8 +153,8 @@ func (ev *Evidence) limitChangeFinding(lead Finding, onset time.Time) (Finding, 
 		return Finding{}, false
 	}
 	bound := bounds[0]
-	for _, b := range bounds {
-		if strings.Contains(b, ids[0]) {
+	for _, b := range failure {
+		if strings.Contains(strings.ToLower(b), strings.ToLower(ids[0])) {
 			bound = b
 			break
 		}
@@ -181,5 +200,225 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 	if lead == nil {
 		return Finding{}, false
 	}
-	return ev.limitChangeFinding(*lead, *at)
+	if f, ok := ev.limitChangeFinding(*lead, *at); ok {
+		return f, true
+	}
+	return ev.nearConfigChangeFinding(*lead)
+}
+
+// reTermWord splits identifiers into words (camelCase, dots,
+// underscores, slashes); reKebab finds kebab-case object names.
+var (
+	reTermWord = regexp.MustCompile(`[A-Z]?[a-z]+|[A-Z]+(?:[a-z]+)?`)
+	reKebab    = regexp.MustCompile(`[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+`)
+)
+
+// terms are the lower-case words of text of five letters or more, with
+// identifiers split into their words (http1MaxPendingRequests: http,
+// pending, requests).
+func terms(text string) map[string]bool {
+	out := map[string]bool{}
+	// Kebab-case tokens are object names (route-pg-config, data-pg-0):
+	// two objects sharing a word of their names share no mechanism.
+	text = reKebab.ReplaceAllString(text, " ")
+	for _, w := range reTermWord.FindAllString(text, -1) {
+		w = strings.ToLower(w)
+		if len(w) >= 5 {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+// commonTerms are the words of the evidence's log templates that are not
+// specific: those in more than one template in five (with at least ten
+// templates), and the words of the report's own vocabulary.
+func (ev *Evidence) commonTerms() map[string]bool {
+	ev.commonOnce.Do(func() {
+		counts := map[string]int{}
+		seen := map[string]bool{}
+		n := 0
+		for _, l := range ev.Logs {
+			t := logTemplate(l.Message)
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			n++
+			for w := range terms(l.Message) {
+				counts[w]++
+			}
+		}
+		ev.common = map[string]bool{}
+		for w, c := range counts {
+			if n >= 10 && c*5 > n {
+				ev.common[w] = true
+			}
+		}
+		for w := range terms(strings.Join(reportWords, " ")) {
+			ev.common[w] = true
+		}
+	})
+	return ev.common
+}
+
+// reportWords are words the analysis writes itself (around quoted
+// evidence): they tie no change to a failure.
+var reportWords = []string{"error errors failed failure failing change changes changed change announced before after onset",
+	"commit commits touching repository workload service deployment pods replicas running ready restarts",
+	"limit limits bound bounds since moved creep peak rose from to at its the of and with which while there",
+	"logs log lines metrics prometheus events warning source sources evidence condition reports",
+	"config configuration setting settings value values update updated level message minutes hours seconds"}
+
+// sharedTerms are the specific words (not in common) of text that occur in
+// any of texts.
+func sharedTerms(text string, texts []string, common map[string]bool) []string {
+	in := map[string]bool{}
+	for _, t := range texts {
+		for w := range terms(t) {
+			in[w] = true
+		}
+	}
+	var out []string
+	for w := range terms(text) {
+		if in[w] && !common[w] {
+			out = append(out, w)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// A second row of the same table, by time and topology instead of words:
+// a configuration change to the failing entity itself (a commit of its
+// repository or one whose files name it, an edit of an object named after
+// it, a change record naming it) shortly before the onset. Its effect is
+// read by the detectors (a dependency failing, a resource exhausted); the
+// change is the cause.
+
+// configChangeNear: how close before the onset a configuration change to
+// the failing entity must be to be its cause without words in common.
+const configChangeNear = 20 * time.Minute
+
+// incidentOnset is the earliest sign of the incident on the alert's
+// target: the first error line, the onset of a series of the target that
+// moved (not its demand), the alert itself; nothing more than six hours before the alert.
+func (ev *Evidence) incidentOnset() (time.Time, bool) {
+	at := ev.alertTime()
+	if at == nil {
+		return time.Time{}, false
+	}
+	onset := *at
+	floor := at.Add(-6 * time.Hour)
+	consider := func(t *time.Time) {
+		if t != nil && t.Before(onset) && t.After(floor) {
+			onset = *t
+		}
+	}
+	for _, l := range ev.errorLogs() {
+		consider(l.Timestamp)
+	}
+	for _, s := range ev.Series {
+		if !ev.targetSeries(s) {
+			continue
+		}
+		// Demand is the trigger, not a sign of the failure: a rise of
+		// traffic may precede the change that makes it fail.
+		if ch, ok := seriesChangeOf(s); ok && ch.r.onset != nil && seriesKindOf(s.Series) != "traffic" {
+			consider(ch.r.onset)
+		}
+	}
+	return onset, true
+}
+
+// touches: the change r is to the entity named name (its repository, a
+// file or object named after it, a record naming it).
+func (r changeRef) touches(name string) bool {
+	if name == "" {
+		return false
+	}
+	name = strings.ToLower(name)
+	if strings.EqualFold(r.service, name) {
+		return true
+	}
+	for _, c := range r.commits {
+		if commitNamesEntity(c.Commit, name) {
+			return true
+		}
+	}
+	if r.entity != "" && !strings.HasPrefix(r.entity, "commit/") {
+		_, obj := splitEntity(r.entity)
+		if obj == name || extendsName(obj, name) || strings.HasSuffix(obj, "-"+name) {
+			return true
+		}
+	}
+	return r.entity == "" && namesTarget(r.text, []string{name})
+}
+
+// commitNamesEntity: a file path of c has name as a segment, or a file or
+// folder named after it.
+func commitNamesEntity(c facts.Commit, name string) bool {
+	for _, f := range c.Files {
+		for _, seg := range strings.Split(strings.ToLower(f.Path), "/") {
+			base := strings.TrimSuffix(seg, path.Ext(seg))
+			if base == name || extendsName(base, name) || strings.HasSuffix(base, "-"+name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nearConfigChangeFinding: a configuration change to the lead's entity (or
+// the alert's workload) within configChangeNear before the onset.
+func (ev *Evidence) nearConfigChangeFinding(lead Finding) (Finding, bool) {
+	if lead.Healthy || lead.Category == catConfig || lead.Category == catHealthy || lead.Category == catCode {
+		return Finding{}, false
+	}
+	onset, ok := ev.incidentOnset()
+	if !ok {
+		return Finding{}, false
+	}
+	var names []string
+	if _, n := splitEntity(lead.Entity); n != "" {
+		names = append(names, n)
+		if i := strings.IndexByte(n, '.'); i > 0 {
+			names = append(names, n[:i]) // a service's host name: its short name
+		}
+	}
+	if _, n := splitEntity(ev.workloadEntity()); n != "" {
+		names = appendUnique(names, n)
+	}
+	var best *changeRef
+	for _, r := range ev.limitChangeRefs(onset) {
+		if onset.Sub(*r.at) > configChangeNear {
+			continue
+		}
+		for _, n := range names {
+			if r.touches(n) && (best == nil || r.at.After(*best.at)) {
+				rr := r
+				best = &rr
+			}
+		}
+	}
+	if best == nil {
+		return Finding{}, false
+	}
+	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: catConfig, Entity: best.entity, Score: min(0.95, lead.Score+0.05)}
+	if f.Entity == "" {
+		f.Entity = lead.Entity
+	}
+	f.Statement = fmt.Sprintf("The %s changed the configuration of %s %s before the onset at %s; what failed next is its effect: %s",
+		best.text, firstNonEmptyStr(names...), durHuman(onset.Sub(*best.at)), hhmm(&onset), strings.TrimSuffix(lead.Statement, "."))
+	f.validated(fmt.Sprintf("Configuration change %s before the onset (%s): %s", durHuman(onset.Sub(*best.at)), hhmm(&onset), best.text), best.cite)
+	for _, c := range best.commits {
+		f.validated(commitText(c), c.Cite)
+	}
+	f.Validated = append(f.Validated, lead.Validated...)
+	f.Chain = append([]string{"Change: " + best.text}, lead.Chain...)
+	f.Remediation = append([]string{"Revert the configuration change (" + best.text + ") and confirm the symptoms stop"}, lead.Remediation...)
+	f.Signals = append([]string{"change", "config"}, lead.Signals...)
+	f.Sources = append([]string(nil), lead.Sources...)
+	f.explains(lead.Mode, "the failure follows a configuration change to the failing entity")
+	return f, true
 }

@@ -63,3 +63,58 @@ func TestLimitChangeFinding(t *testing.T) {
 		t.Error("a code defect lead was promoted to a bound change")
 	}
 }
+
+// A configuration commit of the failing service minutes before the first
+// error is the cause of what failed next; the same commit after the first
+// error, or an hour before it, or another service's, is not.
+func TestNearConfigChangeFinding(t *testing.T) {
+	alertAt := time.Date(2026, 10, 30, 8, 45, 0, 0, time.UTC)
+	at := func(m int) *time.Time { x := time.Date(2026, 10, 30, 8, m, 0, 0, time.UTC); return &x }
+	build := func(c facts.Commit) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "PostingErrors", Namespace: "ledger", Service: "posting", StartsAt: timestamppb.New(alertAt)}, nil)
+		ev.Logs = []LogLine{{LogLine: facts.LogLine{Timestamp: at(37), Service: "gateway", Level: "ERROR", Message: "POST /v1/postings 503 upstream overflow"}}}
+		ev.Commits = []Commit{{Commit: c}}
+		return ev
+	}
+	lead := Finding{Mode: ModeTrafficSaturation, Category: catResource, Score: 0.67, Entity: "deployment/ledger/posting", Statement: "posting is saturated"}
+	cfg := facts.Commit{SHA: "91c3e5a7b9", Service: "posting", Message: "mesh: standard pool profile", Timestamp: at(34),
+		ChangeTypes: []string{facts.ChangeConfig}, Files: []facts.CommitFile{{Path: "mesh/ledger/posting-destinationrule.yaml", ChangeType: facts.ChangeConfig}}}
+	f, ok := build(cfg).nearConfigChangeFinding(lead)
+	if !ok || f.Category != catConfig || f.Entity != "commit/91c3e5a" {
+		t.Fatalf("finding %+v, %v; want a configuration error on the commit", f.Entity, ok)
+	}
+	if !strings.Contains(f.Statement, "3 min before the onset") {
+		t.Errorf("statement %q must say how long before the onset", f.Statement)
+	}
+	late, early, other := cfg, cfg, cfg
+	late.Timestamp, early.Timestamp = at(39), at(0)
+	other.Service, other.Files = "billing", []facts.CommitFile{{Path: "mesh/ledger/billing-destinationrule.yaml"}}
+	for name, c := range map[string]facts.Commit{"after the first error": late, "long before": early, "another service's": other} {
+		if f, ok := build(c).nearConfigChangeFinding(lead); ok {
+			t.Errorf("%s: promoted to %s", name, f.Entity)
+		}
+	}
+}
+
+// Specific words tie a change to a failure; object names, common words
+// and the analysis's own vocabulary do not.
+func TestSharedTerms(t *testing.T) {
+	failure := []string{"envoy_cluster_upstream_rq_pending_overflow rose from 0 to 239635", "Volume data-route-pg-0 is full"}
+	tests := []struct {
+		change string
+		want   string
+	}{
+		{"http1MaxPendingRequests 1024 -> 16", "pending"},
+		{"ConfigMap route-pg-config edited", ""},       // a word of an object's name
+		{"raised the limit of errors from 0 to 5", ""}, // the report's own words
+		{"conntrack.maxPerCore lowered to 4096", ""},   // nothing in common
+	}
+	for _, tc := range tests {
+		if got := strings.Join(sharedTerms(tc.change, failure, map[string]bool{}), ","); got != tc.want {
+			t.Errorf("sharedTerms(%q) = %q, want %q", tc.change, got, tc.want)
+		}
+	}
+	if got := sharedTerms("pending requests lowered", failure, map[string]bool{"pending": true}); len(got) != 0 {
+		t.Errorf("a word common in the evidence counted: %v", got)
+	}
+}
