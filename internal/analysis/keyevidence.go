@@ -29,6 +29,7 @@ const (
 	keyNormalEvents    = 4
 	keyTopQueries      = 3
 	keyCommits         = 2
+	keySettings        = 4
 )
 
 // keyEvidence returns the key-evidence claims not already stated by the
@@ -181,6 +182,12 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		seenName[ch.s.Name] = true
 		add(fmt.Sprintf("%s: %s", SourceName(ch.s.Cite.Source("metrics")), ch.text()), ch.s.Cite)
 		n++
+	}
+	// The settings of the alerted workload's containers that the failure's
+	// words name (a flag, an env var, a mount): how it was configured to
+	// meet what failed.
+	for _, st := range ev.relevantSettings(existing) {
+		add(st.text, st.cite)
 	}
 	// Commits whose identifiers (a class, a function, a setting) recur in
 	// the logs: specificity, whichever hypothesis leads.
@@ -356,4 +363,67 @@ func (r Result) NamedObjects() []ObjectRef {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
 	return order
+}
+
+type settingRef struct {
+	text string
+	cite Cite
+}
+
+// relevantSettings are the container settings (and the QoS class) of the
+// workloads the claims are about that share an identifier or a specific
+// word with the claims: at most keySettings, identifier matches first.
+func (ev *Evidence) relevantSettings(claims []*investigationv1.Claim) []settingRef {
+	var texts []string
+	for _, c := range claims {
+		texts = append(texts, c.GetClaim())
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	failure := strings.Join(texts, "\n")
+	names := ev.targetNames()
+	common := ev.commonTerms()
+	type scored struct {
+		settingRef
+		strong bool
+	}
+	var out []scored
+	seen := map[string]bool{}
+	for _, p := range ev.Pods {
+		wl := firstNonEmptyStr(p.Workload, p.Name)
+		if !strings.Contains(failure, wl) && !namesTarget(wl, names) {
+			continue // a workload the conclusion is not about
+		}
+		for _, c := range p.Containers {
+			for _, st := range c.Settings {
+				key := wl + "|" + st
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				ids := sharedIdentifiers(st, texts)
+				var own []string
+				for _, w := range sharedTerms(st, texts, common) {
+					if !namesTarget(w, names) {
+						own = append(own, w)
+					}
+				}
+				if len(ids) == 0 && len(own) == 0 {
+					continue
+				}
+				out = append(out, scored{settingRef{fmt.Sprintf("%s container %s is configured with %s", wl, c.Name, quote(st)), p.Cite}, len(ids) > 0})
+			}
+		}
+		if p.QOSClass != "" && !seen[wl+"|qos"] && strings.Contains(strings.ToLower(failure), "evict") {
+			seen[wl+"|qos"] = true
+			out = append(out, scored{settingRef{fmt.Sprintf("%s pods run with QoS class %s (the kubelet evicts BestEffort pods first, then Burstable above their requests)", wl, p.QOSClass), p.Cite}, false})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].strong && !out[j].strong })
+	var refs []settingRef
+	for _, o := range out[:min(keySettings, len(out))] {
+		refs = append(refs, o.settingRef)
+	}
+	return refs
 }

@@ -70,6 +70,11 @@ type Container struct {
 	// command, args or literal env values (-Xmx1g, --max-old-space-size=512,
 	// GOMEMLIMIT=900MiB): the flags only, never other values.
 	RuntimeLimits []string `json:"runtime_limits,omitempty"`
+	// Settings are how the container is configured, one line each: the
+	// flags of its command and args, its literal env vars (values of
+	// sensitive names and secret-shaped values redacted), the sources of
+	// its other env vars, and its mounts (with subPath and read-only).
+	Settings []string `json:"settings,omitempty"`
 }
 
 // Pod is the status of one pod.
@@ -91,6 +96,9 @@ type Pod struct {
 	Containers []Container       `json:"containers,omitempty"`
 	Conditions []Condition       `json:"conditions,omitempty"`
 	OOMKilled  bool              `json:"oom_killed"`
+	// QOSClass is the pod's quality of service (Guaranteed, Burstable,
+	// BestEffort): who the kubelet evicts first.
+	QOSClass string `json:"qos_class,omitempty"`
 }
 
 // Event is a Kubernetes event.

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/redact"
 )
 
 // podFact converts a Pod into facts.Pod (kubectl get pods semantics for Reason).
@@ -26,6 +27,7 @@ func podFact(p *corev1.Pod) facts.Pod {
 		Message:   p.Status.Message,
 		CreatedAt: ptrTime(p.CreationTimestamp.Time),
 		Labels:    p.Labels,
+		QOSClass:  string(p.Status.QOSClass),
 	}
 	if p.Status.StartTime != nil {
 		f.StartTime = ptrTime(p.Status.StartTime.Time)
@@ -156,6 +158,7 @@ func fillContainerSpec(cf *facts.Container, c corev1.Container, volumes map[stri
 	cf.LivenessProbe = probeText(c.LivenessProbe)
 	cf.ReadinessProbe = probeText(c.ReadinessProbe)
 	cf.RuntimeLimits = runtimeLimits(c)
+	cf.Settings = containerSettings(c, volumes)
 	cms, secs := map[string]bool{}, map[string]bool{}
 	for _, ef := range c.EnvFrom {
 		if ef.ConfigMapRef != nil {
@@ -435,6 +438,93 @@ var runtimeMemFlag = regexp.MustCompile(`(?:-Xm[sx][0-9]+[kKmMgG]?|-XX:Max(?:RAM
 
 // runtimeLimits lists the runtime memory flags of a container (command,
 // args and literal env values); nothing else of those values is kept.
+// maxSettings bounds the settings kept per container.
+const maxSettings = 40
+
+// reFlag is one command-line flag: -x, --name, --name=value, -XX:+Opt,
+// -XX:Name=value, -Dkey=value.
+var reFlag = regexp.MustCompile(`(?:^|\s)(-{1,2}[A-Za-z][A-Za-z0-9_.:+/-]*(?:=[^\s"']{0,80})?)`)
+
+// containerSettings describes how c is configured, without secrets: flags
+// of its command and args, its literal env vars (a sensitive name's value,
+// or a value shaped like a secret, redacted), the sources of the others,
+// and its mounts.
+func containerSettings(c corev1.Container, volumes map[string]corev1.Volume) []string {
+	var out []string
+	add := func(s string) {
+		if len(out) < maxSettings {
+			out = append(out, s)
+		}
+	}
+	for _, t := range append(append([]string(nil), c.Command...), c.Args...) {
+		for _, m := range reFlag.FindAllStringSubmatch(" "+t, -1) {
+			add("flag " + redact.Text(m[1]))
+		}
+	}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil:
+			add(fmt.Sprintf("env %s from configmap %s key %s", e.Name, e.ValueFrom.ConfigMapKeyRef.Name, e.ValueFrom.ConfigMapKeyRef.Key))
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			add(fmt.Sprintf("env %s from secret %s key %s", e.Name, e.ValueFrom.SecretKeyRef.Name, e.ValueFrom.SecretKeyRef.Key))
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
+			add(fmt.Sprintf("env %s from field %s", e.Name, e.ValueFrom.FieldRef.FieldPath))
+		case e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil:
+			add(fmt.Sprintf("env %s from resource %s", e.Name, e.ValueFrom.ResourceFieldRef.Resource))
+		case e.ValueFrom == nil:
+			v := e.Value
+			if sensitiveEnv(e.Name) {
+				v = "[redacted]"
+			} else if len(v) > 120 {
+				v = v[:120] + "…"
+			}
+			add(fmt.Sprintf("env %s=%s", e.Name, redact.Text(v)))
+		}
+	}
+	for _, ef := range c.EnvFrom {
+		switch {
+		case ef.ConfigMapRef != nil:
+			add("env from configmap " + ef.ConfigMapRef.Name)
+		case ef.SecretRef != nil:
+			add("env from secret " + ef.SecretRef.Name)
+		}
+	}
+	for _, m := range c.VolumeMounts {
+		src := "volume " + m.Name
+		if v, ok := volumes[m.Name]; ok {
+			switch {
+			case v.ConfigMap != nil:
+				src = "configmap " + v.ConfigMap.Name
+			case v.Secret != nil:
+				src = "secret " + v.Secret.SecretName
+			case v.PersistentVolumeClaim != nil:
+				src = "persistentvolumeclaim " + v.PersistentVolumeClaim.ClaimName
+			case v.EmptyDir != nil:
+				src = "emptyDir " + m.Name
+			case v.HostPath != nil:
+				src = "hostPath " + v.HostPath.Path
+			}
+		}
+		s := fmt.Sprintf("mount %s from %s", m.MountPath, src)
+		if m.SubPath != "" {
+			s += " subPath " + m.SubPath
+		}
+		if m.ReadOnly {
+			s += " (read-only)"
+		}
+		add(s)
+	}
+	return out
+}
+
+// sensitiveEnv: an env var whose name says its value is a credential; its
+// value is never kept.
+func sensitiveEnv(name string) bool {
+	n := strings.ToLower(name)
+	return redact.SensitiveKey(n) || strings.Contains(n, "secret") || strings.Contains(n, "credential") || strings.Contains(n, "passw") ||
+		strings.Contains(n, "auth") || strings.Contains(n, "key") || strings.Contains(n, "dsn") || strings.Contains(n, "private")
+}
+
 func runtimeLimits(c corev1.Container) []string {
 	var texts []string
 	texts = append(texts, c.Command...)

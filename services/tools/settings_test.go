@@ -1,0 +1,40 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// A container's settings are described without its secrets.
+func TestContainerSettings(t *testing.T) {
+	c := corev1.Container{
+		Command: []string{"java"},
+		Args:    []string{"-XX:MaxMetaspaceSize=128m -XX:+UseParallelGC", "--port=8080", "-jar", "app.jar"},
+		Env: []corev1.EnvVar{
+			{Name: "PEER_POOL_SIZE", Value: "64"},
+			{Name: "DB_PASSWORD", Value: "hunter2-very-secret"},
+			{Name: "API_TOKEN_FILE_CONTENT", Value: "abc"},
+			{Name: "SIGNING_KEY", Value: "k-123"},
+			{Name: "LOG_URL", Value: "https://user:pa55word@logs.example.com/in"},
+			{Name: "REDIS_HOST", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cache-cfg"}, Key: "host"}}},
+			{Name: "REDIS_PASS", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cache-creds"}, Key: "pass"}}},
+		},
+		VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/etc/tls/client.crt", SubPath: "client.crt", ReadOnly: true}},
+	}
+	vols := map[string]corev1.Volume{"tls": {Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "client-tls"}}}}
+	got := strings.Join(containerSettings(c, vols), "\n")
+	for _, want := range []string{"flag -XX:MaxMetaspaceSize=128m", "flag -XX:+UseParallelGC", "flag --port=8080", "env PEER_POOL_SIZE=64",
+		"env REDIS_HOST from configmap cache-cfg key host", "env REDIS_PASS from secret cache-creds key pass",
+		"mount /etc/tls/client.crt from secret client-tls subPath client.crt (read-only)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("settings lack %q:\n%s", want, got)
+		}
+	}
+	for _, secret := range []string{"hunter2", "k-123", "pa55word", "=abc"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("settings leak %q:\n%s", secret, got)
+		}
+	}
+}
