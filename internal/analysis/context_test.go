@@ -102,3 +102,36 @@ func TestCommitText(t *testing.T) {
 		}
 	}
 }
+
+// The settings quoted are those of the workload the conclusion is about
+// that its words name; others, and other workloads', are not.
+func TestRelevantSettings(t *testing.T) {
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "MeterRestarts", Namespace: "metering", Service: "tariff-engine"}, nil)
+	pod := func(wl string, settings ...string) Pod {
+		return Pod{Pod: facts.Pod{Name: wl + "-7d9f-abcde", Workload: wl, Containers: []facts.Container{{Name: wl, Settings: settings}}}}
+	}
+	ev.Pods = []Pod{
+		pod("tariff-engine", "flag -XX:MaxMetaspaceSize=192m", "env LOG_FORMAT=json", "mount /data from persistentvolumeclaim meter-data"),
+		pod("billing-api", "flag -XX:MaxMetaspaceSize=64m"),
+	}
+	claims := []*investigationv1.Claim{{Claim: "tariff-engine restarted 5 times: java.lang.OutOfMemoryError: Metaspace"}}
+	got := ev.relevantSettings(claims)
+	if len(got) != 1 || !strings.Contains(got[0].text, "MaxMetaspaceSize=192m") {
+		t.Fatalf("settings = %+v, want only tariff-engine's metaspace flag", got)
+	}
+	// A config file in a ConfigMap: the line the failure names.
+	ev.Resources = []Resource{{Resource: facts.Resource{Kind: "ConfigMap", Namespace: "metering", Name: "cache-conf",
+		Data: map[string]string{"redis.conf": "maxmemory 2gb\nmaxmemory-policy allkeys-lru\n# comment\nappendonly no"}}}}
+	claims = append(claims, &investigationv1.Claim{Claim: "redis evicted_keys rose: OOM command not allowed when used memory > 'maxmemory'"})
+	got = ev.relevantSettings(claims)
+	var lines []string
+	for _, g := range got {
+		lines = append(lines, g.text)
+	}
+	if all := strings.Join(lines, "\n"); !strings.Contains(all, "“maxmemory 2gb”") || strings.Contains(all, "appendonly") {
+		t.Errorf("settings = %s, want the maxmemory line and not the others", all)
+	}
+	if got := ev.relevantSettings(nil); len(got) != 0 {
+		t.Errorf("settings without a conclusion: %+v", got)
+	}
+}

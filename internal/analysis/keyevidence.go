@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -418,6 +420,38 @@ func (ev *Evidence) relevantSettings(claims []*investigationv1.Claim) []settingR
 		if p.QOSClass != "" && !seen[wl+"|qos"] && strings.Contains(strings.ToLower(failure), "evict") {
 			seen[wl+"|qos"] = true
 			out = append(out, scored{settingRef{fmt.Sprintf("%s pods run with QoS class %s (the kubelet evicts BestEffort pods first, then Burstable above their requests)", wl, p.QOSClass), p.Cite}, false})
+		}
+	}
+	// Settings held in the configuration objects in evidence (a ConfigMap's
+	// keys, the lines of a config file it holds).
+	for _, r := range ev.Resources {
+		for _, k := range slices.Sorted(maps.Keys(r.Data)) {
+			for _, line := range strings.Split(r.Data[k], "\n") {
+				line = strings.TrimSpace(line)
+				if line == "" || strings.HasPrefix(line, "#") || len(line) > 160 {
+					continue
+				}
+				st := line
+				if !strings.Contains(r.Data[k], "\n") {
+					st = k + "=" + line
+				}
+				key := r.Kind + "/" + r.Name + "|" + st
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				ids := sharedIdentifiers(st, texts)
+				var own []string
+				for _, w := range sharedTerms(st, texts, common) {
+					if !namesTarget(w, names) {
+						own = append(own, w)
+					}
+				}
+				if len(ids) == 0 && len(own) == 0 {
+					continue
+				}
+				out = append(out, scored{settingRef{fmt.Sprintf("%s %s/%s sets %s", r.Kind, r.Namespace, r.Name, quote(st)), r.Cite}, len(ids) > 0})
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].strong && !out[j].strong })
