@@ -545,10 +545,10 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 	if err != nil {
 		return nil, err
 	}
-	vb := b.newVerdictBinder()
+	vb := b.newVerdictBinder(false)
 	out := evs[:0]
 	for _, ev := range evs {
-		keep, err := vb.bind(ctx, ev)
+		keep, err := vb.bind(ctx, ev, nil)
 		if err != nil {
 			return nil, fmt.Errorf("bus: replay: %w", err)
 		}
@@ -693,7 +693,7 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 		return fmt.Errorf("bus: follow %s: %w", filter, err)
 	}
 	defer it.Stop()
-	vb := b.newVerdictBinder()
+	vb := b.newVerdictBinder(true)
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -707,7 +707,7 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 			b.logger.WarnContext(ctx, "follow skips undecodable message", "subject", msg.Subject(), "err", err)
 			continue
 		}
-		if keep, err := vb.bind(ctx, ev); err != nil {
+		if keep, err := vb.bind(ctx, ev, msg.Data()); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
