@@ -114,3 +114,47 @@ func TestPinLimitCountsOtherReplicas(t *testing.T) {
 		t.Fatalf("the 21st pin: %v", err)
 	}
 }
+
+// TestOmitAnswer: a caller that reads only the status gets the pin's id
+// (and the replayed flag) once the pin is published, the same pin as a
+// whole answer has on the stream; without a publish (skip_publish) the
+// whole answer comes back.
+func TestOmitAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embedded NATS")
+	}
+	b := bustest.New(t)
+	ts := newTestSet()
+	s := newService(t, ts.set, nil, func(d *Deps) { d.Bus = b })
+	req := &toolsv1.ExecuteToolRequest{SessionId: "omit", InvestigationId: "inv", Intent: "get_events", Context: incidentCtx(),
+		TriggeredBy: evidencev1.TriggeredBy_TRIGGERED_BY_QUICK_ACTION, OmitAnswer: true}
+	resp, err := s.ExecuteTool(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetResult() != nil || resp.GetPin().GetId() == "" || resp.GetPin().GetMetadata() != nil || resp.GetPin().GetClaim() != "" || resp.GetReplayed() {
+		t.Errorf("omitted answer = %v, want the pin's id only", resp)
+	}
+	evs, err := b.Replay(t.Context(), bus.SessionFilter("omit"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].GetPin().GetPin().GetId() != resp.GetPin().GetId() || evs[0].GetPin().GetPin().GetMetadata().GetFields()["events"] == nil {
+		t.Fatalf("stream holds %v, want the pin %s with its facts", evs, resp.GetPin().GetId())
+	}
+	again, err := s.ExecuteTool(t.Context(), req) // served from the duplicate cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.GetReplayed() || again.GetResult() != nil || again.GetPin().GetId() != resp.GetPin().GetId() {
+		t.Errorf("replayed omitted answer = %v", again)
+	}
+	req.SkipPublish, req.NoCache = true, true
+	whole, err := s.ExecuteTool(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.GetResult() == nil || whole.GetPin().GetMetadata().GetFields()["events"] == nil {
+		t.Errorf("an unpublished pin's answer was omitted: %v", whole)
+	}
+}

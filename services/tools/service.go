@@ -379,7 +379,7 @@ func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolReque
 		for {
 			if cached := s.cache.get(key, s.now()); cached != nil {
 				metrics.ObserveToolCall(intent, metrics.ToolReplayed, 0)
-				return s.replay(cached), nil
+				return s.answer(req, s.replay(cached)), nil
 			}
 			wait, claimed := s.cache.begin(key)
 			if claimed {
@@ -404,7 +404,18 @@ func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolReque
 	if useCache && resp.GetResult().GetSuccess() {
 		stored = resp
 	}
-	return resp, nil
+	return s.answer(req, resp), nil
+}
+
+// answer is the response a caller gets: resp, or with omit_answer (a
+// caller that reads only the status) and a published pin, the pin's id and
+// the replayed flag. Encoding the whole answer cost the tools service two
+// copies of every fact per dispatched call, for a caller that drops them.
+func (s *Service) answer(req *toolsv1.ExecuteToolRequest, resp *toolsv1.ExecuteToolResponse) *toolsv1.ExecuteToolResponse {
+	if !req.GetOmitAnswer() || req.GetSkipPublish() || s.bus == nil {
+		return resp
+	}
+	return &toolsv1.ExecuteToolResponse{Pin: &evidencev1.EvidencePin{Id: resp.GetPin().GetId()}, Replayed: resp.GetReplayed()}
 }
 
 func (s *Service) cacheKey(c *Call) string {
