@@ -118,7 +118,7 @@ func TestCopyPin(t *testing.T) {
 
 // fullPin is a pin with every field set (from the descriptor: a field
 // added to EvidencePin is set too).
-func fullPin(t *testing.T, id string, seed int) *evidencev1.EvidencePin {
+func fullPin(t testing.TB, id string, seed int) *evidencev1.EvidencePin {
 	t.Helper()
 	p := &evidencev1.EvidencePin{}
 	m := p.ProtoReflect()
@@ -250,7 +250,7 @@ func TestLastingBinderKeepsPinsEncoded(t *testing.T) {
 	}
 	wantBound := VerdictOf(want, verdict())
 
-	vb := b.newVerdictBinder(true)
+	vb := b.newVerdictBinder(true, false)
 	added, data := event(evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, want)
 	if keep, err := vb.bind(ctx, added, data); err != nil || !keep {
 		t.Fatalf("added pin: keep %v, %v", keep, err)
@@ -296,7 +296,7 @@ func TestLastingBinderKeepsPinsEncoded(t *testing.T) {
 		t.Errorf("a pin without its encoding: kept %+v", k)
 	}
 
-	oneShot := b.newVerdictBinder(false)
+	oneShot := b.newVerdictBinder(false, false)
 	added, data = event(evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, want)
 	if _, err := oneShot.bind(ctx, added, data); err != nil {
 		t.Fatal(err)

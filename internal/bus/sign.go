@@ -84,7 +84,7 @@ var PinWriters = map[string][]string{
 // PinKindOf classifies an added pin by what it carries.
 func PinKindOf(p *evidencev1.EvidencePin) string {
 	switch {
-	case p.GetMetadata().GetFields()["parent_ref"] != nil:
+	case HasFact(p, "parent_ref"):
 		return PinKindParentCopy
 	case p.GetSourceAgent() == "triage" && p.GetSourceTool() == "sast_triage":
 		return PinKindFinding
@@ -181,12 +181,12 @@ func publisherKey(subject string) string {
 // With slim (a reader that binds verdicts: Follow and Replay with keys), a
 // verdict is decoded without the content it carries (slimVerdict), which
 // binding replaces with the added pin's.
-func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte, slim bool) (*evidencev1.SessionEvent, error) {
+func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte, ro readOpts) (*evidencev1.SessionEvent, error) {
 	if b.cfg.Keys == nil {
-		return Decode(subject, seq, h, data)
+		return decode(subject, seq, h, data, ro.factsEncoded)
 	}
 	signed := data
-	if slim {
+	if ro.slim {
 		data = slimVerdict(data)
 	}
 	var signer, sig, kind string
@@ -212,7 +212,7 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 	}
 	var ev *evidencev1.SessionEvent
 	if reason == "" {
-		if ev, err = Decode(subject, seq, h, data); err != nil {
+		if ev, err = decode(subject, seq, h, data, ro.factsEncoded); err != nil {
 			return nil, err
 		}
 		if pe := ev.GetPin(); pe != nil && publisherKey(subject) == "pin.added" {
@@ -400,9 +400,10 @@ func slimVerdict(data []byte) []byte {
 // still in use (the usual case: the critic judges a pin as it is added)
 // binds to it without decoding it again.
 type verdictBinder struct {
-	b      *Bus
-	encode bool                // lasting: keep encodings, decoded pins only weakly
-	added  map[string]addedPin // <session subject>\x00<pin id>
+	b            *Bus
+	encode       bool                // lasting: keep encodings, decoded pins only weakly
+	factsEncoded bool                // decode kept pins with their facts encoded (FactsEncoded)
+	added        map[string]addedPin // <session subject>\x00<pin id>
 }
 
 // addedPin is one added pin as a binder keeps it: the decoded pin (a
@@ -414,12 +415,14 @@ type addedPin struct {
 }
 
 // newVerdictBinder returns a binder, nil without keys (nothing to bind).
-// A lasting binder (lasting) keeps the added pins encoded.
-func (b *Bus) newVerdictBinder(lasting bool) *verdictBinder {
+// A lasting binder (lasting) keeps the added pins encoded; with
+// factsEncoded, one it decodes again keeps its facts encoded, as the
+// reader's events do.
+func (b *Bus) newVerdictBinder(lasting, factsEncoded bool) *verdictBinder {
 	if b.cfg.Keys == nil {
 		return nil
 	}
-	return &verdictBinder{b: b, encode: lasting, added: map[string]addedPin{}}
+	return &verdictBinder{b: b, encode: lasting, factsEncoded: factsEncoded, added: map[string]addedPin{}}
 }
 
 // keep remembers an added pin; data is its encoding when the caller has it
@@ -452,7 +455,13 @@ func (v *verdictBinder) get(key string) (*evidencev1.EvidencePin, bool, error) {
 		return p, true, nil
 	}
 	p := &evidencev1.EvidencePin{}
-	if err := proto.Unmarshal(a.data, p); err != nil {
+	var err error
+	if v.factsEncoded {
+		err = unmarshalPinFactsEncoded(a.data, p)
+	} else {
+		err = proto.Unmarshal(a.data, p)
+	}
+	if err != nil {
 		return nil, false, fmt.Errorf("bus: decode kept pin: %w", err)
 	}
 	a.ref = weak.Make(p)
