@@ -671,8 +671,8 @@ func (b *Bus) replayOnce(ctx context.Context, filter string, fromSeq uint64) ([]
 // fromSeq beyond the stream's last sequence is clamped to it (StartSequence).
 // It blocks until ctx is done (and returns nil) or fn returns an error
 // (returned wrapped). fn's context carries the publisher's trace context.
-func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func(context.Context, *evidencev1.SessionEvent) error, opts ...FollowOption) error {
-	var fo followOptions
+func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func(context.Context, *evidencev1.SessionEvent) error, opts ...ReadOption) error {
+	var fo readOptions
 	for _, o := range opts {
 		o(&fo)
 	}
@@ -755,7 +755,11 @@ func (b *Bus) handle(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMe
 // message is acked when fn returns nil and redelivered after a growing delay
 // when fn returns an error, up to Config.MaxDeliver deliveries. Undecodable
 // messages are terminated. It blocks until ctx is done and then returns nil.
-func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn func(context.Context, *evidencev1.SessionEvent) error) error {
+func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn func(context.Context, *evidencev1.SessionEvent) error, opts ...ReadOption) error {
+	var ro readOptions
+	for _, o := range opts {
+		o(&ro)
+	}
 	if durable == "" {
 		return errors.New("bus: durable consumer needs a name")
 	}
@@ -775,7 +779,7 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		Replicas:      b.cfg.Replicas,
 	}
 	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
-		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), readOpts{})
+		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), readOpts{factsEncoded: ro.factsEncoded})
 		if err != nil {
 			return errPoison{err}
 		}

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 )
@@ -21,21 +22,22 @@ import (
 // stored. Such a pin's GetMetadata and GetParams are nil; HasFact still
 // sees its keys.
 
-// FollowOption changes how Follow hands events over.
-type FollowOption func(*followOptions)
+// ReadOption changes how Follow and ConsumeDurable hand events over.
+type ReadOption func(*readOptions)
 
-type followOptions struct {
+type readOptions struct {
 	factsEncoded bool
 }
 
-// FactsEncoded makes Follow hand over pins whose facts (metadata and
-// params) stay encoded in the pin's unknown fields: GetMetadata and
-// GetParams return nil, and encoding the pin (proto.Marshal, a gRPC send)
-// writes the facts back as they were stored. For a reader that passes
-// events on without reading their facts; facts that do not decode are
-// refused as an undecodable event is.
-func FactsEncoded() FollowOption {
-	return func(o *followOptions) { o.factsEncoded = true }
+// FactsEncoded makes Follow or ConsumeDurable hand over pins whose facts
+// (metadata and params) stay encoded in the pin's unknown fields:
+// GetMetadata and GetParams return nil (Metadata decodes the metadata,
+// HasFact and HasMetadata read it encoded), and encoding the pin
+// (proto.Marshal, a gRPC send) writes the facts back as they were stored.
+// For a reader that passes events on, or reads few of their facts; facts
+// that do not decode are refused as an undecodable event is.
+func FactsEncoded() ReadOption {
+	return func(o *readOptions) { o.factsEncoded = true }
 }
 
 var (
@@ -248,6 +250,83 @@ func HasFact(p *evidencev1.EvidencePin, key string) bool {
 			})
 			return !found
 		})
+		return !found
+	})
+	return found
+}
+
+// encodedFacts returns the pin's facts kept encoded (FactsEncoded): its
+// unknown fields that are its metadata or params, nil when it has none.
+// The rest of its unknown fields are in rest.
+func encodedFacts(p *evidencev1.EvidencePin) (facts, rest []byte) {
+	u := p.ProtoReflect().GetUnknown()
+	for i := 0; i < len(u); {
+		num, typ, n := protowire.ConsumeTag(u[i:])
+		if n < 0 {
+			return nil, u
+		}
+		m := protowire.ConsumeFieldValue(num, typ, u[i+n:])
+		if m < 0 {
+			return nil, u
+		}
+		if (num == pinParamsField || num == pinMetadataField) && typ == protowire.BytesType {
+			facts = append(facts, u[i:i+n+m]...)
+		} else {
+			rest = append(rest, u[i:i+n+m]...)
+		}
+		i += n + m
+	}
+	return facts, rest
+}
+
+// SplitEncodedFacts returns the facts a pin keeps encoded (FactsEncoded),
+// as the encoding of a pin with only its metadata and params, and a copy
+// of the pin without them (CopyPin); nil and p itself when it keeps none.
+func SplitEncodedFacts(p *evidencev1.EvidencePin) ([]byte, *evidencev1.EvidencePin) {
+	facts, rest := encodedFacts(p)
+	if facts == nil {
+		return nil, p
+	}
+	lean := CopyPin(p)
+	lean.ProtoReflect().SetUnknown(rest)
+	return facts, lean
+}
+
+// Metadata returns the pin's metadata, decoded from its encoding when the
+// pin keeps it encoded (FactsEncoded); nil when it has none.
+func Metadata(p *evidencev1.EvidencePin) *structpb.Struct {
+	if md := p.GetMetadata(); md != nil {
+		return md
+	}
+	var md *structpb.Struct
+	merge := proto.UnmarshalOptions{Merge: true}
+	eachField(p.ProtoReflect().GetUnknown(), func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num != pinMetadataField || typ != protowire.BytesType {
+			return true
+		}
+		if md == nil {
+			md = &structpb.Struct{}
+		}
+		return merge.Unmarshal(v, md) == nil // checked when it was read
+	})
+	return md
+}
+
+// HasMetadata reports whether the pin's metadata has any key, whether it
+// is decoded or kept encoded (len(GetMetadata().GetFields()) > 0 of the
+// decoded pin).
+func HasMetadata(p *evidencev1.EvidencePin) bool {
+	if len(p.GetMetadata().GetFields()) > 0 {
+		return true
+	}
+	found := false
+	eachField(p.ProtoReflect().GetUnknown(), func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num == pinMetadataField && typ == protowire.BytesType {
+			eachField(v, func(num protowire.Number, typ protowire.Type, _ []byte) bool {
+				found = found || num == structFieldsField && typ == protowire.BytesType
+				return !found
+			})
+		}
 		return !found
 	})
 	return found

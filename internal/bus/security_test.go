@@ -896,7 +896,7 @@ func TestFollowFactsEncoded(t *testing.T) {
 	verdict.Pin.ValidationStatus, verdict.Pin.CriticRationale = evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED, "ok"
 	mustPublishPin(t, ctx, b.As("critic"), verdict)
 
-	follow := func(opts ...bus.FollowOption) []*evidencev1.SessionEvent {
+	follow := func(opts ...bus.ReadOption) []*evidencev1.SessionEvent {
 		t.Helper()
 		fctx, cancel := context.WithCancel(ctx)
 		defer cancel()
