@@ -92,6 +92,36 @@ func checkFactsEncoded(t *testing.T, data []byte) {
 	if got, want := PinKindOf(lazy.GetPin()), PinKindOf(whole.GetPin()); got != want {
 		t.Errorf("PinKindOf = %s with the facts encoded, %s decoded", got, want)
 	}
+	if got, want := Metadata(lazy.GetPin()), whole.GetPin().GetMetadata(); !proto.Equal(got, want) {
+		t.Errorf("Metadata = %v, want %v", got, want)
+	}
+	if got, want := HasMetadata(lazy.GetPin()), len(whole.GetPin().GetMetadata().GetFields()) > 0; got != want {
+		t.Errorf("HasMetadata = %v, decoded: %v", got, want)
+	}
+	// SplitEncodedFacts: the facts as a pin of metadata and params, and the
+	// pin without them.
+	enc, lean := SplitEncodedFacts(lazy.GetPin())
+	if enc == nil {
+		// No facts kept encoded (none, or a pin decoded whole).
+		if lean != lazy.GetPin() {
+			t.Error("SplitEncodedFacts copied a pin without encoded facts")
+		}
+		return
+	}
+	facts := &evidencev1.EvidencePin{}
+	if err := proto.Unmarshal(enc, facts); err != nil || !proto.Equal(facts.GetMetadata(), whole.GetPin().GetMetadata()) ||
+		!proto.Equal(facts.GetParams(), whole.GetPin().GetParams()) {
+		t.Errorf("SplitEncodedFacts: facts %v (%v)", facts, err)
+	}
+	b, err := proto.Marshal(lean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotLean, wantLean := &evidencev1.EvidencePin{}, proto.CloneOf(whole.GetPin())
+	wantLean.Metadata, wantLean.Params = nil, nil
+	if err := proto.Unmarshal(b, gotLean); err != nil || !proto.Equal(gotLean, wantLean) {
+		t.Errorf("SplitEncodedFacts: lean pin %v (%v), want %v", gotLean, err, wantLean)
+	}
 }
 
 func TestFactsEncoded(t *testing.T) {
