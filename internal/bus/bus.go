@@ -465,6 +465,12 @@ func (b *Bus) request(ctx context.Context) (context.Context, context.CancelFunc)
 
 // Decode turns a stored message into a SessionEvent.
 func Decode(subject string, seq uint64, header nats.Header, data []byte) (*evidencev1.SessionEvent, error) {
+	return decode(subject, seq, header, data, false)
+}
+
+// decode is Decode, a pin's facts kept encoded when factsEncoded
+// (FactsEncoded).
+func decode(subject string, seq uint64, header nats.Header, data []byte, factsEncoded bool) (*evidencev1.SessionEvent, error) {
 	kind := ""
 	if header != nil {
 		kind = headerCarrier(header).Get(HeaderEventKind)
@@ -473,7 +479,7 @@ func Decode(subject string, seq uint64, header nats.Header, data []byte) (*evide
 	switch kind {
 	case EventKindPin:
 		ev := &evidencev1.PinEvent{}
-		if err := proto.Unmarshal(data, ev); err != nil {
+		if err := unmarshalPinEvent(data, ev, factsEncoded); err != nil {
 			return nil, fmt.Errorf("bus: decode pin event seq %d: %w", seq, err)
 		}
 		out.Event = &evidencev1.SessionEvent_Pin{Pin: ev}
@@ -489,15 +495,21 @@ func Decode(subject string, seq uint64, header nats.Header, data []byte) (*evide
 	return out, nil
 }
 
+// readOpts say how open decodes an event: with slim, a verdict without
+// the content binding replaces (slimVerdict); with factsEncoded, a pin
+// without decoding its facts (FactsEncoded).
+type readOpts struct {
+	slim, factsEncoded bool
+}
+
 // decodeMsg decodes a stored message after checking its signature (when
 // the Bus has a signing key).
-// With slim, verdicts are decoded for binding (open).
-func (b *Bus) decodeMsg(ctx context.Context, msg jetstream.Msg, slim bool) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
+func (b *Bus) decodeMsg(ctx context.Context, msg jetstream.Msg, ro readOpts) (*evidencev1.SessionEvent, *jetstream.MsgMetadata, error) {
 	md, err := msg.Metadata()
 	if err != nil {
 		return nil, nil, fmt.Errorf("bus: message metadata: %w", err)
 	}
-	ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), slim)
+	ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), ro)
 	return ev, md, err
 }
 
@@ -545,10 +557,10 @@ func (b *Bus) Replay(ctx context.Context, filter string, fromSeq uint64) ([]*evi
 	if err != nil {
 		return nil, err
 	}
-	vb := b.newVerdictBinder()
+	vb := b.newVerdictBinder(false, false)
 	out := evs[:0]
 	for _, ev := range evs {
-		keep, err := vb.bind(ctx, ev)
+		keep, err := vb.bind(ctx, ev, nil)
 		if err != nil {
 			return nil, fmt.Errorf("bus: replay: %w", err)
 		}
@@ -621,7 +633,7 @@ func (b *Bus) replayOnce(ctx context.Context, filter string, fromSeq uint64) ([]
 		n := 0
 		for msg := range batch.Messages() {
 			n++
-			ev, md, err := b.decodeMsg(ctx, msg, true)
+			ev, md, err := b.decodeMsg(ctx, msg, readOpts{slim: true})
 			if err != nil {
 				b.logger.WarnContext(ctx, "replay skips undecodable message", "subject", msg.Subject(), "err", err)
 				if md != nil && md.NumPending == 0 {
@@ -659,7 +671,11 @@ func (b *Bus) replayOnce(ctx context.Context, filter string, fromSeq uint64) ([]
 // fromSeq beyond the stream's last sequence is clamped to it (StartSequence).
 // It blocks until ctx is done (and returns nil) or fn returns an error
 // (returned wrapped). fn's context carries the publisher's trace context.
-func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func(context.Context, *evidencev1.SessionEvent) error) error {
+func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func(context.Context, *evidencev1.SessionEvent) error, opts ...ReadOption) error {
+	var fo readOptions
+	for _, o := range opts {
+		o(&fo)
+	}
 	filter, err := eventFilter(filter)
 	if err != nil {
 		return err
@@ -693,7 +709,7 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 		return fmt.Errorf("bus: follow %s: %w", filter, err)
 	}
 	defer it.Stop()
-	vb := b.newVerdictBinder()
+	vb := b.newVerdictBinder(true, fo.factsEncoded)
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -702,12 +718,12 @@ func (b *Bus) Follow(ctx context.Context, filter string, fromSeq uint64, fn func
 			}
 			return fmt.Errorf("bus: follow %s: %w", filter, err)
 		}
-		ev, md, err := b.decodeMsg(ctx, msg, vb != nil)
+		ev, md, err := b.decodeMsg(ctx, msg, readOpts{slim: vb != nil, factsEncoded: fo.factsEncoded})
 		if err != nil {
 			b.logger.WarnContext(ctx, "follow skips undecodable message", "subject", msg.Subject(), "err", err)
 			continue
 		}
-		if keep, err := vb.bind(ctx, ev); err != nil {
+		if keep, err := vb.bind(ctx, ev, msg.Data()); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -739,7 +755,11 @@ func (b *Bus) handle(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMe
 // message is acked when fn returns nil and redelivered after a growing delay
 // when fn returns an error, up to Config.MaxDeliver deliveries. Undecodable
 // messages are terminated. It blocks until ctx is done and then returns nil.
-func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn func(context.Context, *evidencev1.SessionEvent) error) error {
+func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn func(context.Context, *evidencev1.SessionEvent) error, opts ...ReadOption) error {
+	var ro readOptions
+	for _, o := range opts {
+		o(&ro)
+	}
 	if durable == "" {
 		return errors.New("bus: durable consumer needs a name")
 	}
@@ -759,7 +779,7 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		Replicas:      b.cfg.Replicas,
 	}
 	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
-		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), false)
+		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), readOpts{factsEncoded: ro.factsEncoded})
 		if err != nil {
 			return errPoison{err}
 		}

@@ -1,7 +1,9 @@
 package bus
 
 import (
+	"crypto/ed25519"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -116,7 +118,7 @@ func TestCopyPin(t *testing.T) {
 
 // fullPin is a pin with every field set (from the descriptor: a field
 // added to EvidencePin is set too).
-func fullPin(t *testing.T, id string, seed int) *evidencev1.EvidencePin {
+func fullPin(t testing.TB, id string, seed int) *evidencev1.EvidencePin {
 	t.Helper()
 	p := &evidencev1.EvidencePin{}
 	m := p.ProtoReflect()
@@ -218,3 +220,113 @@ func TestSlimVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestLastingBinderKeepsPinsEncoded: Follow's binder keeps an added pin
+// encoded and only weakly decoded; a verdict binds to the live pin while
+// it is in use, and to the same content decoded again once it was
+// collected. A one-shot binder keeps the decoded pin.
+func TestLastingBinderKeepsPinsEncoded(t *testing.T) {
+	b := &Bus{cfg: Config{Keys: noKeys{}}}
+	ctx := t.Context()
+	event := func(kind evidencev1.PinEventKind, pin *evidencev1.EvidencePin) (*evidencev1.SessionEvent, []byte) {
+		t.Helper()
+		pe := &evidencev1.PinEvent{EventId: "e", Kind: kind, SessionId: "s", Pin: pin, Time: timestamppb.Now()}
+		data, err := proto.Marshal(pe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := &evidencev1.PinEvent{}
+		if err := proto.Unmarshal(data, dec); err != nil {
+			t.Fatal(err)
+		}
+		subject := PinSubject("s", kind)
+		return &evidencev1.SessionEvent{Subject: subject, Event: &evidencev1.SessionEvent_Pin{Pin: dec}}, data
+	}
+	want := fullPin(t, "p1", 1)
+	verdict := func() *evidencev1.EvidencePin {
+		v := fullPin(t, "p1", 2)
+		v.ValidationStatus = evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED
+		return v
+	}
+	wantBound := VerdictOf(want, verdict())
+
+	vb := b.newVerdictBinder(true, false)
+	added, data := event(evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, want)
+	if keep, err := vb.bind(ctx, added, data); err != nil || !keep {
+		t.Fatalf("added pin: keep %v, %v", keep, err)
+	}
+	key := PinSubject("s", evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED)
+	key = key[:len(key)-len(".pin.added")] + "\x00p1"
+	kept, ok := vb.added[key]
+	if !ok || kept.pin != nil || len(kept.data) == 0 {
+		t.Fatalf("the lasting binder keeps %+v under %q, want the encoding only", kept, key)
+	}
+	live := added.GetPin().GetPin()
+	v1, _ := event(evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED, verdict())
+	if keep, err := vb.bind(ctx, v1, nil); err != nil || !keep {
+		t.Fatalf("verdict: keep %v, %v", keep, err)
+	}
+	if got := v1.GetPin().GetPin(); !proto.Equal(got, wantBound) || got.GetMetadata() != live.GetMetadata() {
+		t.Errorf("verdict on a live pin: bound %v (shares its facts: %v), want %v", got, got.GetMetadata() == live.GetMetadata(), wantBound)
+	}
+	// Drop every reference to the decoded pin, collect it, bind again.
+	added, live, v1 = nil, nil, nil
+	_, _, _ = added, live, v1
+	for i := 0; vb.added[key].ref.Value() != nil; i++ {
+		if i == 20 {
+			t.Fatal("the decoded pin is still reachable: the binder holds it")
+		}
+		runtime.GC()
+	}
+	v2, _ := event(evidencev1.PinEventKind_PIN_EVENT_KIND_REJECTED, verdict())
+	if keep, err := vb.bind(ctx, v2, nil); err != nil || !keep {
+		t.Fatalf("verdict after collection: keep %v, %v", keep, err)
+	}
+	if got := v2.GetPin().GetPin(); !proto.Equal(got, wantBound) {
+		t.Errorf("verdict on a collected pin: bound %v, want %v", got, wantBound)
+	}
+
+	// Without the event's encoding (or with one the binder cannot split),
+	// the lasting binder encodes the decoded pin itself.
+	other, _ := event(evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, fullPin(t, "p2", 3))
+	if _, err := vb.bind(ctx, other, []byte{0xff}); err != nil {
+		t.Fatal(err)
+	}
+	if k := vb.added[key[:len(key)-2]+"p2"]; k.pin != nil || len(k.data) == 0 {
+		t.Errorf("a pin without its encoding: kept %+v", k)
+	}
+
+	oneShot := b.newVerdictBinder(false, false)
+	added, data = event(evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, want)
+	if _, err := oneShot.bind(ctx, added, data); err != nil {
+		t.Fatal(err)
+	}
+	if k := oneShot.added[key]; k.pin != added.GetPin().GetPin() || k.data != nil {
+		t.Errorf("the one-shot binder keeps %+v, want the decoded pin", k)
+	}
+}
+
+// TestPinBytes: the pin of an encoded pin event, or nil when there is not
+// exactly one.
+func TestPinBytes(t *testing.T) {
+	pin := fullPin(t, "p1", 1)
+	data, err := proto.Marshal(&evidencev1.PinEvent{EventId: "e", Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, Pin: pin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &evidencev1.EvidencePin{}
+	if err := proto.Unmarshal(pinBytes(data), got); err != nil || !proto.Equal(got, pin) {
+		t.Errorf("pinBytes: %v, %v", got, err)
+	}
+	twice := append(slices.Clone(data), data...)
+	for name, in := range map[string][]byte{"no pin": {0x10, 0x01}, "two pins": twice, "garbage": {0xff}, "empty": nil} {
+		if got := pinBytes(in); got != nil {
+			t.Errorf("%s: % x", name, got)
+		}
+	}
+}
+
+type noKeys struct{}
+
+func (noKeys) SigningKey(string) (ed25519.PrivateKey, bool) { return nil, false }
+func (noKeys) PublicKey(string) (ed25519.PublicKey, bool)   { return nil, false }

@@ -863,3 +863,82 @@ func TestAuthorizationConfigIncluded(t *testing.T) {
 		t.Errorf("brain publishes lifecycle: %v", err)
 	}
 }
+
+// TestFollowFactsEncoded: a follower that keeps the facts encoded gets the
+// events a plain follower gets (the same events once encoded: pins, a
+// parent copy, a verdict bound to its pin), the same forged or forbidden
+// pins refused, and no decoded facts.
+func TestFollowFactsEncoded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	ctx := testCtx(t)
+	cfg := bus.DefaultConfig()
+	cfg.Keys = meshIdentity(t, testKey)
+	_, nc := bustest.Server(t)
+	b, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := map[string]any{"pods": []any{map[string]any{"name": "api-1", "ready": false, "restarts": 4.0, "labels": map[string]any{"app": "api"}}}, "window_origin": "default"}
+	tool := pinEvent("f", "p1", added, 1)
+	tool.Pin.Success, tool.Pin.RawOutput = true, "api-1 CrashLoopBackOff"
+	tool.Pin.Metadata, tool.Pin.Params = mustStructpb(t, facts), mustStructpb(t, map[string]any{"namespace": "retail"})
+	mustPublishPin(t, ctx, b.As("tools"), tool)
+	cp := pinEvent("f", "copy", added, 1)
+	cp.Pin.Success, cp.Pin.RawOutput = true, "copied"
+	cp.Pin.Metadata = mustStructpb(t, map[string]any{"parent_ref": map[string]any{"session_id": "child", "pin_id": "p1"}})
+	mustPublishPin(t, ctx, b.As("brain"), cp)
+	forbidden := pinEvent("f", "brain-tool-result", added, 1) // the brain may not write a tool's result
+	forbidden.Pin.Success, forbidden.Pin.RawOutput, forbidden.Pin.Metadata = true, "x", mustStructpb(t, facts)
+	mustPublishPin(t, ctx, b.As("brain"), forbidden)
+	verdict := pinEvent("f", "p1", updated, 2)
+	verdict.Pin.ValidationStatus, verdict.Pin.CriticRationale = evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED, "ok"
+	mustPublishPin(t, ctx, b.As("critic"), verdict)
+
+	follow := func(opts ...bus.ReadOption) []*evidencev1.SessionEvent {
+		t.Helper()
+		fctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		got := make(chan *evidencev1.SessionEvent, 8)
+		go func() {
+			_ = b.Follow(fctx, bus.SessionFilter("f"), 0, func(_ context.Context, e *evidencev1.SessionEvent) error {
+				got <- e
+				return nil
+			}, opts...)
+		}()
+		var evs []*evidencev1.SessionEvent
+		for len(evs) < 3 {
+			select {
+			case e := <-got:
+				evs = append(evs, e)
+			case <-ctx.Done():
+				t.Fatalf("follow delivered %d events", len(evs))
+			}
+		}
+		return evs
+	}
+	plain, encoded := follow(), follow(bus.FactsEncoded())
+	var ids []string
+	for i, e := range encoded {
+		ids = append(ids, e.GetPin().GetPin().GetId())
+		if e.GetPin().GetPin().GetMetadata() != nil {
+			t.Errorf("event %d: facts decoded", i)
+		}
+		data, err := proto.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := &evidencev1.SessionEvent{}
+		if err := proto.Unmarshal(data, back); err != nil || !proto.Equal(back, plain[i]) {
+			t.Errorf("event %d once encoded: %v (%v)\nwant %v", i, back, err, plain[i])
+		}
+	}
+	if want := "p1,copy,p1"; strings.Join(ids, ",") != want {
+		t.Errorf("followed %v, want %s (the forbidden pin refused)", ids, want)
+	}
+	if v := plain[2].GetPin().GetPin(); v.GetValidationStatus() != evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED ||
+		v.GetMetadata().GetFields()["pods"] == nil {
+		t.Errorf("the verdict is not bound to its pin's facts: %v", v)
+	}
+}

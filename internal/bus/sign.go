@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -10,11 +11,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
@@ -81,7 +84,7 @@ var PinWriters = map[string][]string{
 // PinKindOf classifies an added pin by what it carries.
 func PinKindOf(p *evidencev1.EvidencePin) string {
 	switch {
-	case p.GetMetadata().GetFields()["parent_ref"] != nil:
+	case HasFact(p, "parent_ref"):
 		return PinKindParentCopy
 	case p.GetSourceAgent() == "triage" && p.GetSourceTool() == "sast_triage":
 		return PinKindFinding
@@ -178,12 +181,12 @@ func publisherKey(subject string) string {
 // With slim (a reader that binds verdicts: Follow and Replay with keys), a
 // verdict is decoded without the content it carries (slimVerdict), which
 // binding replaces with the added pin's.
-func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte, slim bool) (*evidencev1.SessionEvent, error) {
+func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Header, data []byte, ro readOpts) (*evidencev1.SessionEvent, error) {
 	if b.cfg.Keys == nil {
-		return Decode(subject, seq, h, data)
+		return decode(subject, seq, h, data, ro.factsEncoded)
 	}
 	signed := data
-	if slim {
+	if ro.slim {
 		data = slimVerdict(data)
 	}
 	var signer, sig, kind string
@@ -209,7 +212,7 @@ func (b *Bus) open(ctx context.Context, subject string, seq uint64, h nats.Heade
 	}
 	var ev *evidencev1.SessionEvent
 	if reason == "" {
-		if ev, err = Decode(subject, seq, h, data); err != nil {
+		if ev, err = decode(subject, seq, h, data, ro.factsEncoded); err != nil {
 			return nil, err
 		}
 		if pe := ev.GetPin(); pe != nil && publisherKey(subject) == "pin.added" {
@@ -387,21 +390,89 @@ func slimVerdict(data []byte) []byte {
 // from the events read; a verdict whose pin is not among them (a read from
 // a cursor, or a filter without added pins) has its session's added pins
 // read again.
+//
+// A binder that lasts (Follow's, for as long as a subscriber follows a
+// session) keeps each added pin encoded, not decoded: a decoded pin is
+// tens of small objects per fact, which every garbage collection marks
+// again, and a follower of a session of thousands of pins held them all
+// (the brain's StreamEvents held 100 MB in the fast-path benchmark). It
+// keeps the decoded pin weakly: a verdict that arrives while the pin is
+// still in use (the usual case: the critic judges a pin as it is added)
+// binds to it without decoding it again.
 type verdictBinder struct {
-	b     *Bus
-	added map[string]*evidencev1.EvidencePin // <session subject>\x00<pin id>
+	b            *Bus
+	encode       bool                // lasting: keep encodings, decoded pins only weakly
+	factsEncoded bool                // decode kept pins with their facts encoded (FactsEncoded)
+	added        map[string]addedPin // <session subject>\x00<pin id>
 }
 
-func (b *Bus) newVerdictBinder() *verdictBinder {
+// addedPin is one added pin as a binder keeps it: the decoded pin (a
+// one-shot binder), or its encoding and a weak pointer to the decoded pin.
+type addedPin struct {
+	pin  *evidencev1.EvidencePin
+	ref  weak.Pointer[evidencev1.EvidencePin]
+	data []byte
+}
+
+// newVerdictBinder returns a binder, nil without keys (nothing to bind).
+// A lasting binder (lasting) keeps the added pins encoded; with
+// factsEncoded, one it decodes again keeps its facts encoded, as the
+// reader's events do.
+func (b *Bus) newVerdictBinder(lasting, factsEncoded bool) *verdictBinder {
 	if b.cfg.Keys == nil {
 		return nil
 	}
-	return &verdictBinder{b: b, added: map[string]*evidencev1.EvidencePin{}}
+	return &verdictBinder{b: b, encode: lasting, factsEncoded: factsEncoded, added: map[string]addedPin{}}
+}
+
+// keep remembers an added pin; data is its encoding when the caller has it
+// (nil: a lasting binder encodes it).
+func (v *verdictBinder) keep(key string, pin *evidencev1.EvidencePin, data []byte) error {
+	if !v.encode {
+		v.added[key] = addedPin{pin: pin}
+		return nil
+	}
+	if data == nil {
+		var err error
+		if data, err = proto.Marshal(pin); err != nil {
+			return fmt.Errorf("bus: keep added pin %s: %w", pin.GetId(), err)
+		}
+	}
+	v.added[key] = addedPin{ref: weak.Make(pin), data: data}
+	return nil
+}
+
+// get returns the added pin kept under key.
+func (v *verdictBinder) get(key string) (*evidencev1.EvidencePin, bool, error) {
+	a, ok := v.added[key]
+	switch {
+	case !ok:
+		return nil, false, nil
+	case a.pin != nil:
+		return a.pin, true, nil
+	}
+	if p := a.ref.Value(); p != nil {
+		return p, true, nil
+	}
+	p := &evidencev1.EvidencePin{}
+	var err error
+	if v.factsEncoded {
+		err = unmarshalPinFactsEncoded(a.data, p)
+	} else {
+		err = proto.Unmarshal(a.data, p)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("bus: decode kept pin: %w", err)
+	}
+	a.ref = weak.Make(p)
+	v.added[key] = a
+	return p, true, nil
 }
 
 // bind reports whether ev is kept; a kept verdict now carries the added
-// pin's content. A nil binder keeps everything.
-func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent) (bool, error) {
+// pin's content. A nil binder keeps everything. data is ev's encoded pin
+// event as stored (nil when the caller does not have it).
+func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent, data []byte) (bool, error) {
 	pe := ev.GetPin()
 	session, _, isPin := strings.Cut(ev.GetSubject(), ".pin.")
 	if v == nil || pe == nil || !isPin {
@@ -409,10 +480,16 @@ func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent) (
 	}
 	key := session + "\x00" + pe.GetPin().GetId()
 	if pe.GetKind() == evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED {
-		v.added[key] = pe.GetPin()
-		return true, nil
+		var enc []byte
+		if v.encode {
+			enc = pinBytes(data)
+		}
+		return true, v.keep(key, pe.GetPin(), enc)
 	}
-	a, ok := v.added[key]
+	a, ok, err := v.get(key)
+	if err != nil {
+		return false, err
+	}
 	if !ok {
 		evs, err := v.b.replay(ctx, session+".pin.added", 0)
 		if err != nil {
@@ -421,10 +498,14 @@ func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent) (
 		for _, e := range evs {
 			k := session + "\x00" + e.GetPin().GetPin().GetId()
 			if _, seen := v.added[k]; !seen {
-				v.added[k] = e.GetPin().GetPin()
+				if err := v.keep(k, e.GetPin().GetPin(), nil); err != nil {
+					return false, err
+				}
 			}
 		}
-		a, ok = v.added[key]
+		if a, ok, err = v.get(key); err != nil {
+			return false, err
+		}
 	}
 	if !ok {
 		v.b.logger.WarnContext(ctx, "refused a forged or unsigned event", "subject", ev.GetSubject(), "seq", ev.GetSequence(),
@@ -433,6 +514,36 @@ func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent) (
 	}
 	pe.Pin = VerdictOf(a, pe.GetPin())
 	return true, nil
+}
+
+// pinBytes returns a copy of the encoded pin of an encoded pin event, nil
+// when data does not hold exactly one (the caller then encodes the decoded
+// pin).
+func pinBytes(data []byte) []byte {
+	var pin []byte
+	found := false
+	for i := 0; i < len(data); {
+		num, typ, n := protowire.ConsumeTag(data[i:])
+		if n < 0 {
+			return nil
+		}
+		m := protowire.ConsumeFieldValue(num, typ, data[i+n:])
+		if m < 0 {
+			return nil
+		}
+		if num == pinEventPinField {
+			if found || typ != protowire.BytesType {
+				return nil // a pin in two parts (merged on decoding)
+			}
+			pin, _ = protowire.ConsumeBytes(data[i+n:])
+			found = true
+		}
+		i += n + m
+	}
+	if !found {
+		return nil
+	}
+	return bytes.Clone(pin)
 }
 
 // CopyPin returns a copy of p whose own fields may be set without changing

@@ -8,6 +8,8 @@ package facts
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -310,20 +312,17 @@ type Monitor struct {
 	FromAlert bool `json:"from_alert,omitempty"`
 }
 
-// Put stores v under key in a metadata map (JSON round trip), creating it if nil.
+// Put stores v under key in a metadata map (as a JSON round trip would:
+// generic), creating it if nil.
 func Put(md map[string]any, key string, v any) (map[string]any, error) {
 	if md == nil {
 		md = map[string]any{}
 	}
-	b, err := json.Marshal(v)
+	g, err := generic(reflect.ValueOf(v))
 	if err != nil {
 		return md, fmt.Errorf("facts: encode %s: %w", key, err)
 	}
-	var generic any
-	if err := json.Unmarshal(b, &generic); err != nil {
-		return md, fmt.Errorf("facts: encode %s: %w", key, err)
-	}
-	md[key] = generic
+	md[key] = g
 	return md, nil
 }
 
@@ -350,17 +349,27 @@ func Decode(md *structpb.Struct, key string, out any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	// encoding/json of the plain value is twice as fast as protojson's
-	// Value.MarshalJSON and writes the same JSON for what facts hold.
-	b, err := json.Marshal(v.AsInterface())
-	if err != nil {
-		return false, fmt.Errorf("facts: decode %s: %w", key, err)
-	}
+	// The value's JSON is written straight from it (appendJSON), not
+	// through AsInterface's maps and encoding/json.
+	bp := jsonBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledJSON {
+			jsonBufs.Put(bp)
+		}
+	}()
+	b := appendJSON((*bp)[:0], v)
+	*bp = b
 	if err := json.Unmarshal(b, out); err != nil {
 		return false, fmt.Errorf("facts: decode %s: %w", key, err)
 	}
 	return true, nil
 }
+
+// jsonBufs are Decode's buffers; one grown past maxPooledJSON is left to the
+// collector.
+var jsonBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledJSON = 1 << 20
 
 // KeyObjectChanges: []ObjectChange (get_recent_changes).
 const KeyObjectChanges = "object_changes"

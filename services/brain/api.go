@@ -199,7 +199,10 @@ func (s *Service) StreamEvents(req *brainv1.StreamEventsRequest, stream grpc.Ser
 		}
 		return nil
 	}
-	if err := s.bus.Follow(ctx, filter, req.GetFromSequence(), send); err != nil {
+	// The events are only passed on: their pins' facts stay encoded (the
+	// subscriber decodes them), instead of being decoded here into maps of
+	// values and encoded again.
+	if err := s.bus.Follow(ctx, filter, req.GetFromSequence(), send, bus.FactsEncoded()); err != nil {
 		if ctx.Err() != nil {
 			return nil // the client went away
 		}

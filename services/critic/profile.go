@@ -13,6 +13,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/signal"
 	"github.com/rcamesh/rcamesh/internal/target"
@@ -149,7 +150,7 @@ func newProfile(p *evidencev1.EvidencePin) *profile {
 		// A failed call or an absence says nothing about failures; names only.
 		return pr
 	}
-	md := p.GetMetadata()
+	md := bus.Metadata(p) // decoded here when the pin keeps it encoded
 	pr.readPods(md)
 	pr.readNodes(md)
 	pr.readDeployments(md)

@@ -47,6 +47,9 @@ func newEntry(p *evidencev1.EvidencePin, prof *profile) *entry {
 func (e *entry) set(p *evidencev1.EvidencePin) {
 	e.pin, e.facts = p, nil
 	if p.GetMetadata() == nil && p.GetParams() == nil {
+		// Read with its facts kept encoded (bus.FactsEncoded): that
+		// encoding is the entry's.
+		e.facts, e.pin = bus.SplitEncodedFacts(p)
 		return
 	}
 	facts, err := proto.Marshal(&evidencev1.EvidencePin{Metadata: p.GetMetadata(), Params: p.GetParams()})
@@ -450,7 +453,7 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 		out.CriticRationale = "VALIDATED as INFORMATIONAL: a successful call with no data rules this out: " + textutil.Truncate(claim, 200)
 		return out, nil
 	case strings.TrimSpace(pin.GetClaim()) == "" && len(pin.GetSupportingEvidence()) == 0 &&
-		strings.TrimSpace(pin.GetRawOutput()) == "" && len(pin.GetMetadata().GetFields()) == 0:
+		strings.TrimSpace(pin.GetRawOutput()) == "" && !bus.HasMetadata(pin):
 		return reject(0, "empty evidence: the call returned no claim, snippets, output or facts")
 	case !prof.hasFacts && !prof.failing && pin.GetNamespace() != "" && outOfScope(prof, pin.GetNamespace(), others):
 		_, scopeNS := scopeOf(others)

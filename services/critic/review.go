@@ -18,6 +18,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/intent"
@@ -77,7 +78,7 @@ func makeViews(pins []*evidencev1.EvidencePin) ([]*pinView, map[string]*pinView)
 		case statusRejected:
 		default:
 			v.validated = p.GetSuccess() && p.GetError() == "" &&
-				(p.GetNoData() || p.GetClaim() != "" || len(p.GetSupportingEvidence()) > 0 || p.GetRawOutput() != "" || len(p.GetMetadata().GetFields()) > 0)
+				(p.GetNoData() || p.GetClaim() != "" || len(p.GetSupportingEvidence()) > 0 || p.GetRawOutput() != "" || bus.HasMetadata(p))
 		}
 		views = append(views, v)
 		if p.GetId() != "" {

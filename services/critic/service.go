@@ -112,7 +112,10 @@ func (s *Service) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	err := s.bus.ConsumeDurable(ctx, bus.ConsumerCritic, bus.PinAddedFilter, s.handle)
+	// Pins come with their facts encoded: judging reads them once, into
+	// the pin's profile (bus.Metadata); the pool entry keeps the encoding
+	// and a verdict carries it on, instead of each encoding them again.
+	err := s.bus.ConsumeDurable(ctx, bus.ConsumerCritic, bus.PinAddedFilter, s.handle, bus.FactsEncoded())
 	s.giveBackAll()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("critic: consume %s: %w", bus.PinAddedFilter, err)

@@ -11,7 +11,9 @@ import (
 // published the pin by then, and the router only needs to know whether the
 // call failed, which the call's status says. The answer carries the pin
 // and the tool result, each with all of the tool's facts; decoding it cost
-// the router two copies of those facts per call.
+// the router two copies of those facts per call. The request also asks the
+// tools service not to send it (omit_answer); a tools service that predates
+// the field still sends it, and this codec still leaves it undecoded.
 
 // discardAnswer encodes the request as protobuf and leaves the answer's
 // body undecoded (its status is still read).

@@ -198,6 +198,11 @@ func TestInvestigateDispatch(t *testing.T) {
 	for i, c := range calls {
 		byPin[c.GetPinId()] = i
 	}
+	for _, c := range calls {
+		if !c.GetOmitAnswer() {
+			t.Errorf("call %s asks for the whole answer, which the router does not read", c.GetPinId())
+		}
+	}
 	qa := calls[byPin[resp.GetPinId()]]
 	if qa.GetTriggeredBy() != evidencev1.TriggeredBy_TRIGGERED_BY_QUICK_ACTION || qa.GetIntent() != "fetch_pod_logs" ||
 		qa.GetParams().AsMap()["namespace"] != "payments" || qa.GetContext().GetActiveNamespace() != "payments" || qa.GetSessionId() != "s1" {

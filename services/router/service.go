@@ -404,6 +404,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 		NoCache:     s.cfg.ManualNoCache,
 	}
 	if s.cfg.SyncDispatch {
+		req.OmitAnswer = true // only the pin's id is read
 		cctx, cancel := context.WithTimeout(ctx, s.cfg.ExecuteTimeout)
 		defer cancel()
 		resp, err := s.deps.Tools.ExecuteTool(cctx, req)
@@ -426,6 +427,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 	case <-wait.C:
 		return "", status.Errorf(codes.ResourceExhausted, "too many tool calls in flight (limit %d) for %s; retry shortly", s.cfg.MaxInflight, s.cfg.InflightWait)
 	}
+	req.OmitAnswer = true // the answer's body is not read (skipAnswer)
 	s.wg.Add(1)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ExecuteTimeout)
 	go func() {

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
@@ -112,5 +113,71 @@ func TestPinLimitCountsOtherReplicas(t *testing.T) {
 	err := call("list_pods") // 20 pins: in the last tenth, counted afresh
 	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "holds 20 pins") {
 		t.Fatalf("the 21st pin: %v", err)
+	}
+}
+
+// TestOmitAnswer: a caller that reads only the status gets the pin's id
+// (and the replayed flag) once the pin is published; the pin on the stream
+// has the facts of a whole answer, whether they were encoded straight from
+// the tool's facts (a call not kept for replays) or from a Struct; without
+// a publish (skip_publish) the whole answer comes back.
+func TestOmitAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embedded NATS")
+	}
+	b := bustest.New(t)
+	ts := newTestSet()
+	s := newService(t, ts.set, nil, func(d *Deps) { d.Bus = b })
+	ctx := t.Context()
+	for _, intent := range []string{"get_events", "check_pod_status", "list_pods"} {
+		t.Run(intent, func(t *testing.T) {
+			session := "omit-" + intent
+			req := func() *toolsv1.ExecuteToolRequest {
+				return &toolsv1.ExecuteToolRequest{SessionId: session, InvestigationId: "inv", Intent: intent, Context: incidentCtx(),
+					TriggeredBy: evidencev1.TriggeredBy_TRIGGERED_BY_QUICK_ACTION}
+			}
+			whole := req()
+			whole.SkipPublish, whole.NoCache = true, true
+			want, err := s.ExecuteTool(ctx, whole)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cached := range []bool{false, true} {
+				r := req()
+				r.OmitAnswer, r.NoCache = true, !cached
+				r.SessionId = fmt.Sprintf("%s-%v", session, cached)
+				resp, err := s.ExecuteTool(ctx, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.GetResult() != nil || resp.GetPin().GetId() == "" || resp.GetPin().GetMetadata() != nil || resp.GetPin().GetClaim() != "" {
+					t.Errorf("omitted answer = %v, want the pin's id only", resp)
+				}
+				evs, err := b.Replay(ctx, bus.SessionFilter(r.SessionId), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(evs) != 1 {
+					t.Fatalf("stream holds %d events, want 1", len(evs))
+				}
+				got := evs[0].GetPin().GetPin()
+				if got.GetId() != resp.GetPin().GetId() || !proto.Equal(got.GetMetadata(), want.GetPin().GetMetadata()) ||
+					got.GetResourceName() != want.GetPin().GetResourceName() || got.GetClaim() != want.GetPin().GetClaim() {
+					t.Errorf("cached %v: published pin %v\nwant the whole answer's %v", cached, got, want.GetPin())
+				}
+			}
+			r := req()
+			r.OmitAnswer, r.SessionId = true, session+"-true"
+			again, err := s.ExecuteTool(ctx, r) // served from the duplicate cache
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !again.GetReplayed() || again.GetResult() != nil || again.GetPin().GetId() == "" {
+				t.Errorf("replayed omitted answer = %v", again)
+			}
+			if want.GetResult() == nil || len(want.GetPin().GetMetadata().GetFields()) == 0 {
+				t.Errorf("an unpublished pin's answer was omitted: %v", want)
+			}
+		})
 	}
 }

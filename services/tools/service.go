@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -379,7 +380,7 @@ func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolReque
 		for {
 			if cached := s.cache.get(key, s.now()); cached != nil {
 				metrics.ObserveToolCall(intent, metrics.ToolReplayed, 0)
-				return s.replay(cached), nil
+				return s.answer(req, s.replay(cached)), nil
 			}
 			wait, claimed := s.cache.begin(key)
 			if claimed {
@@ -397,14 +398,25 @@ func (s *Service) ExecuteTool(ctx context.Context, req *toolsv1.ExecuteToolReque
 		defer func() { s.cache.end(key, stored, s.now()) }()
 	}
 
-	resp, err := s.execute(ctx, t, call, req)
+	resp, err := s.execute(ctx, t, call, req, useCache)
 	if err != nil {
 		return nil, err
 	}
 	if useCache && resp.GetResult().GetSuccess() {
 		stored = resp
 	}
-	return resp, nil
+	return s.answer(req, resp), nil
+}
+
+// answer is the response a caller gets: resp, or with omit_answer (a
+// caller that reads only the status) and a published pin, the pin's id and
+// the replayed flag. Encoding the whole answer cost the tools service two
+// copies of every fact per dispatched call, for a caller that drops them.
+func (s *Service) answer(req *toolsv1.ExecuteToolRequest, resp *toolsv1.ExecuteToolResponse) *toolsv1.ExecuteToolResponse {
+	if !req.GetOmitAnswer() || req.GetSkipPublish() || s.bus == nil {
+		return resp
+	}
+	return &toolsv1.ExecuteToolResponse{Pin: &evidencev1.EvidencePin{Id: resp.GetPin().GetId()}, Replayed: resp.GetReplayed()}
 }
 
 func (s *Service) cacheKey(c *Call) string {
@@ -432,7 +444,7 @@ func (s *Service) replay(cached *toolsv1.ExecuteToolResponse) *toolsv1.ExecuteTo
 }
 
 // execute runs the handler with the timeout and turns its result into a response.
-func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1.ExecuteToolRequest) (*toolsv1.ExecuteToolResponse, error) {
+func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1.ExecuteToolRequest, cached bool) (*toolsv1.ExecuteToolResponse, error) {
 	start := s.now()
 	res, runErr, timedOut := s.runHandler(ctx, t, call)
 	if !timedOut && runErr != nil && ctx.Err() != nil {
@@ -489,18 +501,37 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 		}
 	}
 	s.capOutput(tr, &trips)
-	st, err := facts.ToStruct(md)
-	if err != nil {
-		s.log.Warn("tool metadata not representable", "intent", call.Intent, "err", err)
-		st, _ = facts.ToStruct(nil)
+	// A pin that is published and whose answer nobody reads (omit_answer,
+	// not kept for replays) carries its facts encoded straight from md:
+	// no Struct is built only to be encoded.
+	var encoded []byte
+	if req.GetOmitAnswer() && !cached && s.bus != nil && !req.GetSkipPublish() {
+		if b, ok := facts.AppendStruct(nil, md); ok {
+			encoded = b
+		}
 	}
-	tr.Metadata = st
+	if encoded == nil {
+		st, err := facts.ToStruct(md)
+		if err != nil {
+			s.log.Warn("tool metadata not representable", "intent", call.Intent, "err", err)
+			st, _ = facts.ToStruct(nil)
+		}
+		tr.Metadata = st
+	}
 
 	hints := PinHints{}
 	if res != nil && tr.Success {
 		hints = PinHints{Namespace: res.Namespace, Service: res.Service, ResourceName: res.ResourceName}
 	}
+	if encoded != nil && strings.TrimSpace(hints.ResourceName) == "" {
+		// What FromToolResult reads from the metadata next.
+		hints.ResourceName, _ = md[facts.KeyResolvedPod].(string)
+	}
 	pin := s.pins.FromToolResult(req, tr, call.Params, call.Window, hints)
+	if encoded != nil {
+		m := pin.ProtoReflect()
+		m.SetUnknown(protowire.AppendBytes(protowire.AppendTag(m.GetUnknown(), pinMetadataField, protowire.BytesType), encoded))
+	}
 	resp := &toolsv1.ExecuteToolResponse{Result: tr, Pin: pin, Trips: trips, Limits: s.Limits()}
 
 	if s.bus != nil && !req.GetSkipPublish() {
@@ -521,6 +552,9 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 	s.log.Debug("tool executed", "intent", call.Intent, "success", tr.Success, "no_data", tr.NoData, "ms", tr.DurationMs, "pin", pin.GetId())
 	return resp, nil
 }
+
+// pinMetadataField is the field number of a pin's metadata.
+var pinMetadataField = (&evidencev1.EvidencePin{}).ProtoReflect().Descriptor().Fields().ByName("metadata").Number()
 
 // toolResult is the result label of a tool call.
 func toolResult(tr *evidencev1.ToolResult, timedOut bool) string {

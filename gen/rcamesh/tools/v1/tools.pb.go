@@ -40,7 +40,12 @@ type ExecuteToolRequest struct {
 	// When false the pin is returned but not published (dry runs, tests).
 	SkipPublish bool `protobuf:"varint,9,opt,name=skip_publish,json=skipPublish,proto3" json:"skip_publish,omitempty"`
 	// Bypass the duplicate-call cache (an explicit re-run by a person).
-	NoCache       bool `protobuf:"varint,10,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
+	NoCache bool `protobuf:"varint,10,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
+	// The caller reads only the call's status (the router's dispatched
+	// calls: the pin reaches readers through the stream). When the pin is
+	// published, the response carries only the pin's id and the replayed
+	// flag: no result, no facts.
+	OmitAnswer    bool `protobuf:"varint,11,opt,name=omit_answer,json=omitAnswer,proto3" json:"omit_answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -141,6 +146,13 @@ func (x *ExecuteToolRequest) GetSkipPublish() bool {
 func (x *ExecuteToolRequest) GetNoCache() bool {
 	if x != nil {
 		return x.NoCache
+	}
+	return false
+}
+
+func (x *ExecuteToolRequest) GetOmitAnswer() bool {
+	if x != nil {
+		return x.OmitAnswer
 	}
 	return false
 }
@@ -498,7 +510,7 @@ var File_rcamesh_tools_v1_tools_proto protoreflect.FileDescriptor
 
 const file_rcamesh_tools_v1_tools_proto_rawDesc = "" +
 	"\n" +
-	"\x1crcamesh/tools/v1/tools.proto\x12\x10rcamesh.tools.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\"rcamesh/evidence/v1/evidence.proto\x1a,rcamesh/investigation/v1/investigation.proto\"\xa2\x03\n" +
+	"\x1crcamesh/tools/v1/tools.proto\x12\x10rcamesh.tools.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\"rcamesh/evidence/v1/evidence.proto\x1a,rcamesh/investigation/v1/investigation.proto\"\xc3\x03\n" +
 	"\x12ExecuteToolRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
@@ -511,7 +523,9 @@ const file_rcamesh_tools_v1_tools_proto_rawDesc = "" +
 	"\x10investigation_id\x18\b \x01(\tR\x0finvestigationId\x12!\n" +
 	"\fskip_publish\x18\t \x01(\bR\vskipPublish\x12\x19\n" +
 	"\bno_cache\x18\n" +
-	" \x01(\bR\anoCache\"\x9b\x02\n" +
+	" \x01(\bR\anoCache\x12\x1f\n" +
+	"\vomit_answer\x18\v \x01(\bR\n" +
+	"omitAnswer\"\x9b\x02\n" +
 	"\x13ExecuteToolResponse\x127\n" +
 	"\x06result\x18\x01 \x01(\v2\x1f.rcamesh.evidence.v1.ToolResultR\x06result\x122\n" +
 	"\x03pin\x18\x02 \x01(\v2 .rcamesh.evidence.v1.EvidencePinR\x03pin\x12\x1a\n" +
