@@ -70,3 +70,28 @@ func mustObj(t *testing.T, raw []byte) map[string]any {
 	}
 	return m
 }
+
+// A search tool's envelope names the target deep inside its result (ECS
+// field names): those fields become labels, and the sample hit's message
+// says what fired.
+func TestNestedEntitiesOfAnEnvelope(t *testing.T) {
+	raw := []byte(`{"watch_id": "indexing-failures", "state": "firing",
+	 "metadata": {"name": "Indexing failures", "severity": "high"},
+	 "result": {"input": {"payload": {"hits": {"total": 9, "hits": [{"_source": {
+	   "kubernetes": {"pod": {"name": "indexer-5c9d-x2k"}, "container": {"name": "indexer"}, "namespace": "search"},
+	   "message": "bulk failed items=12 error=cluster_block_exception"}}]}}}}}`)
+	as, err := Parse(raw, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := as[0]
+	if got := target.Lookup(a.GetLabels(), target.Pod); got != "indexer-5c9d-x2k" {
+		t.Errorf("pod = %q (labels %v)", got, a.GetLabels())
+	}
+	if got := target.Lookup(a.GetLabels(), target.Namespace); got != "search" {
+		t.Errorf("namespace = %q (labels %v)", got, a.GetLabels())
+	}
+	if !strings.Contains(a.GetAnnotations()["sample_message"], "cluster_block_exception") {
+		t.Errorf("annotations %v lack the sample message", a.GetAnnotations())
+	}
+}

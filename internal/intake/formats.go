@@ -98,15 +98,33 @@ func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 }
 
 func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
+	envelope := obj
+	wrapped := false
 	if !hasAnyKey(obj, genericKeys) {
 		if w, ok := wrappedAlert(obj); ok {
-			obj = w
+			obj, wrapped = w, true
 		}
 	}
 	a := &investigationv1.Alert{
 		Format:      investigationv1.AlertFormat_ALERT_FORMAT_GENERIC,
 		Labels:      strMap(obj["labels"]),
 		Annotations: strMap(firstPresent(obj, "annotations")),
+	}
+	if wrapped {
+		// The envelope's nested fields that name an entity by a known
+		// key (Elastic's kubernetes.pod.name, a result's service.name)
+		// are labels, and the first sample message it carries says what
+		// fired.
+		if a.Labels == nil {
+			a.Labels = map[string]string{}
+		}
+		sample := nestedEntities(envelope, a.Labels)
+		if sample != "" {
+			if a.Annotations == nil {
+				a.Annotations = map[string]string{}
+			}
+			setMissing(a.Annotations, "sample_message", truncate(sample, 500))
+		}
 	}
 	// Tags as a Datadog-style list or a map.
 	mergeMissing(a.Labels, tagsMap(obj["tags"]))
@@ -164,6 +182,55 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		}
 	}
 	return []*investigationv1.Alert{a}, nil
+}
+
+// nestedEntities walks a vendor envelope (depth 14, 2000 leaves at most)
+// and sets in labels, when absent, every string leaf whose key path ends in
+// a known entity key (the last one, two or three path segments folded:
+// kubernetes.pod.name, container.name, service); it returns the first
+// leaf named message.
+func nestedEntities(obj map[string]any, labels map[string]string) string {
+	sample := ""
+	leaves := 0
+	var walk func(v any, path []string, depth int)
+	walk = func(v any, path []string, depth int) {
+		if depth > 14 || leaves > 2000 {
+			return
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				walk(t[k], append(path, k), depth+1)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e, path, depth+1)
+			}
+		case string:
+			leaves++
+			if len(path) == 0 || strings.TrimSpace(t) == "" || len(t) > 253 {
+				if len(path) > 0 && path[len(path)-1] == "message" && sample == "" {
+					sample = t
+				}
+				return
+			}
+			if path[len(path)-1] == "message" && sample == "" {
+				sample = t
+			}
+			for n := min(3, len(path)); n >= 1; n-- {
+				key := target.Fold(strings.Join(path[len(path)-n:], "_"))
+				if target.KindOf(key) == "" {
+					continue
+				}
+				if _, ok := labels[key]; !ok && !strings.ContainsAny(t, " \n") {
+					labels[key] = t
+				}
+				break
+			}
+		}
+	}
+	walk(obj, nil, 0)
+	return sample
 }
 
 // ---- Alertmanager webhook v4 and Grafana unified alerting ----
