@@ -29,6 +29,23 @@ func (r Result) LeadFollowUps() (calls []FollowUp, exclusive bool) {
 	return nil, false
 }
 
+// SuspectEntity is the entity the next evidence should be about: the
+// leading hypothesis's, or, when no detector proposed one, the entity with
+// the strongest abnormal signals (the anomaly summary's), "" when nothing
+// is abnormal.
+func (r Result) SuspectEntity() string {
+	if len(r.Hypotheses) > 0 {
+		return r.Hypotheses[0].GetEntity()
+	}
+	if r.ev == nil {
+		return ""
+	}
+	if cs := r.ev.anomalyCandidates(); len(cs) > 0 {
+		return cs[0].entity
+	}
+	return ""
+}
+
 // leadFollowUps maps a detector to the follow-ups of its findings.
 var leadFollowUps = map[string]func(ev *Evidence, f Finding) ([]FollowUp, bool){
 	ModeDNSFailure:        dnsFollowUps,

@@ -1,6 +1,7 @@
 package brain
 
 import (
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -77,6 +78,50 @@ func TestEntityFollowUpsReadTheSuspectsLogs(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("reads cart-* = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A suspect workload's change history is read next, unless a call already
+// covered it (for it, or for every service).
+func TestEntityFollowUpsReadTheSuspectsChanges(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	for _, in := range []string{intentDeploys, intentCommits} {
+		h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: in, ParamsSchema: []*evidencev1.ToolParam{
+			{Name: "service", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	}
+	ran := func(in string, params map[string]any) *investigationv1.ToolCallRecord {
+		p, _ := structpb.NewStruct(params)
+		return &investigationv1.ToolCallRecord{Intent: in, Params: p, PinId: "pin_1"}
+	}
+	tests := []struct {
+		name  string
+		ent   string
+		calls []*investigationv1.ToolCallRecord
+		want  []string
+	}{
+		{"nothing read yet", "deployment/shop/cart", nil, []string{intentDeploys, intentCommits}},
+		{"its deploys read", "deployment/shop/cart", []*investigationv1.ToolCallRecord{ran(intentDeploys, map[string]any{"service": "cart"})}, []string{intentCommits}},
+		{"every service's commits read", "deployment/shop/cart", []*investigationv1.ToolCallRecord{ran(intentCommits, map[string]any{})}, []string{intentDeploys}},
+		{"another service's read", "deployment/shop/cart", []*investigationv1.ToolCallRecord{ran(intentDeploys, map[string]any{"service": "search"})}, []string{intentDeploys, intentCommits}},
+		{"a pod has no history of its own", "pod/shop/cart-1", nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: tc.calls}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			var got []string
+			for _, c := range h.svc.entityFollowUps(testCtx(t), st, tc.ent) {
+				if c.Intent == intentDeploys || c.Intent == intentCommits {
+					if c.Params["service"] != "cart" {
+						t.Errorf("%s for %v, want service cart", c.Intent, c.Params)
+					}
+					got = append(got, c.Intent)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("change follow-ups %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -46,6 +46,11 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		return named
 	}
 	if len(res.Hypotheses) == 0 {
+		// No detector proposed a cause: the entity with the strongest
+		// abnormal signals is the suspect to read next.
+		if ent := res.SuspectEntity(); ent != "" {
+			return s.entityFollowUps(ctx, st, ent)
+		}
 		return nil
 	}
 	asked, exclusive := res.LeadFollowUps()
@@ -124,6 +129,16 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 			out = append(out, c)
 		}
 	}
+	if len(parts) == 3 && parts[0] != "pod" {
+		// What changed for the suspect: its releases and its commits,
+		// when no call read them yet.
+		for _, in := range []string{intentDeploys, intentCommits} {
+			c := pendingCall{Intent: in, Params: map[string]any{"namespace": parts[1], "service": name}, Origin: originExpand}
+			if _, ok := defs[in]; ok && !st.ranEquivalent(c) && !st.ranFor(in, name) {
+				out = append(out, c)
+			}
+		}
+	}
 	seen := map[string]bool{}
 	for _, p := range st.pods() {
 		if p.Name != name && p.Workload != name && !strings.HasPrefix(p.Name, name+"-") {
@@ -146,7 +161,11 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 	return out
 }
 
-const intentDescribe = string(intent.DescribeResource)
+const (
+	intentDescribe = string(intent.DescribeResource)
+	intentDeploys  = string(intent.GetDeployHistory)
+	intentCommits  = string(intent.GetCommits)
+)
 
 // managedObjectKind: kinds of objects that hold configuration or
 // credentials and are usually produced by something else (a controller's
@@ -178,6 +197,22 @@ func (st *invState) readLogsOf(ns, workload string) bool {
 		}
 		pod := strings.TrimSuffix(fmt.Sprint(p["pod"]), "*")
 		if pod == workload || strings.HasPrefix(pod, workload+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+// ranFor: a call of intent ran (without error) for service name, or for
+// every service (no service parameter: its answer covers name too).
+func (st *invState) ranFor(in, name string) bool {
+	for _, r := range st.rec.GetToolCalls() {
+		if r.GetIntent() != in || r.GetError() != "" {
+			continue
+		}
+		p := structMap(r.GetParams())
+		svc, _ := p["service"].(string)
+		if svc == "" || svc == name {
 			return true
 		}
 	}
