@@ -601,24 +601,23 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 		}
 	}
 	classify := func(text string, w float64, kind string) {
-		for _, f := range families {
-			if f.re.MatchString(text) {
-				if f.cat == catResource && !callerDemandRose && (top.kind == "dependency" && reRemoteLimit.MatchString(text) || remoteLimit(text, top.name)) {
-					// A limit the dependency enforces (its 429, its quota)
-					// while the callers' demand is flat: the dependency
-					// changed, not the callers' load.
-					add(catDependency, w, text, "the dependency refuses requests with its own limit while its callers' demand is flat", kind)
-					return
-				}
-				if top.kind == "node" && f.cat == catResource {
-					// Pressure confined to one node is a node-level fault.
-					add(catInfra, w, text, "node-level resource pressure ("+f.why+")", kind)
-					return
-				}
-				add(f.cat, w, text, f.why, kind)
-				return // first family wins: the list runs from most to least specific
-			}
+		f, ok := familyOf(text)
+		if !ok {
+			return
 		}
+		if f.cat == catResource && !callerDemandRose && (top.kind == "dependency" && reRemoteLimit.MatchString(text) || remoteLimit(text, top.name)) {
+			// A limit the dependency enforces (its 429, its quota) while
+			// the callers' demand is flat: the dependency changed, not the
+			// callers' load.
+			add(catDependency, w, text, "the dependency refuses requests with its own limit while its callers' demand is flat", kind)
+			return
+		}
+		if top.kind == "node" && f.cat == catResource {
+			// Pressure confined to one node is a node-level fault.
+			add(catInfra, w, text, "node-level resource pressure ("+f.why+")", kind)
+			return
+		}
+		add(f.cat, w, text, f.why, kind) // first row wins: the table runs from most to least specific
 	}
 	// Logs: one vote per template, weighted by its share (a repeated line
 	// counts more, but not linearly).

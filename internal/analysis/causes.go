@@ -46,6 +46,26 @@ var families = []family{
 	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented)`), "runtime exceptions in the service's own code"},
 }
 
+// reCrashHeader: the first line of a runtime's crash report. What follows
+// it is the value the program panicked with ("invalid argument to Int63n"),
+// the program's own failure, whatever words it uses.
+var reCrashHeader = regexp.MustCompile(`(?i)^\W{0,3}(?:\S+\s+){0,4}?(panic:|fatal error:|traceback \(most recent call last\)|exception in thread|unhandled exception|terminate called after throwing|uncaught (?:exception|error))`)
+
+// familyOf is the effect row text matches: the first row in order, except
+// that a crash header is the code row's unless a capacity signature (an
+// out-of-memory) is in it.
+func familyOf(text string) (family, bool) {
+	if reCrashHeader.MatchString(text) && !families[0].re.MatchString(text) {
+		return families[len(families)-1], true
+	}
+	for _, f := range families {
+		if f.re.MatchString(text) {
+			return f, true
+		}
+	}
+	return family{}, false
+}
+
 // changeVote is what a change preceding the onset says about the
 // category: the cause side of the table.
 func changeVote(kind string) (investigationv1.RootCauseCategory, string, bool) {

@@ -135,3 +135,29 @@ func TestRelevantSettings(t *testing.T) {
 		t.Errorf("settings without a conclusion: %+v", got)
 	}
 }
+
+// Every replica crashing in the same minute is a common cause, not a
+// transient restart; one pod's, a graceful stop, or crashes far apart are.
+func TestCorrelatedCrash(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2028, 1, 1, 0, m, 0, 0, time.UTC); return &x }
+	pod := func(name string, m int, code int32) Pod {
+		return Pod{Pod: facts.Pod{Name: name, Restarts: 1, Containers: []facts.Container{{Name: "app", LastFinishedAt: at(m), LastExitCode: &code, RestartCount: 1}}}}
+	}
+	tests := []struct {
+		name  string
+		pods  []Pod
+		total int
+		want  bool
+	}{
+		{"all three in one minute, exit 2", []Pod{pod("a", 0, 2), pod("b", 0, 2), pod("c", 1, 2)}, 3, true},
+		{"one pod", []Pod{pod("a", 0, 2)}, 3, false},
+		{"two of three", []Pod{pod("a", 0, 2), pod("b", 0, 2)}, 3, false},
+		{"far apart", []Pod{pod("a", 0, 2), pod("b", 20, 2)}, 2, false},
+		{"graceful stops", []Pod{pod("a", 0, 143), pod("b", 0, 143)}, 2, false},
+	}
+	for _, tc := range tests {
+		if got := correlatedCrash(tc.pods, tc.total); got != tc.want {
+			t.Errorf("%s: correlated %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

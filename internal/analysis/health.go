@@ -165,6 +165,12 @@ func detectRestartRecovered(ev *Evidence) []Finding {
 	if len(restarted) == 0 {
 		return nil
 	}
+	if correlatedCrash(restarted, len(ev.Pods)) {
+		// Every replica went down in the same minute: a common cause (a
+		// input, a clock, a dependency, a defect every copy shares), not
+		// one pod's transient hiccup. Recovery does not make it healthy.
+		return nil
+	}
 	f := healthyFinding(ModeRecovered, ev.workloadEntity(), 0.85)
 	var parts []string
 	for _, p := range restarted {
@@ -221,6 +227,36 @@ func detectRestartRecovered(ev *Evidence) []Finding {
 	f.Remediation = []string{"No action needed on the workload; tune the restart alert to require repeated restarts in a short window"}
 	f.Signals = []string{"restart", "recovered"}
 	return []Finding{f}
+}
+
+// correlatedCrash: two or more pods, every pod of the evidence, whose
+// containers last terminated within two minutes of each other, with an
+// error exit (not a graceful stop).
+func correlatedCrash(restarted []Pod, total int) bool {
+	if len(restarted) < 2 || len(restarted) < total {
+		return false
+	}
+	var first, last time.Time
+	for _, p := range restarted {
+		var at *time.Time
+		crashed := false
+		for _, c := range p.Containers {
+			if c.LastFinishedAt != nil && (at == nil || c.LastFinishedAt.After(*at)) {
+				at = c.LastFinishedAt
+				crashed = c.LastExitCode != nil && *c.LastExitCode != 0 && *c.LastExitCode != 143
+			}
+		}
+		if at == nil || !crashed {
+			return false
+		}
+		if first.IsZero() || at.Before(first) {
+			first = *at
+		}
+		if at.After(last) {
+			last = *at
+		}
+	}
+	return last.Sub(first) <= 2*time.Minute
 }
 
 // ---- an old ReplicaSet's pod behind the alert ----

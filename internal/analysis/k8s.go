@@ -1342,10 +1342,8 @@ func terminationCause(pods []Pod) (logCause, bool) {
 				if msg == "" {
 					continue
 				}
-				for _, f := range families {
-					if f.re.MatchString(msg) {
-						return logCause{f.cat, categoryWord(f.cat), LogLine{facts.LogLine{Message: msg}, x.Cite}}, true
-					}
+				if f, ok := familyOf(msg); ok {
+					return logCause{f.cat, categoryWord(f.cat), LogLine{facts.LogLine{Message: msg}, x.Cite}}, true
 				}
 			}
 		}

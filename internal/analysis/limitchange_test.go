@@ -118,3 +118,24 @@ func TestSharedTerms(t *testing.T) {
 		t.Errorf("a word common in the evidence counted: %v", got)
 	}
 }
+
+// A crash header is the program's own failure whatever its value says; an
+// out-of-memory stays a capacity failure.
+func TestFamilyOfCrashHeader(t *testing.T) {
+	tests := []struct {
+		text string
+		want investigationv1.RootCauseCategory
+	}{
+		{"panic: invalid argument to Int63n", catCode},
+		{"goroutine 1 [running]: panic: invalid configuration", catCode},
+		{"fatal error: runtime: out of memory", catResource},
+		{"invalid argument: replicas must be positive", catConfig},
+		{"Exception in thread \"main\" java.lang.IllegalStateException: bad state", catCode},
+	}
+	for _, tc := range tests {
+		f, ok := familyOf(tc.text)
+		if !ok || f.cat != tc.want {
+			t.Errorf("familyOf(%q) = %v (%v), want %v", tc.text, f.cat, ok, tc.want)
+		}
+	}
+}

@@ -140,6 +140,7 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 		}
 	}
 	seen := map[string]bool{}
+	configs := 0
 	for _, p := range st.pods() {
 		if p.Name != name && p.Workload != name && !strings.HasPrefix(p.Name, name+"-") {
 			continue
@@ -147,13 +148,14 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 		for _, c := range p.Containers {
 			for _, cm := range c.ConfigMaps {
 				key := p.Namespace + "/" + cm
-				if seen[key] || len(out) >= maxConfigFollowUps {
+				if seen[key] || configs >= maxConfigFollowUps {
 					continue
 				}
 				seen[key] = true
 				call := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "configmap", "name": cm, "namespace": p.Namespace}, Origin: originExpand}
 				if !st.ranEquivalent(call) {
 					out = append(out, call)
+					configs++
 				}
 			}
 		}
