@@ -821,7 +821,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				continue
 			}
 			txt := fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), hhmm(c.Timestamp))
-			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service}, c.Service == "" || c.Service == name)
+			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, commits: []Commit{c}}, c.Service == "" || c.Service == name)
 		}
 	}
 	// Changes announced in logs (a flag flipped, a policy synced, a node
@@ -1078,7 +1078,7 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		f.Statement += fmt.Sprintf("; the nearest preceding change is the %s, %s before", change.text, gap)
 		f.validated(fmt.Sprintf("Nearest change before the onset (%s): %s, %s before", hhmm(onset), change.text, gap), change.cite)
 		for _, c := range change.commits {
-			// What the release shipped, in its authors' words.
+			// What the change shipped, in its authors' words.
 			f.validated(commitText(c), c.Cite)
 		}
 	}

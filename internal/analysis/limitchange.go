@@ -180,30 +180,32 @@ func (ev *Evidence) limitChangeFinding(lead Finding, onset time.Time) (Finding, 
 	return f, true
 }
 
-// boundSetByChange: the strongest fault finding is a capacity failure at a
-// bound a change set before the alert (limitChangeFinding).
+// boundSetByChange: one of the three strongest fault findings is a
+// capacity failure at a bound a change set before the alert
+// (limitChangeFinding), or follows a configuration change to its entity
+// (nearConfigChangeFinding); the strongest such finding is promoted. The
+// ranking decides whether it leads.
 func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 	at := ev.alertTime()
 	if at == nil {
 		return Finding{}, false
 	}
-	var lead *Finding
-	for i := range findings {
-		f := &findings[i]
-		if f.Healthy || f.Score < minFaultScore {
-			continue
-		}
-		if lead == nil || f.Score > lead.Score {
-			lead = f
+	var faults []Finding
+	for _, f := range findings {
+		if !f.Healthy && f.Score >= minFaultScore {
+			faults = append(faults, f)
 		}
 	}
-	if lead == nil {
-		return Finding{}, false
+	sort.SliceStable(faults, func(i, j int) bool { return faults[i].Score > faults[j].Score })
+	for _, lead := range faults[:min(3, len(faults))] {
+		if f, ok := ev.limitChangeFinding(lead, *at); ok {
+			return f, true
+		}
+		if f, ok := ev.nearConfigChangeFinding(lead); ok {
+			return f, true
+		}
 	}
-	if f, ok := ev.limitChangeFinding(*lead, *at); ok {
-		return f, true
-	}
-	return ev.nearConfigChangeFinding(*lead)
+	return Finding{}, false
 }
 
 // reTermWord splits identifiers into words (camelCase, dots,
@@ -302,7 +304,7 @@ const configChangeNear = 20 * time.Minute
 
 // incidentOnset is the earliest sign of the incident on the alert's
 // target: the first error line, the onset of a series of the target that
-// moved (not its demand), the alert itself; nothing more than six hours before the alert.
+// moved abruptly (not its demand), the alert itself; nothing more than six hours before the alert.
 func (ev *Evidence) incidentOnset() (time.Time, bool) {
 	at := ev.alertTime()
 	if at == nil {
@@ -324,7 +326,9 @@ func (ev *Evidence) incidentOnset() (time.Time, bool) {
 		}
 		// Demand is the trigger, not a sign of the failure: a rise of
 		// traffic may precede the change that makes it fail.
-		if ch, ok := seriesChangeOf(s); ok && ch.r.onset != nil && seriesKindOf(s.Series) != "traffic" {
+		// A creep's start is a fitted hinge, minutes off either way: only
+		// abrupt changes date the onset.
+		if ch, ok := seriesChangeOf(s); ok && ch.r.onset != nil && seriesKindOf(s.Series) != "traffic" && ch.r.shape != "creep" {
 			consider(ch.r.onset)
 		}
 	}
