@@ -161,3 +161,30 @@ func TestCorrelatedCrash(t *testing.T) {
 		}
 	}
 }
+
+// A readiness probe refused because the process crashed on its own is the
+// crash's symptom; refused after the kubelet killed it, or with no crash,
+// it is the probe's.
+func TestReadinessRefusedAfterACrash(t *testing.T) {
+	code := func(c int32) *int32 { return &c }
+	mk := func(exit *int32) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "Restarts", Namespace: "m", Service: "api"}, nil)
+		p := facts.Pod{Namespace: "m", Name: "api-1", Phase: "Running", Restarts: 2, Containers: []facts.Container{{Name: "api", RestartCount: 2, LastExitCode: exit, ReadinessProbe: "http-get :8080/ready"}}}
+		ev.Pods = []Pod{{Pod: p}}
+		now := time.Now()
+		ev.Events = []Event{{Event: facts.Event{Namespace: "m", Type: "Warning", Reason: "Unhealthy", InvolvedKind: "Pod", InvolvedName: "api-1", Count: 9, LastSeen: &now,
+			Message: `Readiness probe failed: Get "http://10.0.0.1:8080/ready": dial tcp 10.0.0.1:8080: connect: connection refused`}}}
+		ev.Now = now
+		return ev
+	}
+	for _, tc := range []struct {
+		name string
+		exit *int32
+		want bool
+	}{{"crashed with exit 3", code(3), false}, {"killed by the kubelet", code(137), true}, {"never terminated", nil, true}} {
+		got := len(detectProbeFailure(mk(tc.exit))) > 0
+		if got != tc.want {
+			t.Errorf("%s: probe finding %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -733,6 +733,12 @@ func detectProbeFailure(ev *Evidence) []Finding {
 			kind = "liveness"
 		}
 		probeMsg := probeEvents[0].Message
+		if !liveness && containsFold(probeMsg, "connection refused") && crashedOnItsOwn(p.Pod) {
+			// Nothing listens because the process died on its own (an
+			// error exit the kubelet did not cause): the readiness
+			// failures are the crash's symptom, not the probe's fault.
+			continue
+		}
 		status := ""
 		if m := probeStatusRe.FindStringSubmatch(probeMsg); m != nil {
 			status = " with HTTP status " + m[1]
@@ -808,6 +814,17 @@ func detectProbeFailure(ev *Evidence) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// crashedOnItsOwn: a container of p last exited with an error code the
+// kubelet does not cause (not 137 or 143, the kill and terminate signals).
+func crashedOnItsOwn(p facts.Pod) bool {
+	for _, c := range p.Containers {
+		if x := c.LastExitCode; x != nil && *x != 0 && *x != 137 && *x != 143 {
+			return true
+		}
+	}
+	return false
 }
 
 // ---- unschedulable ----
