@@ -188,3 +188,34 @@ func TestReadinessRefusedAfterACrash(t *testing.T) {
 		}
 	}
 }
+
+// The crash site is the first frame of the program's own code after a
+// crash header, in every runtime's frame syntax.
+func TestCrashSites(t *testing.T) {
+	lines := func(pod string, msgs ...string) []LogLine {
+		var out []LogLine
+		for _, m := range msgs {
+			out = append(out, LogLine{LogLine: facts.LogLine{Pod: pod, Message: m}})
+		}
+		return out
+	}
+	var logs []LogLine
+	logs = append(logs, lines("go-1", "level=info msg=ok", "panic: invalid argument to Int63n", "", "goroutine 7 [running]:",
+		"math/rand.(*Rand).Int63n(0xc0001a6000, 0xff)", "\t/usr/local/go/src/math/rand/rand.go:122 +0xc5",
+		"example.org/app/internal/pick.(*Weighted).Pick(0xc000412280)", "\t/src/internal/pick/weights.go:88 +0x1d4")...)
+	logs = append(logs, lines("java-1", `Exception in thread "main" java.lang.IllegalStateException: bad`,
+		"\tat java.base/java.util.Objects.requireNonNull(Objects.java:233)", "\tat com.acme.billing.Pricer.price(Pricer.java:57)")...)
+	logs = append(logs, lines("py-1", "Traceback (most recent call last):", `  File "/app/orders/server.py", line 12, in main`, "    app.run()",
+		`  File "/usr/lib/python3.12/site-packages/flask/app.py", line 880, in full_dispatch`, "    rv = self.dispatch_request()",
+		`  File "/app/orders/views.py", line 142, in create`, "    code = body['code']", "KeyError: 'code'")...)
+	ev := NewEvidence(&investigationv1.Alert{}, nil)
+	ev.Logs = logs
+	var got []string
+	for _, c := range ev.crashSites() {
+		got = append(got, c.site+"|"+c.function)
+	}
+	want := []string{"/src/internal/pick/weights.go:88|example.org/app/internal/pick.(*Weighted).Pick", "Pricer.java:57|", "/app/orders/views.py:142|"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("crash sites:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -32,6 +32,7 @@ const (
 	keyTopQueries      = 3
 	keyCommits         = 2
 	keySettings        = 4
+	keyCrashSites      = 2
 )
 
 // keyEvidence returns the key-evidence claims not already stated by the
@@ -184,6 +185,14 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		seenName[ch.s.Name] = true
 		add(fmt.Sprintf("%s: %s", SourceName(ch.s.Cite.Source("metrics")), ch.text()), ch.s.Cite)
 		n++
+	}
+	// Where the program crashed: the first frame of its own code after a
+	// crash header.
+	for i, c := range ev.crashSites() {
+		if i >= keyCrashSites {
+			break
+		}
+		add(c.text(), c.cite)
 	}
 	// The settings of the alerted workload's containers that the failure's
 	// words name (a flag, an env var, a mount): how it was configured to
