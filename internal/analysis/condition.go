@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rcamesh/rcamesh/internal/alertexpr"
 	"github.com/rcamesh/rcamesh/internal/signal"
 )
 
@@ -64,6 +65,9 @@ type held struct {
 // creeping at its highest (resources), or at least 1.5x its pre-incident
 // level and within 10% of its peak.
 func (ev *Evidence) heldCondition() (held, bool) {
+	if h, holds, measured := ev.alertExprHeld(); measured {
+		return h, holds // the alert's own expression, measured: it decides
+	}
 	kinds := ev.alertSymptoms()
 	if len(kinds) == 0 {
 		return held{}, false
@@ -276,4 +280,63 @@ func atText(t *time.Time) string {
 		return ""
 	}
 	return " at " + hhmm(t)
+}
+
+// alertExpr is the PromQL condition the alert carries, when it has one.
+func (ev *Evidence) alertExpr() (alertexpr.Expr, bool) {
+	if ev.Alert == nil {
+		return alertexpr.Expr{}, false
+	}
+	return alertexpr.Find(ev.Alert.GetAnnotations(), map[string]string{"summary": ev.Alert.GetSummary(), "description": ev.Alert.GetDescription()})
+}
+
+// alertExprSeries are the series a query of the alert's own expression
+// returned.
+func (ev *Evidence) alertExprSeries(e alertexpr.Expr) []Series {
+	var out []Series
+	for _, s := range ev.Series {
+		for _, id := range s.PinIDs {
+			q, ok := ev.Queries[id]
+			if !ok {
+				continue
+			}
+			if qe, ok := alertexpr.Parse(q); ok && qe.Measure == e.Measure {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// alertExprHeld judges the alert's own expression over the window when its
+// series are in evidence (measured): with a threshold, whether its value at
+// the end of the window still crosses it; without one, whether it is still
+// at least 1.5x its pre-incident level and near its peak.
+func (ev *Evidence) alertExprHeld() (h held, holds, measured bool) {
+	e, ok := ev.alertExpr()
+	if !ok {
+		return held{}, false, false
+	}
+	ss := ev.alertExprSeries(e)
+	if len(ss) == 0 {
+		return held{}, false, false
+	}
+	for _, s := range ss {
+		if s.Count == 0 {
+			continue
+		}
+		last := s.Latest
+		if hold, judged := e.Holds(last); judged {
+			if hold {
+				return held{what: fmt.Sprintf("the alert's own expression %s is %s at the end of the window, still %s %s", clip(e.Measure, 160), num(last), e.Op, num(e.Threshold)), s: s, last: last}, true, true
+			}
+			continue
+		}
+		r := riseOf(s.Series)
+		if r.head > 0 && r.tail >= 1.5*r.head && (r.peak <= 0 || r.tail >= 0.9*r.peak) || r.head <= 0 && r.tail > 0 && r.tail >= 0.9*r.peak {
+			return held{what: fmt.Sprintf("the alert's own expression %s is still at %s at the end of the window (from %s before the incident)", clip(e.Measure, 160), num(r.tail), num(r.head)), s: s, last: r.tail}, true, true
+		}
+	}
+	return held{}, false, true
 }

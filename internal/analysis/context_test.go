@@ -219,3 +219,46 @@ func TestCrashSites(t *testing.T) {
 		t.Errorf("crash sites:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The alert's own expression, measured, decides whether its condition
+// holds: with its threshold, or against its pre-incident level.
+func TestAlertExprHeld(t *testing.T) {
+	pts := func(vs ...float64) []facts.Point {
+		var out []facts.Point
+		for i, v := range vs {
+			out = append(out, facts.Point{T: time.Date(2026, 9, 9, 9, i, 0, 0, time.UTC), V: v})
+		}
+		return out
+	}
+	build := func(ann map[string]string, vs ...float64) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "LessonApi401", Namespace: "lingo", Service: "lesson-api", Annotations: ann}, nil)
+		q := `sum(rate(http_requests_total{code="401",service="lesson-api"}[5m]))`
+		ev.Queries = map[string]string{"pin_q": q}
+		peak := 0.0
+		for _, v := range vs {
+			peak = max(peak, v)
+		}
+		ev.Series = []Series{{Series: facts.Series{Name: q, Count: len(vs), Latest: vs[len(vs)-1], Peak: peak, Downsampled: pts(vs...)}, Cite: Cite{PinIDs: []string{"pin_q"}}}}
+		return ev
+	}
+	noThreshold := map[string]string{"description": `sum(rate(http_requests_total{service="lesson-api",code="401"}[5m]))`}
+	withThreshold := map[string]string{"expr": `sum(rate(http_requests_total{service="lesson-api",code="401"}[5m])) > 10`}
+	tests := []struct {
+		name           string
+		ann            map[string]string
+		vs             []float64
+		holds, measure bool
+	}{
+		{"still high, no threshold", noThreshold, []float64{2, 2, 2, 2, 150, 180, 190, 189}, true, true},
+		{"back to its level, no threshold", noThreshold, []float64{2, 2, 2, 2, 150, 180, 3, 2}, false, true},
+		{"above its threshold", withThreshold, []float64{2, 2, 2, 2, 12, 14, 15, 16}, true, true},
+		{"under its threshold again", withThreshold, []float64{2, 2, 2, 2, 12, 14, 15, 4}, false, true},
+		{"no expression in the alert", map[string]string{"summary": "401s up"}, []float64{2, 2, 190}, false, false},
+	}
+	for _, tc := range tests {
+		h, holds, measured := build(tc.ann, tc.vs...).alertExprHeld()
+		if holds != tc.holds || measured != tc.measure {
+			t.Errorf("%s: holds %v measured %v (%s), want %v %v", tc.name, holds, measured, h.what, tc.holds, tc.measure)
+		}
+	}
+}

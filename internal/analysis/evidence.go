@@ -118,6 +118,8 @@ type Evidence struct {
 	// that returned nothing (absence is evidence: "checked, found nothing").
 	Called map[string][]string
 	NoData map[string][]string
+	// Queries maps the pin of a metrics query to its PromQL.
+	Queries map[string]string
 	// Failed maps intents whose calls failed to their errors.
 	Failed map[string][]string
 	// Sources are the evidence sources that returned data.
@@ -243,6 +245,13 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 				}
 				upsert(&ev.Logs, logs, ts+"|"+x.Pod+"|"+x.Message, LogLine{x, c}, func(o *LogLine) *Cite { return &o.Cite })
 			}
+		}
+		var q string
+		if intent == "query_prometheus" && decode(facts.KeyQuery, &q) && q != "" {
+			if ev.Queries == nil {
+				ev.Queries = map[string]string{}
+			}
+			ev.Queries[p.GetId()] = q
 		}
 		var ss []facts.Series
 		if decode(facts.KeySeries, &ss) {

@@ -15,6 +15,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
+	"github.com/rcamesh/rcamesh/internal/alertexpr"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/guardrail"
 	"github.com/rcamesh/rcamesh/internal/target"
@@ -421,6 +422,13 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 		}
 		c.set(v.service, "service")
 	case "query_prometheus":
+		if e, ok := alertCondition(v.alert); ok {
+			// The alert's own expression, measured over the window: when
+			// its condition started, whether it still holds.
+			s.add(4, "the alert's own expression ("+e.From+"): whether its condition still holds")
+			c.set(e.Measure, "query")
+			break
+		}
 		kind := ""
 		switch {
 		case v.sig["latency"] && v.any("http") && !v.sig["db"]:
@@ -860,6 +868,15 @@ func (s *Service) SelectTools(ctx context.Context, req *routerv1.SelectToolsRequ
 }
 
 func alertOf(v *alertView) *investigationv1.Alert { return v.alert }
+
+// alertCondition is the PromQL condition the alert carries (an expression
+// annotation, or a description that is only the expression).
+func alertCondition(a *investigationv1.Alert) (alertexpr.Expr, bool) {
+	if a == nil {
+		return alertexpr.Expr{}, false
+	}
+	return alertexpr.Find(a.GetAnnotations(), map[string]string{"summary": a.GetSummary(), "description": a.GetDescription()})
+}
 
 // searchableKinds are the entities whose names appear in other systems'
 // logs (a node in the cloud's operation log, a queue in its consumers'); a
