@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rcamesh/rcamesh/internal/target"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // The context of a reading of health: what was planned, announced or done
@@ -37,15 +38,6 @@ var (
 	// reNameToken splits a name into its words.
 	reNameToken = regexp.MustCompile(`[a-z0-9]+`)
 )
-
-// structuralWords are parts of workload names that say what kind of
-// component it is, not which one: a line naming "api" names no service.
-var structuralWords = map[string]bool{
-	"api": true, "app": true, "web": true, "svc": true, "service": true, "server": true, "worker": true, "workers": true,
-	"backend": true, "frontend": true, "prod": true, "production": true, "staging": true, "main": true, "primary": true,
-	"internal": true, "public": true, "http": true, "grpc": true, "gateway": true, "proxy": true, "deployment": true,
-	"job": true, "cron": true, "daemon": true, "v1": true, "v2": true, "v3": true, "legacy": true, "new": true, "old": true,
-}
 
 // targetNames are the names the alert gives its target (service,
 // workloads, queue, consumer group, host, database, node), and the alerted
@@ -86,8 +78,8 @@ func namesTarget(text string, names []string) bool {
 		if strings.Contains(low, n) {
 			return true
 		}
-		for _, w := range reNameToken.FindAllString(n, -1) {
-			if len(w) >= 4 && !structuralWords[w] && words[w] {
+		for _, w := range textutil.NameWords(n) {
+			if words[w] {
 				return true
 			}
 		}

@@ -64,3 +64,27 @@ func ASCIILower(s string) string {
 func IsWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
+
+// structuralWords are parts of workload names that say what kind of
+// component it is, not which one: a line naming "api" names no service.
+var structuralWords = map[string]bool{
+	"api": true, "app": true, "web": true, "svc": true, "service": true, "server": true, "worker": true, "workers": true,
+	"backend": true, "frontend": true, "prod": true, "production": true, "staging": true, "main": true, "primary": true,
+	"internal": true, "public": true, "http": true, "grpc": true, "gateway": true, "proxy": true, "deployment": true,
+	"job": true, "cron": true, "daemon": true, "v1": true, "v2": true, "v3": true, "legacy": true, "new": true, "old": true,
+}
+
+// NameWords are the distinctive words of an object's name: its parts of
+// four letters or more (split at dashes, dots, underscores) that are not
+// structural ("pledge" and "intake" of "pledge-intake-api").
+func NameWords(name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
+		if len(w) >= 4 && !structuralWords[w] && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -795,5 +795,18 @@ func (s *Service) logWidenings(c *Call, q backend.LogQuery) []logWidening {
 	if q.Namespace != "" {
 		drop = append([]string{"namespace " + q.Namespace}, drop...)
 	}
-	return append(out, logWidening{drop, wq})
+	out = append(out, logWidening{drop, wq})
+	// Last, the words of its name: an announcement or a change record
+	// writes "pledge traffic" for pledge-intake.
+	if words := textutil.NameWords(q.Service); len(words) > 1 {
+		ww := wq
+		qs := make([]string, len(words))
+		for i, w := range words {
+			qs[i] = `"` + w + `"`
+		}
+		ww.Query = strings.Join(qs, " OR ")
+		wdrop := append(append([]string(nil), drop[:len(drop)-1]...), "service "+q.Service+" (lines that name a word of its name, "+strings.Join(words, " or ")+", in any namespace, since "+wq.Start.UTC().Format(time.RFC3339)+")")
+		out = append(out, logWidening{wdrop, ww})
+	}
+	return out
 }

@@ -108,7 +108,8 @@ func TestSearchLogsDropsFiltersTheStoreDoesNotCarry(t *testing.T) {
 	logs := `{"hits":[` +
 		`{"timestamp":"2026-01-03T10:05:00Z","service":"orders","level":"ERROR","message":"upstream timeout"},` +
 		`{"timestamp":"2026-01-03T10:06:00Z","service":"rotator","namespace":"shop","level":"INFO","message":"rotated orders-db password"},` +
-		`{"timestamp":"2026-01-03T10:07:00Z","service":"chaos-runner","level":"INFO","message":"experiment started against billing/invoicer"}]}`
+		`{"timestamp":"2026-01-03T10:07:00Z","service":"chaos-runner","level":"INFO","message":"experiment started against billing/invoicer"},` +
+		`{"timestamp":"2026-01-03T10:08:00Z","service":"ops-announce","level":"INFO","message":"Gala tonight: expect 5x donation traffic"}]}`
 	s := miniScenario(t, map[string]string{"logs.json": logs})
 	cases := []struct {
 		name    string
@@ -121,6 +122,7 @@ func TestSearchLogsDropsFiltersTheStoreDoesNotCarry(t *testing.T) {
 		{"other workloads of the namespace", map[string]any{"namespace": "shop", "service": "orders", "query": "rotated"}, "rotated orders-db password", "service orders"},
 		{"lines elsewhere that name the workload", map[string]any{"namespace": "billing", "service": "invoicer", "query": "*"}, "experiment started against billing/invoicer", "lines that name it"},
 		{"no namespace: lines that name the workload", map[string]any{"service": "invoicer", "query": "*"}, "experiment started against billing/invoicer", "lines that name it"},
+		{"a word of its name, last", map[string]any{"namespace": "give", "service": "donation-intake", "query": "*"}, "Gala tonight: expect 5x donation traffic", "a word of its name"},
 		{"a term nothing matched: the scope's errors and warnings", map[string]any{"namespace": "all", "query": "deadlock"}, "upstream timeout", "errors and warnings instead"},
 	}
 	for _, tc := range cases {
