@@ -106,6 +106,7 @@ func TestEntityFollowUpsReadTheSuspectsChanges(t *testing.T) {
 		{"every service's commits read", "deployment/shop/cart", []*investigationv1.ToolCallRecord{ran(intentCommits, map[string]any{})}, []string{intentDeploys}},
 		{"another service's read", "deployment/shop/cart", []*investigationv1.ToolCallRecord{ran(intentDeploys, map[string]any{"service": "search"})}, []string{intentDeploys, intentCommits}},
 		{"a pod has no history of its own", "pod/shop/cart-1", nil, nil},
+		{"a node has none either", "node/ip-10-0-0-1", nil, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,5 +125,18 @@ func TestEntityFollowUpsReadTheSuspectsChanges(t *testing.T) {
 				t.Errorf("change follow-ups %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A suspect node: what was logged about it anywhere is read next.
+func TestEntityFollowUpsSearchTheSuspectNode(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentSearchLogs, ParamsSchema: []*evidencev1.ToolParam{
+		{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s"}, rc: &evidencev1.RouterContext{}}
+	h.svc.defs = nil
+	calls := h.svc.entityFollowUps(testCtx(t), st, "node/ip-10-0-0-1")
+	if len(calls) != 1 || calls[0].Intent != intentSearchLogs || calls[0].Params["query"] != `"ip-10-0-0-1"` || calls[0].Params["namespace"] != "all" {
+		t.Fatalf("follow-ups %+v, want one cluster-wide search naming the node", calls)
 	}
 }

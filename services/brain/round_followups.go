@@ -95,6 +95,15 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 			return out
 		}
 	}
+	if parts[0] == "node" && len(parts) == 2 {
+		// What was logged about the node anywhere: its kubelet and
+		// container runtime, the cloud's operations on the instance.
+		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `"` + parts[1] + `"`}, Origin: originExpand}
+		if _, ok := defs[intentSearchLogs]; ok && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+		return out
+	}
 	if len(parts) == 3 && parts[0] == "job" {
 		// A batch run is judged by its own output: how it ended.
 		c := pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": parts[2] + "-*"}, Origin: originExpand}
