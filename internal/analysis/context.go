@@ -20,9 +20,9 @@ import (
 // make one (health still needs its own observations).
 
 // contextLookBack: announcements and change records this long before the
-// alert still explain it (a load announced in the morning for the evening,
-// a decommission done an hour before a no-data alert).
-const contextLookBack = 24 * time.Hour
+// alert still explain it (a surge announced the day before, a decommission
+// done an hour before a no-data alert); the change look-back's length.
+const contextLookBack = 72 * time.Hour
 
 // contextAfter: lines up to this long after the alert belong to it (the
 // record that the work it fired during completed).
