@@ -38,11 +38,14 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 		return "", nil
 	}
 	kind := strings.ToLower(a.GetResourceKind())
-	if kind == "node" || strings.HasPrefix(kind, "db") || kind == "database" {
-		return "", nil // cluster-scoped or outside Kubernetes
+	if strings.HasPrefix(kind, "db") || kind == "database" {
+		return "", nil // outside Kubernetes
 	}
 	names, fromText := scopeNames(a)
-	if len(names) == 0 {
+	if len(names) == 0 || kind == "node" && fromText {
+		// Nothing to resolve, or a node alert (cluster-scoped) whose only
+		// names are words of its text; a node alert that names a
+		// workload by a label is resolved for that workload.
 		return "", nil
 	}
 	defs := s.toolDefs(ctx, st.rec.GetSessionId())

@@ -1,9 +1,12 @@
 package brain
 
 import (
+	"context"
 	"testing"
 
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
@@ -59,5 +62,47 @@ func TestScopeNames(t *testing.T) {
 	a = &investigationv1.Alert{Service: "cart", Labels: map[string]string{"k8s.deployment.name": "cart-v2"}}
 	if got, fromText := scopeNames(a); len(got) < 2 || got[0] != "cart-v2" || fromText {
 		t.Errorf("scopeNames = %v; want the deployment label first, then the service", got)
+	}
+}
+
+// A node alert that names a workload by a label is resolved for that
+// workload's namespace; a node alert whose only names are words of its
+// text stays cluster-scoped (no discovery call).
+func TestResolveScopeOfANodeAlert(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentListPods, ParamsSchema: []*evidencev1.ToolParam{{Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	m, err := facts.Put(nil, facts.KeyPods, []facts.Pod{{Namespace: "warehouse", Name: "pick-planner-7d9f-abcde", Workload: "pick-planner"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := facts.ToStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tools.exec = func(_ context.Context, req *toolsv1.ExecuteToolRequest, _ int) (*toolsv1.ExecuteToolResponse, error) {
+		if req.GetIntent() != intentListPods {
+			return nil, nil
+		}
+		return &toolsv1.ExecuteToolResponse{Result: &evidencev1.ToolResult{Success: true, Intent: intentListPods},
+			Pin: &evidencev1.EvidencePin{Id: "pin-pods", SourceTool: intentListPods, Success: true, Version: 1, Metadata: md}}, nil
+	}
+	for _, tc := range []struct {
+		name  string
+		alert *investigationv1.Alert
+		want  string
+	}{
+		{"node alert naming a service", &investigationv1.Alert{AlertName: "NodeMemoryPressure", ResourceKind: "node", ResourceName: "wh-m5-06", Labels: map[string]string{"node": "wh-m5-06", "service": "pick-planner"}}, "warehouse"},
+		{"node alert with words only", &investigationv1.Alert{AlertName: "NodeMemoryPressure", ResourceKind: "node", ResourceName: "wh-m5-06", Summary: "pick-planner pods evicted"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s-" + tc.want, Alert: tc.alert}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			if _, err := h.svc.resolveScope(testCtx(t), st); err != nil {
+				t.Fatal(err)
+			}
+			if got := st.rec.GetAlert().GetNamespace(); got != tc.want {
+				t.Errorf("namespace %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
