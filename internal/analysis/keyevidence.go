@@ -401,6 +401,23 @@ func (ev *Evidence) relevantSettings(claims []*investigationv1.Claim) []settingR
 	}
 	var out []scored
 	seen := map[string]bool{}
+	// named: setting st (seen under key once) shares an identifier (strong)
+	// or a specific word that names no target with the claims.
+	named := func(key, st string) (strong, ok bool) {
+		if seen[key] {
+			return false, false
+		}
+		seen[key] = true
+		if len(sharedIdentifiers(st, texts)) > 0 {
+			return true, true
+		}
+		for _, w := range sharedTerms(st, texts, common) {
+			if !namesTarget(w, names) {
+				return false, true
+			}
+		}
+		return false, false
+	}
 	for _, p := range ev.Pods {
 		wl := firstNonEmptyStr(p.Workload, p.Name)
 		if !strings.Contains(failure, wl) && !namesTarget(wl, names) {
@@ -408,22 +425,9 @@ func (ev *Evidence) relevantSettings(claims []*investigationv1.Claim) []settingR
 		}
 		for _, c := range p.Containers {
 			for _, st := range c.Settings {
-				key := wl + "|" + st
-				if seen[key] {
-					continue
+				if strong, ok := named(wl+"|"+st, st); ok {
+					out = append(out, scored{settingRef{fmt.Sprintf("%s container %s is configured with %s", wl, c.Name, quote(st)), p.Cite}, strong})
 				}
-				seen[key] = true
-				ids := sharedIdentifiers(st, texts)
-				var own []string
-				for _, w := range sharedTerms(st, texts, common) {
-					if !namesTarget(w, names) {
-						own = append(own, w)
-					}
-				}
-				if len(ids) == 0 && len(own) == 0 {
-					continue
-				}
-				out = append(out, scored{settingRef{fmt.Sprintf("%s container %s is configured with %s", wl, c.Name, quote(st)), p.Cite}, len(ids) > 0})
 			}
 		}
 		if p.QOSClass != "" && !seen[wl+"|qos"] && strings.Contains(strings.ToLower(failure), "evict") {
@@ -444,22 +448,9 @@ func (ev *Evidence) relevantSettings(claims []*investigationv1.Claim) []settingR
 				if !strings.Contains(r.Data[k], "\n") {
 					st = k + "=" + line
 				}
-				key := r.Kind + "/" + r.Name + "|" + st
-				if seen[key] {
-					continue
+				if strong, ok := named(r.Kind+"/"+r.Name+"|"+st, st); ok {
+					out = append(out, scored{settingRef{fmt.Sprintf("%s %s/%s sets %s", r.Kind, r.Namespace, r.Name, quote(st)), r.Cite}, strong})
 				}
-				seen[key] = true
-				ids := sharedIdentifiers(st, texts)
-				var own []string
-				for _, w := range sharedTerms(st, texts, common) {
-					if !namesTarget(w, names) {
-						own = append(own, w)
-					}
-				}
-				if len(ids) == 0 && len(own) == 0 {
-					continue
-				}
-				out = append(out, scored{settingRef{fmt.Sprintf("%s %s/%s sets %s", r.Kind, r.Namespace, r.Name, quote(st)), r.Cite}, len(ids) > 0})
 			}
 		}
 	}
