@@ -27,7 +27,7 @@ func podFact(p *corev1.Pod) facts.Pod {
 		Message:   p.Status.Message,
 		CreatedAt: ptrTime(p.CreationTimestamp.Time),
 		Labels:    p.Labels,
-		QOSClass:  string(p.Status.QOSClass),
+		QOSClass:  qosClass(p),
 	}
 	if p.Status.StartTime != nil {
 		f.StartTime = ptrTime(p.Status.StartTime.Time)
@@ -438,6 +438,41 @@ var runtimeMemFlag = regexp.MustCompile(`(?:-Xm[sx][0-9]+[kKmMgG]?|-XX:Max(?:RAM
 
 // runtimeLimits lists the runtime memory flags of a container (command,
 // args and literal env values); nothing else of those values is kept.
+// qosClass is the pod's QoS class: the API server's own (status.qosClass),
+// or, for a pod recorded without its status, the class the API server
+// assigns by the documented rule: BestEffort when no container requests or
+// limits CPU or memory, Guaranteed when every container limits both and
+// requests what it limits (a request defaults to its limit), else Burstable.
+func qosClass(p *corev1.Pod) string {
+	if p.Status.QOSClass != "" {
+		return string(p.Status.QOSClass)
+	}
+	cs := append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...)
+	if len(cs) == 0 {
+		return ""
+	}
+	set, guaranteed := false, true
+	for _, c := range cs {
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			req, hasReq := c.Resources.Requests[r]
+			lim, hasLim := c.Resources.Limits[r]
+			if hasReq || hasLim {
+				set = true
+			}
+			if !hasLim || (hasReq && req.Cmp(lim) != 0) {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !set:
+		return string(corev1.PodQOSBestEffort)
+	case guaranteed:
+		return string(corev1.PodQOSGuaranteed)
+	}
+	return string(corev1.PodQOSBurstable)
+}
+
 // maxSettings bounds the settings kept per container.
 const maxSettings = 40
 

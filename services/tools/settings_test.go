@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // A container's settings are described without its secrets.
@@ -36,5 +37,48 @@ func TestContainerSettings(t *testing.T) {
 		if strings.Contains(got, secret) {
 			t.Errorf("settings leak %q:\n%s", secret, got)
 		}
+	}
+}
+
+// A pod recorded without its status gets the QoS class the API server
+// would have given it.
+func TestQOSClass(t *testing.T) {
+	res := func(req, lim map[corev1.ResourceName]string) corev1.ResourceRequirements {
+		r := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+		for k, v := range req {
+			r.Requests[k] = resource.MustParse(v)
+		}
+		for k, v := range lim {
+			r.Limits[k] = resource.MustParse(v)
+		}
+		return r
+	}
+	pod := func(rs ...corev1.ResourceRequirements) *corev1.Pod {
+		p := &corev1.Pod{}
+		for _, r := range rs {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Resources: r})
+		}
+		return p
+	}
+	both := map[corev1.ResourceName]string{corev1.ResourceCPU: "1", corev1.ResourceMemory: "512Mi"}
+	tests := []struct {
+		name string
+		p    *corev1.Pod
+		want string
+	}{
+		{"nothing set", pod(corev1.ResourceRequirements{}), "BestEffort"},
+		{"limits only (requests default to them)", pod(res(nil, both)), "Guaranteed"},
+		{"requests below limits", pod(res(map[corev1.ResourceName]string{corev1.ResourceCPU: "250m", corev1.ResourceMemory: "256Mi"}, both)), "Burstable"},
+		{"one container without limits", pod(res(nil, both), corev1.ResourceRequirements{}), "Burstable"},
+	}
+	for _, tc := range tests {
+		if got := qosClass(tc.p); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	p := pod(corev1.ResourceRequirements{})
+	p.Status.QOSClass = corev1.PodQOSGuaranteed
+	if got := qosClass(p); got != "Guaranteed" {
+		t.Errorf("the API server's own class must win, got %s", got)
 	}
 }
