@@ -568,7 +568,13 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 		parts = append(parts, "logs show no errors")
 		f.validated(fmt.Sprintf("%d log lines, none at ERROR level", len(ev.Logs)), citesOfLogs(ev.Logs))
 	}
-	name := strings.TrimPrefix(ent, "deployment/")
+	name := strings.Trim(strings.TrimPrefix(ent, "deployment/"), "/")
+	if name == "" {
+		name = "the alert's target"
+		if ev.Alert != nil && ev.Alert.GetAlertName() != "" {
+			name = "the target of " + quote(ev.Alert.GetAlertName())
+		}
+	}
 	f.Statement = fmt.Sprintf("No failure detected: %s is operating within normal parameters — %s. No anomaly detected", name, strings.Join(parts, ", "))
 	if unobserved {
 		// The alert measures something (errors, latency, saturation) and no

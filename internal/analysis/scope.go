@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rcamesh/rcamesh/internal/target"
@@ -44,7 +45,11 @@ func (ev *Evidence) nonPaged() (where, value string) {
 		}
 	}
 	for _, f := range []struct{ what, v string }{{"cluster", a.GetCluster()}, {"namespace", a.GetNamespace()}} {
-		for _, tok := range strings.FieldsFunc(strings.ToLower(f.v), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		toks := strings.FieldsFunc(strings.ToLower(f.v), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+		if slices.ContainsFunc(toks, func(t string) bool { return productionWords[t] }) {
+			continue // "stage-lane-prod": a name that also says production is not a non-paged environment
+		}
+		for _, tok := range toks {
 			if set[tok] {
 				return f.what + " " + f.v, tok
 			}
@@ -52,6 +57,10 @@ func (ev *Evidence) nonPaged() (where, value string) {
 	}
 	return "", ""
 }
+
+// productionWords, as a token of a cluster or namespace name, say the name
+// is production's whatever else it says.
+var productionWords = map[string]bool{"prod": true, "production": true, "prd": true, "live": true}
 
 // detectNotPaged: the alert's environment (its label, or a token of its
 // cluster or namespace name) is one that is not paged. The finding explains

@@ -25,6 +25,8 @@ func TestDetectNotPaged(t *testing.T) {
 		{"cluster name token", &investigationv1.Alert{AlertName: "X", Cluster: "eu-stg-2"}, nil, true},
 		{"namespace token", &investigationv1.Alert{AlertName: "X", Namespace: "payments-qa"}, nil, true},
 		{"a token inside a word is not one", &investigationv1.Alert{AlertName: "X", Namespace: "devices"}, nil, false},
+		{"a name that also says production", &investigationv1.Alert{AlertName: "X", Cluster: "stage-lane-prod"}, nil, false},
+		{"production cluster, qa namespace", &investigationv1.Alert{AlertName: "X", Cluster: "eu-prod-1", Namespace: "checkout-qa"}, nil, true},
 		{"configured: every environment paged", &investigationv1.Alert{AlertName: "X", Labels: map[string]string{"env": "staging"}}, []string{}, false},
 	}
 	for _, tc := range tests {
