@@ -95,3 +95,28 @@ func TestNestedEntitiesOfAnEnvelope(t *testing.T) {
 		t.Errorf("annotations %v lack the sample message", a.GetAnnotations())
 	}
 }
+
+// Tags as vendors write them: "key:value", a bare word, and Dynatrace's
+// context prefix before the key.
+func TestTagsMap(t *testing.T) {
+	got := tagsMap("env:prod, team:hive, [Kubernetes]app:hive-ingest, canary")
+	for k, want := range map[string]string{"env": "prod", "team": "hive", "app": "hive-ingest", "canary": "true"} {
+		if got[k] != want {
+			t.Errorf("tag %s = %q, want %q (all %v)", k, got[k], want, got)
+		}
+	}
+}
+
+// A problem notification's tags are read from its envelope, context
+// prefixes and all.
+func TestEnvelopeTags(t *testing.T) {
+	raw := []byte(`{"ProblemID": "P-1", "ProblemTitle": "Failure rate increase", "State": "OPEN", "ImpactedEntity": "HiveIngest",
+	 "Tags": "env:prod, [Kubernetes]app:hive-ingest"}`)
+	as, err := Parse(raw, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := as[0].GetLabels()["app"]; got != "hive-ingest" {
+		t.Errorf("app = %q (labels %v)", got, as[0].GetLabels())
+	}
+}

@@ -118,6 +118,7 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		if a.Labels == nil {
 			a.Labels = map[string]string{}
 		}
+		mergeMissing(a.Labels, tagsMap(firstPresent(envelope, "tags", "Tags")))
 		sample := nestedEntities(envelope, a.Labels)
 		if sample != "" {
 			if a.Annotations == nil {
@@ -127,7 +128,7 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		}
 	}
 	// Tags as a Datadog-style list or a map.
-	mergeMissing(a.Labels, tagsMap(obj["tags"]))
+	mergeMissing(a.Labels, tagsMap(firstPresent(obj, "tags", "Tags")))
 	a.AlertName = firstStr(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName", "check", "check_name", "monitor", "monitor_name", "test_name")
 	if a.AlertName == "" {
 		a.AlertName = a.Labels["alertname"]
@@ -630,6 +631,13 @@ func tagsMap(v any) map[string]string {
 		if !ok {
 			setMissing(out, it, "true")
 			continue
+		}
+		// Dynatrace writes a tag's context before its key:
+		// "[Kubernetes]app:hive-ingest".
+		if strings.HasPrefix(k, "[") {
+			if i := strings.Index(k, "]"); i > 0 {
+				k = k[i+1:]
+			}
 		}
 		setMissing(out, strings.TrimSpace(k), strings.TrimSpace(val))
 	}

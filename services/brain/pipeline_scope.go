@@ -181,6 +181,11 @@ func podMatches(p facts.Pod, name string) bool {
 	if p.Name == name || p.Workload == name || p.OwnerName == name {
 		return true
 	}
+	// A display name of the workload in another case and spelling
+	// (HiveIngest, hive_ingest for hive-ingest).
+	if folded := foldName(name); folded != "" && folded != name && (foldName(p.Workload) == folded || foldName(p.Labels["app"]) == folded || foldName(p.Labels["app.kubernetes.io/name"]) == folded) {
+		return true
+	}
 	for _, k := range []string{"app", "app.kubernetes.io/name", "app.kubernetes.io/instance", "k8s-app", "component"} {
 		if p.Labels[k] == name {
 			return true
@@ -198,4 +203,20 @@ func podMatches(p facts.Pod, name string) bool {
 
 func hasDigit(s string) bool {
 	return strings.ContainsAny(s, "0123456789")
+}
+
+// foldName is a name without case and separators ("HiveIngest",
+// "hive-ingest" and "hive_ingest" fold alike); "" for short names, which
+// fold into too many others.
+func foldName(n string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(n) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() < 5 {
+		return ""
+	}
+	return b.String()
 }

@@ -30,6 +30,8 @@ func TestMatchScope(t *testing.T) {
 		{"earlier name wins over a later one", []string{"prometheus", "gateway"}, "monitoring", "prometheus"},
 		{"a longer sibling name is not a pod of the shorter", []string{"invoice"}, "", ""},
 		{"no match", []string{"payments"}, "", ""},
+		{"a display name in another case and spelling", []string{"InvoiceSvc"}, "billing", "invoice-svc"},
+		{"a short display name folds into too many", []string{"Edge"}, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
