@@ -72,9 +72,14 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 		findings = append(findings, d.Detect(ctx, ev)...)
 	}
 	annotateManagers(ev, findings)
+	var context []LogLine
+	contextRead := false
 	for i := range findings {
 		if findings[i].Healthy && findings[i].Category == catHealthy && findings[i].Mode != ModeMaintenanceEnded {
-			ev.explainHealth(&findings[i])
+			if !contextRead {
+				context, contextRead = ev.healthContext(), true // once, for every healthy reading
+			}
+			findings[i].explainWith(context)
 		}
 	}
 	if lf, ok := ev.boundSetByChange(findings); ok {

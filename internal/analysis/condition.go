@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -293,17 +294,19 @@ func (ev *Evidence) alertExpr() (alertexpr.Expr, bool) {
 // alertExprSeries are the series a query of the alert's own expression
 // returned.
 func (ev *Evidence) alertExprSeries(e alertexpr.Expr) []Series {
+	ofAlert := map[string]bool{} // the pins whose query is the alert's measure
+	for id, q := range ev.Queries {
+		if qe, ok := alertexpr.Parse(q); ok && qe.Measure == e.Measure {
+			ofAlert[id] = true
+		}
+	}
+	if len(ofAlert) == 0 {
+		return nil
+	}
 	var out []Series
 	for _, s := range ev.Series {
-		for _, id := range s.PinIDs {
-			q, ok := ev.Queries[id]
-			if !ok {
-				continue
-			}
-			if qe, ok := alertexpr.Parse(q); ok && qe.Measure == e.Measure {
-				out = append(out, s)
-				break
-			}
+		if slices.ContainsFunc(s.PinIDs, func(id string) bool { return ofAlert[id] }) {
+			out = append(out, s)
 		}
 	}
 	return out

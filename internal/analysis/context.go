@@ -161,14 +161,21 @@ func ownLine(l LogLine, names []string) bool {
 }
 
 // explainHealth adds to a healthy finding the planned, announced or done
-// work around the alert that names its target: a claim per line, and the
-// lines in its statement.
-func (ev *Evidence) explainHealth(f *Finding) {
+// work around the alert that names its target (healthContext).
+func (ev *Evidence) explainHealth(f *Finding) { f.explainWith(ev.healthContext()) }
+
+// healthContext is contextLines around the alert, none without its time.
+func (ev *Evidence) healthContext() []LogLine {
 	at := ev.alertTime()
 	if at == nil {
-		return
+		return nil
 	}
-	lines := ev.contextLines(*at)
+	return ev.contextLines(*at)
+}
+
+// explainWith adds the context lines to f: a claim per line, and the lines
+// in its statement.
+func (f *Finding) explainWith(lines []LogLine) {
 	if len(lines) == 0 {
 		return
 	}

@@ -2,13 +2,10 @@ package analysis
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 // A row of the cause-to-effect table that spans time: a bound (an
@@ -110,10 +107,36 @@ func hhmmDay(t *time.Time, ref time.Time) string {
 // at a bound whose setting a change before the onset names. It reports
 // false when no change names the bound.
 func (ev *Evidence) limitChangeFinding(lead Finding, onset time.Time) (Finding, bool) {
-	if lead.Healthy || (lead.Category != catResource && lead.Category != catDependency) || onset.IsZero() {
+	if onset.IsZero() {
 		return Finding{}, false
 	}
-	bounds, bc := ev.boundTexts()
+	return ev.limitChange(lead, ev.scanChanges(onset))
+}
+
+// changeScan is what both change rows read, gathered once per analysis:
+// the ledger's configuration and capacity changes up to the alert, the
+// bounds the alerted workload is at, and the incident's onset.
+type changeScan struct {
+	at       time.Time
+	refs     []changeRef
+	bounds   []string
+	bc       Cite
+	onset    time.Time
+	hasOnset bool
+}
+
+func (ev *Evidence) scanChanges(at time.Time) changeScan {
+	sc := changeScan{at: at, refs: ev.limitChangeRefs(at)}
+	sc.bounds, sc.bc = ev.boundTexts()
+	sc.onset, sc.hasOnset = ev.incidentOnset()
+	return sc
+}
+
+func (ev *Evidence) limitChange(lead Finding, sc changeScan) (Finding, bool) {
+	if lead.Healthy || (lead.Category != catResource && lead.Category != catDependency) {
+		return Finding{}, false
+	}
+	onset, bounds, bc := sc.at, sc.bounds, sc.bc
 	if len(bounds) == 0 {
 		return Finding{}, false
 	}
@@ -125,7 +148,7 @@ func (ev *Evidence) limitChangeFinding(lead Finding, onset time.Time) (Finding, 
 		failure = append(failure, c.Text)
 	}
 	common := ev.commonTerms()
-	for _, r := range ev.limitChangeRefs(onset) {
+	for _, r := range sc.refs {
 		text := r.text
 		for _, c := range r.commits {
 			text += "\n" + c.Summary // what the authors say the commit changes
@@ -167,17 +190,32 @@ func (ev *Evidence) limitChangeFinding(lead Finding, onset time.Time) (Finding, 
 	f.Statement = fmt.Sprintf("The %s set the bound %s is now at (%s; it names %s), %s before the onset at %s: the load meets a configured limit, not a fault of capacity. %s",
 		best.text, firstNonEmptyStr(strings.TrimPrefix(lead.Entity, "deployment/"), "the workload"), clip(bound, 220), strings.Join(ids, ", "), gap, hhmm(&onset), strings.TrimSuffix(lead.Statement, "."))
 	f.validated(fmt.Sprintf("The change that set the bound: %s", best.text), best.cite)
-	for _, c := range best.commits {
+	f.quoteCommits(*best)
+	f.validated("The workload is at that bound: "+bound, bc)
+	f.adoptLead(lead,
+		[]string{"Change: " + best.text + " sets the bound (" + strings.Join(ids, ", ") + ")", "Demand rises past what the bound allows"},
+		[]string{fmt.Sprintf("Raise or revert the bound the change set (%s)", strings.Join(ids, ", ")), "Size bounds on peak demand, not on a quiet period's"},
+		[]string{"limit", "change"}, "the capacity failure is the bound the change set, met by demand")
+	return f, true
+}
+
+// quoteCommits adds the change's commits, in their authors' words.
+func (f *Finding) quoteCommits(ch changeRef) {
+	for _, c := range ch.commits {
 		f.validated(commitText(c), c.Cite)
 	}
-	f.validated("The workload is at that bound: "+bound, bc)
+}
+
+// adoptLead makes f, a change's finding, carry its lead's evidence: the
+// lead's claims after f's own, and its chain, remediation and signals after
+// the given ones; its sources; f explains the lead.
+func (f *Finding) adoptLead(lead Finding, chain, remediation, signals []string, why string) {
 	f.Validated = append(f.Validated, lead.Validated...)
-	f.Chain = append([]string{"Change: " + best.text + " sets the bound (" + strings.Join(ids, ", ") + ")", "Demand rises past what the bound allows"}, lead.Chain...)
-	f.Remediation = append([]string{fmt.Sprintf("Raise or revert the bound the change set (%s)", strings.Join(ids, ", ")), "Size bounds on peak demand, not on a quiet period's"}, lead.Remediation...)
-	f.Signals = append([]string{"limit", "change"}, lead.Signals...)
+	f.Chain = append(chain, lead.Chain...)
+	f.Remediation = append(remediation, lead.Remediation...)
+	f.Signals = append(signals, lead.Signals...)
 	f.Sources = append([]string(nil), lead.Sources...)
-	f.explains(lead.Mode, "the capacity failure is the bound the change set, met by demand")
-	return f, true
+	f.explains(lead.Mode, why)
 }
 
 // boundSetByChange: one of the three strongest fault findings is a
@@ -196,12 +234,16 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 			faults = append(faults, f)
 		}
 	}
+	if len(faults) == 0 {
+		return Finding{}, false
+	}
 	sort.SliceStable(faults, func(i, j int) bool { return faults[i].Score > faults[j].Score })
+	sc := ev.scanChanges(*at)
 	for _, lead := range faults[:min(3, len(faults))] {
-		if f, ok := ev.limitChangeFinding(lead, *at); ok {
+		if f, ok := ev.limitChange(lead, sc); ok {
 			return f, true
 		}
-		if f, ok := ev.nearConfigChangeFinding(lead); ok {
+		if f, ok := ev.nearConfigChange(lead, sc); ok {
 			return f, true
 		}
 	}
@@ -346,7 +388,7 @@ func (r changeRef) touches(name string) bool {
 		return true
 	}
 	for _, c := range r.commits {
-		if commitNamesEntity(c.Commit, name) {
+		if c.PathNames(name) {
 			return true
 		}
 	}
@@ -359,30 +401,21 @@ func (r changeRef) touches(name string) bool {
 	return r.entity == "" && namesTarget(r.text, []string{name})
 }
 
-// commitNamesEntity: a file path of c has name as a segment, or a file or
-// folder named after it.
-func commitNamesEntity(c facts.Commit, name string) bool {
-	for _, f := range c.Files {
-		for _, seg := range strings.Split(strings.ToLower(f.Path), "/") {
-			base := strings.TrimSuffix(seg, path.Ext(seg))
-			if base == name || extendsName(base, name) || strings.HasSuffix(base, "-"+name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // nearConfigChangeFinding: a configuration change to the lead's entity (or
 // the alert's workload) within configChangeNear before the onset.
 func (ev *Evidence) nearConfigChangeFinding(lead Finding) (Finding, bool) {
-	if lead.Healthy || lead.Category == catConfig || lead.Category == catHealthy || lead.Category == catCode {
+	at := ev.alertTime()
+	if at == nil {
 		return Finding{}, false
 	}
-	onset, ok := ev.incidentOnset()
-	if !ok {
+	return ev.nearConfigChange(lead, ev.scanChanges(*at))
+}
+
+func (ev *Evidence) nearConfigChange(lead Finding, sc changeScan) (Finding, bool) {
+	if lead.Healthy || lead.Category == catConfig || lead.Category == catHealthy || lead.Category == catCode || !sc.hasOnset {
 		return Finding{}, false
 	}
+	onset := sc.onset
 	var names []string
 	if _, n := splitEntity(lead.Entity); n != "" {
 		names = append(names, n)
@@ -394,8 +427,8 @@ func (ev *Evidence) nearConfigChangeFinding(lead Finding) (Finding, bool) {
 		names = appendUnique(names, n)
 	}
 	var best *changeRef
-	for _, r := range ev.limitChangeRefs(onset) {
-		if onset.Sub(*r.at) > configChangeNear {
+	for _, r := range sc.refs {
+		if r.at.After(onset) || onset.Sub(*r.at) > configChangeNear {
 			continue
 		}
 		for _, n := range names {
@@ -415,14 +448,9 @@ func (ev *Evidence) nearConfigChangeFinding(lead Finding) (Finding, bool) {
 	f.Statement = fmt.Sprintf("The %s changed the configuration of %s %s before the onset at %s; what failed next is its effect: %s",
 		best.text, firstNonEmptyStr(names...), durHuman(onset.Sub(*best.at)), hhmm(&onset), strings.TrimSuffix(lead.Statement, "."))
 	f.validated(fmt.Sprintf("Configuration change %s before the onset (%s): %s", durHuman(onset.Sub(*best.at)), hhmm(&onset), best.text), best.cite)
-	for _, c := range best.commits {
-		f.validated(commitText(c), c.Cite)
-	}
-	f.Validated = append(f.Validated, lead.Validated...)
-	f.Chain = append([]string{"Change: " + best.text}, lead.Chain...)
-	f.Remediation = append([]string{"Revert the configuration change (" + best.text + ") and confirm the symptoms stop"}, lead.Remediation...)
-	f.Signals = append([]string{"change", "config"}, lead.Signals...)
-	f.Sources = append([]string(nil), lead.Sources...)
-	f.explains(lead.Mode, "the failure follows a configuration change to the failing entity")
+	f.quoteCommits(*best)
+	f.adoptLead(lead, []string{"Change: " + best.text},
+		[]string{"Revert the configuration change (" + best.text + ") and confirm the symptoms stop"},
+		[]string{"change", "config"}, "the failure follows a configuration change to the failing entity")
 	return f, true
 }

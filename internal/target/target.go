@@ -187,8 +187,14 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 		out = append(out, Entity{Kind: k, Value: v, From: from, Rank: rank})
 	}
 	add := func(k Kind, v, from string) { addRanked(k, v, from, unkeyedRank) }
+	// jobs are the alert's Prometheus scrape jobs: its job label, then the
+	// job matchers of its texts and annotations (a rule's PromQL).
+	var jobs []string
 	for _, k := range sortedKeys(labels) {
 		addRanked(KindOf(k), labels[k], "label:"+k, KeyRank(k))
+		if Fold(k) == "job" && strings.TrimSpace(labels[k]) != "" {
+			jobs = append(jobs, strings.TrimSpace(labels[k]))
+		}
 	}
 	for _, k := range sortedKeys(annotations) {
 		addRanked(KindOf(k), annotations[k], "annotation:"+k, KeyRank(k))
@@ -203,11 +209,14 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 			}
 		}
 		for _, m := range rePair.FindAllStringSubmatch(text, -1) {
+			v := strings.TrimRight(m[3], ".,;:)/")
+			if m[2] == "=" && Fold(m[1]) == "job" && !isNumber(m[3]) {
+				jobs = append(jobs, v)
+			}
 			k := KindOf(m[1])
 			if k == "" {
 				continue
 			}
-			v := strings.TrimRight(m[3], ".,;:)/")
 			if m[2] == "=~" {
 				continue // a regex matcher names a set, not an entity
 			}
@@ -250,7 +259,7 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 	// workload; a monitoring agent's job (kube-state-metrics, an exporter,
 	// a prober) names the reporter, not the target.
 	if !namesWorkload(out) {
-		for _, v := range jobValues(labels, annotations, texts) {
+		for _, v := range jobs {
 			if !monitoringAgent(v) {
 				addRanked(Service, v, "job", unkeyedRank)
 				break
@@ -287,34 +296,6 @@ func namesWorkload(es []Entity) bool {
 		}
 	}
 	return false
-}
-
-// jobValues are the values of the alert's `job` label, then of `job`
-// matchers in its annotations and texts (a rule's PromQL), in that order.
-func jobValues(labels, annotations map[string]string, texts Fields) []string {
-	var out []string
-	for _, k := range sortedKeys(labels) {
-		if Fold(k) == "job" && strings.TrimSpace(labels[k]) != "" {
-			out = append(out, strings.TrimSpace(labels[k]))
-		}
-	}
-	scan := func(text string) {
-		if len(text) > maxText {
-			text = text[:maxText]
-		}
-		for _, m := range rePair.FindAllStringSubmatch(text, -1) {
-			if Fold(m[1]) == "job" && m[2] == "=" && !isNumber(m[3]) {
-				out = append(out, strings.TrimRight(m[3], ".,;:)/"))
-			}
-		}
-	}
-	for _, k := range sortedKeys(annotations) {
-		scan(annotations[k])
-	}
-	for _, k := range sortedKeys(texts) {
-		scan(texts[k])
-	}
-	return out
 }
 
 // monitoringAgents are name parts of the agents that report on other

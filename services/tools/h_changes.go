@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -233,24 +232,17 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 // name a service are read when its own history is empty.
 const configCommitLookback = 30 * 24 * time.Hour
 
-// commitNames: a file path of cm has name as one of its segments (or a
-// file named after it), or its message names it.
+// commitNames: a file path of cm names name (facts.Commit.PathNames), or
+// its message or summary has name as a word.
 func commitNames(cm facts.Commit, name string) bool {
+	if cm.PathNames(name) {
+		return true
+	}
 	name = strings.ToLower(name)
-	if len(name) < 3 {
-		return false
-	}
-	for _, f := range cm.Files {
-		for _, seg := range strings.Split(strings.ToLower(f.Path), "/") {
-			if seg == name || strings.TrimSuffix(seg, path.Ext(seg)) == name || strings.HasPrefix(seg, name+"-") || strings.HasSuffix(strings.TrimSuffix(seg, path.Ext(seg)), "-"+name) {
-				return true
-			}
-		}
-	}
 	for _, w := range strings.FieldsFunc(strings.ToLower(cm.Message+" "+cm.Summary), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
 	}) {
-		if strings.Trim(w, ".") == name {
+		if strings.Trim(w, ".") == name && len(name) >= 3 {
 			return true
 		}
 	}
