@@ -72,6 +72,7 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 		findings = append(findings, d.Detect(ctx, ev)...)
 	}
 	annotateManagers(ev, findings)
+	ev.liftToOwners(findings)
 	var context []LogLine
 	contextRead := false
 	for i := range findings {

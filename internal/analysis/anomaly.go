@@ -784,27 +784,8 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 			best = &rr
 		}
 	}
-	for _, d := range ev.Deploys {
-		t := d.FinishedAt
-		if t == nil {
-			t = d.StartedAt
-		}
-		what := "deploy"
-		if d.IsRollback {
-			what = "rollback"
-		}
-		txt := fmt.Sprintf("%s of %s %s -> %s at %s", what, firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t))
-		kind := changeCode
-		rc := ev.releaseCommits(d.Deploy)
-		if len(rc) > 0 {
-			kind = changeConfig
-			for _, c := range rc {
-				if commitKind(c.Commit) == changeCode {
-					kind = changeCode
-				}
-			}
-		}
-		consider(changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind, service: d.Service, commits: rc}, d.Service == "" || d.Service == name)
+	for _, r := range ev.deployRefs(false) {
+		consider(r, r.service == "" || r.service == name)
 	}
 	for _, d := range ev.Deployments {
 		for _, rv := range d.RolloutHistory {
@@ -850,6 +831,38 @@ func commitText(c Commit) string {
 		txt += " (files " + strings.Join(paths, ", ") + ")"
 	}
 	return txt
+}
+
+// deployRefs are the ledger's deploys and rollbacks, each a change of the
+// kind of the commits it shipped (configuration only when every shipped
+// commit changes settings only; code otherwise or when none is known). A
+// deploy is dated by its end; byStart dates it by its start instead, when
+// its first new pods run (a rollout's pods fail before the rollout ends).
+func (ev *Evidence) deployRefs(byStart bool) []changeRef {
+	var out []changeRef
+	for _, d := range ev.Deploys {
+		t := d.FinishedAt
+		if t == nil || byStart && d.StartedAt != nil {
+			t = d.StartedAt
+		}
+		what := "deploy"
+		if d.IsRollback {
+			what = "rollback"
+		}
+		txt := fmt.Sprintf("%s of %s %s -> %s at %s", what, firstNonEmptyStr(d.Service, "a service"), firstNonEmptyStr(d.PreviousRevision, "?"), d.Revision, hhmm(t))
+		kind := changeCode
+		rc := ev.releaseCommits(d.Deploy)
+		if len(rc) > 0 {
+			kind = changeConfig
+			for _, c := range rc {
+				if commitKind(c.Commit) == changeCode {
+					kind = changeCode
+				}
+			}
+		}
+		out = append(out, changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind, service: d.Service, commits: rc})
+	}
+	return out
 }
 
 // releaseCommits are the commits a deploy shipped: the one of its revision

@@ -55,7 +55,35 @@ func (ev *Evidence) boundTexts() ([]string, Cite) {
 		out = append(out, h.text())
 		c.merge(h.usage.Cite)
 	}
+	// A container the kernel killed at its memory limit is at that bound.
+	seen := map[string]bool{}
+	for _, p := range ev.targetPods() {
+		for _, ct := range p.Containers {
+			if ct.LimitsMemory == "" || !strings.EqualFold(ct.Reason, "OOMKilled") && !strings.EqualFold(ct.LastReason, "OOMKilled") && !(p.OOMKilled && len(p.Containers) == 1) {
+				continue
+			}
+			t := fmt.Sprintf("container %s OOMKilled at its memory limit resources.limits.memory %s", ct.Name, ct.LimitsMemory)
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+				c.merge(p.Cite)
+			}
+		}
+	}
 	return out, c
+}
+
+// targetPods are the pods of the alerted workload (all pods of the
+// evidence when the alert names none).
+func (ev *Evidence) targetPods() []Pod {
+	_, name := splitEntity(ev.workloadEntity())
+	var out []Pod
+	for _, p := range ev.Pods {
+		if name == "" || ev.workloadOf(p.Pod) == name {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // limitChangeRefs are the ledger's configuration and capacity changes,
@@ -76,6 +104,15 @@ func (ev *Evidence) limitChangeRefs(onset time.Time) []changeRef {
 			txt += ", touching " + strings.Join(files[:min(3, len(files))], ", ")
 		}
 		refs = append(refs, changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, entity: "commit/" + short(c.SHA), commits: []Commit{c}})
+	}
+	// A commit takes effect when a deploy ships it: a configuration-only
+	// release is a configuration change at its rollout's start, the one
+	// commit it shipped (or the workload) its entity.
+	for _, r := range ev.deployRefs(true) {
+		if len(r.commits) == 1 {
+			r.entity = "commit/" + short(r.commits[0].SHA)
+		}
+		refs = append(refs, r)
 	}
 	refs = append(refs, ev.objectChanges()...)
 	refs = append(refs, ev.announcedChanges()...)
@@ -137,6 +174,9 @@ func (ev *Evidence) limitChange(lead Finding, sc changeScan) (Finding, bool) {
 		return Finding{}, false
 	}
 	onset, bounds, bc := sc.at, sc.bounds, sc.bc
+	if sc.hasOnset {
+		onset = sc.onset // the change must precede the failure, not only the alert
+	}
 	if len(bounds) == 0 {
 		return Finding{}, false
 	}
@@ -149,6 +189,9 @@ func (ev *Evidence) limitChange(lead Finding, sc changeScan) (Finding, bool) {
 	}
 	common := ev.commonTerms()
 	for _, r := range sc.refs {
+		if r.at.After(onset) {
+			continue
+		}
 		text := r.text
 		for _, c := range r.commits {
 			text += "\n" + c.Summary // what the authors say the commit changes
@@ -361,6 +404,22 @@ func (ev *Evidence) incidentOnset() (time.Time, bool) {
 	}
 	for _, l := range ev.errorLogs() {
 		consider(l.Timestamp)
+	}
+	// The target's pods: the first Warning event about one, the first
+	// abnormal termination of one of their containers.
+	pods := map[string]bool{}
+	for _, p := range ev.targetPods() {
+		pods[p.Name] = true
+		for _, ct := range p.Containers {
+			if ct.LastReason != "" && ct.LastReason != "Completed" {
+				consider(ct.LastFinishedAt)
+			}
+		}
+	}
+	for _, e := range ev.Events {
+		if strings.EqualFold(e.Type, "Warning") && strings.EqualFold(e.InvolvedKind, "Pod") && pods[e.InvolvedName] {
+			consider(e.FirstSeen)
+		}
 	}
 	for _, s := range ev.Series {
 		if !ev.targetSeries(s) {

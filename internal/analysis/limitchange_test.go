@@ -139,3 +139,56 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		}
 	}
 }
+
+// A release that shipped only a values change lowering the memory limit,
+// and containers OOMKilled at that limit hours later: the release (its one
+// commit) set the bound, however long before. It is dated by its rollout,
+// not by the commit, and the onset by the first Warning event of the
+// target's pods. A code release, or a commit that names nothing of the
+// bound, is not this row.
+func TestLimitChangeOOMAtLoweredLimit(t *testing.T) {
+	alertAt := time.Date(2027, 1, 12, 11, 40, 0, 0, time.UTC)
+	at := func(h, m int) *time.Time { x := time.Date(2027, 1, 12, h, m, 0, 0, time.UTC); return &x }
+	build := func(c facts.Commit) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "RestartsHigh", Namespace: "tickets", Service: "seat-map", StartsAt: timestamppb.New(alertAt)}, nil)
+		ev.Deployments = []Deployment{{Deployment: facts.Deployment{Name: "seat-map", Namespace: "tickets", Replicas: 2}}}
+		for _, n := range []string{"seat-map-6d5c-a1", "seat-map-6d5c-b2"} {
+			ev.Pods = append(ev.Pods, Pod{Pod: facts.Pod{Namespace: "tickets", Name: n, OwnerKind: "ReplicaSet", OwnerName: "seat-map-6d5c", Restarts: 3,
+				Containers: []facts.Container{{Name: "seat-map", LastReason: "OOMKilled", LastFinishedAt: at(10, 5), LimitsMemory: "300Mi"}}}})
+		}
+		ev.Events = []Event{{Event: facts.Event{Type: "Warning", Reason: "BackOff", InvolvedKind: "Pod", InvolvedName: "seat-map-6d5c-a1", FirstSeen: at(9, 50)}}}
+		ev.Commits = []Commit{{Commit: c}}
+		ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: "seat-map", Namespace: "tickets", Revision: c.SHA[:7], PreviousRevision: "0a0a0a0", StartedAt: at(7, 0), FinishedAt: at(7, 3)}}}
+		return ev
+	}
+	lead := Finding{Mode: "oom_killed", Category: catResource, Score: 0.85, Entity: "deployment/tickets/seat-map", Statement: "Container seat-map is OOMKilled at its memory limit of 300Mi"}
+	values := facts.Commit{SHA: "c0ffee12345", Service: "seat-map", Message: "right-size from the cost report", Summary: "resources.limits.memory 1Gi -> 300Mi", Timestamp: at(-30, 0),
+		Files: []facts.CommitFile{{Path: "deploy/values.yaml", ChangeType: facts.ChangeConfig}}, ChangeTypes: []string{facts.ChangeConfig}}
+	ev := build(values)
+	if onset, ok := ev.incidentOnset(); !ok || !onset.Equal(*at(9, 50)) {
+		t.Errorf("onset %v, want the first Warning event of the target's pods (09:50)", onset)
+	}
+	f, ok := ev.boundSetByChange([]Finding{lead})
+	if !ok {
+		t.Fatal("no finding for the release that lowered the memory limit the containers die at")
+	}
+	if f.Category != catConfig || f.Entity != "commit/c0ffee1" {
+		t.Errorf("finding %s on %s, want a configuration error on the release's commit", f.Category, f.Entity)
+	}
+	if !strings.Contains(f.Statement, "deploy of seat-map") || !strings.Contains(f.Statement, "300Mi") || !strings.Contains(f.Statement, "09:50") {
+		t.Errorf("statement %q must name the release, the limit and the onset", f.Statement)
+	}
+
+	code := values
+	code.Files, code.ChangeTypes, code.Summary = []facts.CommitFile{{Path: "src/render.go", ChangeType: facts.ChangeFeature}}, []string{facts.ChangeFeature}, "render seats faster"
+	if f, ok := build(code).boundSetByChange([]Finding{lead}); ok {
+		t.Errorf("a code release was read as the bound's change: %s", f.Statement)
+	}
+	late := values
+	ev = build(late)
+	ev.Deploys[0].StartedAt, ev.Deploys[0].FinishedAt = at(10, 30), at(10, 33)
+	ev.Commits[0].Timestamp = at(10, 20)
+	if f, ok := ev.boundSetByChange([]Finding{lead}); ok {
+		t.Errorf("a release after the onset was read as the cause: %s", f.Statement)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"google.golang.org/protobuf/types/known/timestamppb"
 	"sort"
 	"strings"
 
@@ -137,6 +138,13 @@ func Parse(raw []byte, sourceHint string) ([]*investigationv1.Alert, error) {
 				return nil, fmt.Errorf("element %d: %w", i, err)
 			}
 			return nil, err
+		}
+		for _, a := range alerts {
+			if a.GetStartsAt() == nil {
+				if t, ok := inferStart(obj); ok {
+					a.StartsAt = timestamppb.New(t)
+				}
+			}
 		}
 		out = append(out, alerts...)
 	}

@@ -1,0 +1,158 @@
+package intake
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// When a format's parser finds no start time, the payload usually still
+// carries one under its own name: New Relic's createdAt, Uptime Kuma's
+// heartbeat.time, Nagios' LONGDATETIME, Zabbix's event_date and event_time,
+// Sentry's event.datetime, a check's down_since. inferStart reads every
+// field of the payload whose name says it holds a time, and picks the one
+// that says when the condition began.
+
+// Time field names by what they date: the start of the condition; a time
+// without saying which (the event's); a later moment (an update, a
+// notification sent); the end (never the start).
+var (
+	reStartField   = regexp.MustCompile(`(?i)(start|since|fired|trigger|creat|opened|began|begin|first|raised|detected|changed|onset)`)
+	reEndField     = regexp.MustCompile(`(?i)(resolv|ended|end_?time|ends|closed|recover|clear|expir)`)
+	reLaterField   = regexp.MustCompile(`(?i)(updat|last|sent|modif|ack|notif|received|delivered|next)`)
+	reTimeField    = regexp.MustCompile(`(?i)(time|date|stamp|_at$|[a-z]At$|^at$|when|since|^(started|began|opened|created|fired|triggered|raised|detected)$)`)
+	reNotTimeField = regexp.MustCompile(`(?i)(zone|offset|out$|duration|interval|period|window|ttl|timeout|elapsed|ms$|seconds$|count)`)
+)
+
+// maxStartDepth bounds how deep inferStart walks (a payload is data).
+const maxStartDepth = 5
+
+type timeField struct {
+	rank int // 0 start, 1 unspecified, 2 later
+	at   time.Time
+}
+
+// inferStart returns the start time the payload's time fields give.
+func inferStart(obj map[string]any) (time.Time, bool) {
+	var found []timeField
+	var walk func(m map[string]any, depth int)
+	walk = func(m map[string]any, depth int) {
+		if depth > maxStartDepth {
+			return
+		}
+		dates := map[string]string{}
+		clocks := map[string]string{}
+		for k, v := range m {
+			switch t := v.(type) {
+			case map[string]any:
+				walk(t, depth+1)
+				continue
+			case []any:
+				for _, e := range t {
+					if em, ok := e.(map[string]any); ok {
+						walk(em, depth+1)
+					}
+				}
+				continue
+			}
+			if !reTimeField.MatchString(k) || reNotTimeField.MatchString(k) || reEndField.MatchString(k) {
+				continue
+			}
+			lk := strings.ToLower(k)
+			// A date and a clock in two fields (event_date, event_time).
+			if s, ok := v.(string); ok {
+				if p, ok := strings.CutSuffix(lk, "date"); ok {
+					dates[p] = s
+				}
+				if p, ok := strings.CutSuffix(lk, "time"); ok {
+					clocks[p] = s
+				}
+			}
+			t, ok := parseLooseTime(v)
+			if !ok || t.Year() < 2000 {
+				continue // a number that is not an epoch time (a count, an id)
+			}
+			found = append(found, timeField{rank: fieldRank(k), at: t})
+		}
+		for p, d := range dates {
+			if c, ok := clocks[p]; ok {
+				if t, ok := parseLooseTime(strings.TrimSpace(d) + " " + strings.TrimSpace(c)); ok {
+					found = append(found, timeField{rank: fieldRank(p + "time"), at: t})
+				}
+			}
+		}
+	}
+	walk(obj, 0)
+	if len(found) == 0 {
+		return time.Time{}, false
+	}
+	sort.Slice(found, func(i, j int) bool {
+		if found[i].rank != found[j].rank {
+			return found[i].rank < found[j].rank
+		}
+		return found[i].at.Before(found[j].at)
+	})
+	return found[0].at, true
+}
+
+func fieldRank(k string) int {
+	switch {
+	case reStartField.MatchString(k):
+		return 0
+	case reLaterField.MatchString(k):
+		return 2
+	}
+	return 1
+}
+
+// looseLayouts are the written forms monitoring tools use besides RFC 3339
+// and epoch numbers (parseTime): a space instead of the T, milliseconds, a
+// zone name, dotted or slashed dates (Zabbix' 2027.03.06), RFC 1123.
+var looseLayouts = []string{
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02 15:04:05 MST",
+	"2006-01-02 15:04:05.999999999 MST",
+	"2006-01-02 15:04:05 -0700",
+	"2006.01.02 15:04:05",
+	"2006/01/02 15:04:05",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04",
+	time.RFC1123,
+	time.RFC1123Z,
+	time.UnixDate,
+	"Mon Jan _2 15:04:05 MST 2006",
+	"Mon Jan _2 15:04:05 2006",
+}
+
+// parseLooseTime is parseTime plus looseLayouts; a zone name other than
+// UTC/GMT is not trusted (Go reads unknown names as UTC+0) and is refused.
+func parseLooseTime(v any) (time.Time, bool) {
+	if t, ok := parseTime(v); ok {
+		return t, true
+	}
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, false
+	}
+	s = strings.TrimSpace(s)
+	if len(s) < 10 || len(s) > 64 {
+		return time.Time{}, false
+	}
+	for _, layout := range looseLayouts {
+		t, err := time.Parse(layout, s)
+		if err != nil {
+			continue
+		}
+		if strings.Contains(layout, "MST") {
+			if name, off := t.Zone(); name != "UTC" && name != "GMT" && name != "Z" && !(off == 0 && strings.HasPrefix(name, "+00")) {
+				continue
+			}
+		}
+		if t.Year() < 1970 {
+			return time.Time{}, false
+		}
+		return t.UTC(), true
+	}
+	return time.Time{}, false
+}
