@@ -103,6 +103,8 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	if !hasAnyKey(obj, genericKeys) {
 		if w, ok := wrappedAlert(obj); ok {
 			obj, wrapped = w, true
+		} else if w, ok := looseAlert(obj); ok {
+			obj, wrapped = w, true
 		}
 	}
 	a := &investigationv1.Alert{

@@ -122,8 +122,10 @@ func Parse(raw []byte, sourceHint string) ([]*investigationv1.Alert, error) {
 	var out []*investigationv1.Alert
 	for i, obj := range objs {
 		p := parse
+		detected := ""
 		if p == nil {
 			name, derr := Detect(obj)
+			detected = name
 			if derr != nil {
 				if len(objs) > 1 {
 					return nil, fmt.Errorf("element %d: %w", i, derr)
@@ -133,6 +135,15 @@ func Parse(raw []byte, sourceHint string) ([]*investigationv1.Alert, error) {
 			p = formats[name].parse
 		}
 		alerts, err := p(obj)
+		if err != nil && (detected == SourceDatadog || detected == SourceOpenSRE) && errors.Is(err, ErrBadFormat) {
+			// A format detected by a key it shares with other vendors'
+			// envelopes (alert_type, event_type, commonLabels) whose parser
+			// refuses the payload is read as a generic alert before it is
+			// refused.
+			if ga, gerr := parseGeneric(obj); gerr == nil {
+				alerts, err = ga, nil
+			}
+		}
 		if err != nil {
 			if len(objs) > 1 {
 				return nil, fmt.Errorf("element %d: %w", i, err)
@@ -242,6 +253,9 @@ func Detect(obj map[string]any) (string, error) {
 		return SourceGeneric, nil
 	}
 	if _, ok := wrappedAlert(obj); ok {
+		return SourceGeneric, nil
+	}
+	if _, ok := looseAlert(obj); ok {
 		return SourceGeneric, nil
 	}
 	keys := make([]string, 0, len(obj))

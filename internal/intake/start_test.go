@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +46,43 @@ func TestParseInfersStart(t *testing.T) {
 	}
 	if as[0].GetStartsAt() == nil || !as[0].GetStartsAt().AsTime().Equal(time.Date(2027, 4, 2, 6, 15, 0, 0, time.UTC)) {
 		t.Errorf("starts_at %v, want the payload's down_since", as[0].GetStartsAt())
+	}
+}
+
+// Envelopes no table knows, read by the shape of their field names: an
+// on-call tool's alert and incident side by side, and a trigger that
+// shares a key with a known vendor's webhook but not its required fields.
+func TestParseLooseEnvelopes(t *testing.T) {
+	cases := []struct {
+		name, payload, wantTitle, wantText, wantLabel string
+	}{
+		{"alert and incident objects",
+			`{"alert": {"entity_id": "disk/ledger-db-2", "entity_display_name": "Disk 95% on ledger-db-2", "state_message": "volume /var/lib/pg 95% used", "message_type": "CRITICAL", "monitoring_tool": "telegraf", "timestamp": 1800000000}, "incident": {"INCIDENT_NAME": "ledger disk", "INCIDENT_ID": "88"}}`,
+			"Disk 95% on ledger-db-2", "volume /var/lib/pg 95% used", ""},
+		{"trigger with an event_type key",
+			`{"name": "checkout errors", "event_type": "trigger", "status": "TRIGGERED", "summary": "Triggered: error count > 50", "result_url": "https://ui.example.io/q/1", "result_groups_triggered": [{"Group": {"service.name": "checkout"}, "Result": 212}]}`,
+			"", "Triggered: error count > 50", ""},
+	}
+	for _, c := range cases {
+		as, err := Parse([]byte(c.payload), "")
+		if err != nil || len(as) != 1 {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		a := as[0]
+		if c.wantTitle != "" && a.GetTitle() != c.wantTitle && a.GetAlertName() != c.wantTitle {
+			t.Errorf("%s: title %q / name %q, want %q", c.name, a.GetTitle(), a.GetAlertName(), c.wantTitle)
+		}
+		if a.GetAlertName() == "" && a.GetTitle() == "" {
+			t.Errorf("%s: nothing names the alert", c.name)
+		}
+		if !strings.Contains(a.GetSummary()+a.GetDescription()+a.GetErrorMessage(), c.wantText) {
+			t.Errorf("%s: summary %q description %q, want %q", c.name, a.GetSummary(), a.GetDescription(), c.wantText)
+		}
+		if strings.Contains(c.payload, "timestamp") && a.GetStartsAt() == nil {
+			t.Errorf("%s: no start time", c.name)
+		}
+	}
+	if _, err := Parse([]byte(`{"a": {"b": 1}, "c": {"d": true}}`), ""); !errors.Is(err, ErrUnknownFormat) {
+		t.Errorf("an envelope with nothing that names or describes an alert: err %v, want unknown format", err)
 	}
 }

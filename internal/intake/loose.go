@@ -1,0 +1,109 @@
+package intake
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// An envelope no table knows still says what fired in fields of its own
+// naming: a VictorOps alert's entity_display_name and state_message, a
+// check's service_output, an incident's INCIDENT_NAME. These are read by
+// the shape of their names, after every known name: a name or title, then
+// a message, summary, output or description.
+
+var (
+	// reNameField: a field that names the alert (not the host, the user or
+	// the team it concerns).
+	reNameField    = regexp.MustCompile(`(?i)(title|subject|headline|display_?name|(alert|rule|check|monitor|incident|problem|event|trigger|issue)_?name)$`)
+	reNotNameField = regexp.MustCompile(`(?i)(host|user|owner|author|team|project|org|account|contact|assignee|tool|node|pod|namespace|cluster|service|container|image|file|group|policy|region|zone)_?(display_?)?name$`)
+	// reTextField: a field that says what happened.
+	reTextField = regexp.MustCompile(`(?i)(message|summary|output|description|details?|text|reason|body)$`)
+)
+
+// looseFields are the string fields of obj and of the objects nested in it
+// (two levels), keyed by their own names, the outer first.
+func looseFields(obj map[string]any) [][2]string {
+	var out [][2]string
+	var walk func(m map[string]any, depth int)
+	walk = func(m map[string]any, depth int) {
+		keys := slices.Sorted(maps.Keys(m))
+		for _, k := range keys {
+			if s := str(m[k]); s != "" {
+				out = append(out, [2]string{k, s})
+			}
+		}
+		if depth >= 2 {
+			return
+		}
+		for _, k := range keys {
+			if sub, ok := m[k].(map[string]any); ok {
+				walk(sub, depth+1)
+			}
+		}
+	}
+	walk(obj, 0)
+	return out
+}
+
+// looseName is the first field that names the alert; looseText the first
+// that says what happened.
+func looseName(fields [][2]string) string {
+	for _, f := range fields {
+		if reNameField.MatchString(f[0]) && !reNotNameField.MatchString(f[0]) && !strings.Contains(f[1], "://") {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+func looseText(fields [][2]string) string {
+	for _, f := range fields {
+		if reTextField.MatchString(f[0]) && !strings.Contains(f[1], "://") {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// looseAlert reads an envelope of nested objects (an alert and an incident
+// side by side) whose names are none of the generic keys: it is the
+// generic alert of its first named field, with every string field of the
+// nested objects as an annotation. ok is false when nothing names it.
+func looseAlert(obj map[string]any) (map[string]any, bool) {
+	fields := looseFields(obj)
+	name := looseName(fields)
+	text := looseText(fields)
+	if name == "" && text == "" {
+		return nil, false
+	}
+	out := map[string]any{}
+	for k, v := range obj {
+		if _, nested := v.(map[string]any); !nested {
+			out[k] = v
+		}
+	}
+	ann := map[string]any{}
+	for _, f := range fields {
+		if _, ok := ann[f[0]]; !ok && len(ann) < 64 {
+			ann[f[0]] = truncate(f[1], 500)
+		}
+	}
+	out["annotations"] = ann
+	if name != "" {
+		out["title"] = name
+	}
+	if text != "" {
+		out["summary"] = text
+	}
+	for _, f := range fields {
+		k := strings.ToLower(f[0])
+		for _, want := range []string{"severity", "status", "state", "namespace", "service", "cluster", "host", "hostname"} {
+			if _, ok := out[want]; !ok && (k == want || strings.HasSuffix(k, "_"+want) && want != "status" && want != "state") {
+				out[want] = f[1]
+			}
+		}
+	}
+	return out, true
+}
