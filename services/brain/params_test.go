@@ -140,3 +140,40 @@ func TestEntityFollowUpsSearchTheSuspectNode(t *testing.T) {
 		t.Fatalf("follow-ups %+v, want one cluster-wide search naming the node", calls)
 	}
 }
+
+// A healthy reading's context: the lines that name the target's workload,
+// anywhere, over the days before; once; the alert's service when the
+// reading names no workload.
+func TestContextSearchOfAHealthyReading(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentSearchLogs, ParamsSchema: []*evidencev1.ToolParam{
+		{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "since_minutes", Type: evidencev1.ParamType_PARAM_TYPE_NUMBER}}})
+	ran := func(params map[string]any) *investigationv1.ToolCallRecord {
+		p, _ := structpb.NewStruct(params)
+		return &investigationv1.ToolCallRecord{Intent: intentSearchLogs, Params: p, PinId: "pin_1"}
+	}
+	tests := []struct {
+		name  string
+		ent   string
+		calls []*investigationv1.ToolCallRecord
+		want  string // the query, "" for no call
+	}{
+		{"a workload", "deployment/shop/cart-api", nil, `"cart-api"`},
+		{"a node", "node/ip-10-0-0-1", nil, `"ip-10-0-0-1"`},
+		{"a pod reads as the alert's service", "pod/shop/cart-api-6d7f-ab1cd", nil, `"checkout"`},
+		{"already searched", "deployment/shop/cart-api", []*investigationv1.ToolCallRecord{ran(map[string]any{"namespace": "all", "query": `"cart-api"`, "since_minutes": float64(contextLookback)})}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: tc.calls, Alert: &investigationv1.Alert{Service: "checkout"}}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			c, ok := h.svc.contextSearch(testCtx(t), st, tc.ent)
+			if ok != (tc.want != "") {
+				t.Fatalf("call %v %+v, want %q", ok, c, tc.want)
+			}
+			if ok && (c.Params["query"] != tc.want || c.Params["namespace"] != "all" || c.Params["since_minutes"] != contextLookback) {
+				t.Errorf("params %v, want a cluster-wide search for %s over %d minutes", c.Params, tc.want, contextLookback)
+			}
+		})
+	}
+}

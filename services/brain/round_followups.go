@@ -54,7 +54,15 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		return nil
 	}
 	asked, exclusive := res.LeadFollowUps()
-	var lead []pendingCall
+	var lead, context []pendingCall
+	if res.Healthy {
+		// A healthy reading says why the alert fired: what was announced
+		// or recorded about the target in the days before (a change record,
+		// a load test, a decommission), across namespaces.
+		if c, ok := s.contextSearch(ctx, st, res.Hypotheses[0].GetEntity()); ok {
+			context = append(context, c)
+		}
+	}
 	for _, fu := range asked {
 		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
 		if _, ok := defs[c.Intent]; ok && !st.ranEquivalent(c) {
@@ -62,9 +70,37 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		}
 	}
 	if len(lead) > 0 || exclusive {
-		return lead
+		return append(context, lead...)
 	}
-	return s.entityFollowUps(ctx, st, res.Hypotheses[0].GetEntity())
+	return append(context, s.entityFollowUps(ctx, st, res.Hypotheses[0].GetEntity())...)
+}
+
+// contextLookback is how far back a healthy reading's context search
+// reads (the analysis quotes records from as far back).
+const contextLookback = 72 * 60 // minutes
+
+// contextSearch is the search for the lines that name the entity's
+// workload anywhere over contextLookback, unless one ran.
+func (s *Service) contextSearch(ctx context.Context, st *invState, ent string) (pendingCall, bool) {
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	if _, ok := defs[intentSearchLogs]; !ok {
+		return pendingCall{}, false
+	}
+	parts := strings.Split(ent, "/")
+	name := parts[len(parts)-1]
+	switch parts[0] {
+	case "deployment", "statefulset", "daemonset", "service", "cronjob", "job", "node", "ingress":
+	default:
+		name = st.rec.GetAlert().GetService()
+	}
+	if len(name) < 4 {
+		return pendingCall{}, false
+	}
+	c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `"` + name + `"`, "since_minutes": contextLookback}, Origin: originExpand}
+	if st.ranEquivalent(c) {
+		return pendingCall{}, false
+	}
+	return c, true
 }
 
 // entityFollowUps are what the leading entity's kind calls for: a volume's
