@@ -116,8 +116,8 @@ func headTail(s string) string {
 // quoteMax bounds a quoted text; quoteTail is how much of a long text's
 // end is kept.
 const (
-	quoteMax  = 240
-	quoteTail = 100
+	quoteMax  = 420
+	quoteTail = 160
 )
 
 func plural(n int, one, many string) string {

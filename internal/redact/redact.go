@@ -97,6 +97,24 @@ var lineRules = func() []redactRule {
 var secretKeyWords = []string{"password", "passwd", "pwd", "secret", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key",
 	"privatekey", "private_key", "private-key", "credentials", "credential", "auth"}
 
+// proseValue: the unquoted value at line[vs:ve] is a lower-case word that
+// a sentence continues after ("get credentials: failed to refresh cached
+// credentials"): an error chain's wording, not a credential.
+func proseValue(line string, vs, ve int) bool {
+	// Only "key: value" with a space, the way prose writes it.
+	sep := strings.TrimRight(line[:vs], " \t")
+	if len(sep) == len(line[:vs]) || !strings.HasSuffix(sep, ":") || ve-vs < 3 {
+		return false
+	}
+	for _, c := range line[vs:ve] {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	rest := line[ve:]
+	return len(rest) >= 3 && rest[0] == ' ' && rest[1] >= 'a' && rest[1] <= 'z' && rest[2] >= 'a' && rest[2] <= 'z'
+}
+
 // redactKeyValues blanks the value of every key=value / key: value /
 // "key": "value" pair whose key ends with a credential word. lower is the
 // ASCII-lowercased line (same offsets).
@@ -149,7 +167,7 @@ func redactKeyValues(line, lower string) string {
 				ve++
 			}
 		}
-		if ve == vs || line[vs:ve] == Redacted || (vs > 0 && line[vs-1] == '[') {
+		if ve == vs || line[vs:ve] == Redacted || (vs > 0 && line[vs-1] == '[') || proseValue(line, vs, ve) {
 			i = ve + 1
 			continue
 		}

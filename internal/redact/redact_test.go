@@ -19,6 +19,9 @@ func TestTextSecretShapes(t *testing.T) {
 		{"postgres://app:hunter22@db:5432/x", "hunter22", "db:5432"},
 		{"CLIENT_SECRET=\"z9y8x7w6\" loaded", "z9y8x7w6", "loaded"},
 		{"password=hunter2 and api_key: k-123456789", "hunter2", "and"},
+		{"password: correcthorse", "correcthorse", "password"},
+		{"password=letmein now", "letmein", "now"},
+		{"auth: \"opensesame\" sent", "opensesame", "sent"},
 	}
 	for _, tc := range tests {
 		got := Text(tc.in)
@@ -29,7 +32,9 @@ func TestTextSecretShapes(t *testing.T) {
 			t.Errorf("Text(%q) = %q: lost %q", tc.in, got, tc.keep)
 		}
 	}
-	for _, plain := range []string{"bypass mode on", "tests passed", "GET /healthz 200", "session started for user ann"} {
+	for _, plain := range []string{"bypass mode on", "tests passed", "GET /healthz 200", "session started for user ann",
+		// An error chain's wording after a credential word is prose.
+		"get identity: get credentials: failed to refresh cached credentials, operation error STS: AssumeRoleWithWebIdentity"} {
 		if got := Text(plain); got != plain {
 			t.Errorf("Text(%q) = %q: plain text changed", plain, got)
 		}
