@@ -181,6 +181,17 @@ var (
 	notAHostRe      = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|requests|reset|read|write|dial|rate|limit|limited|limiting|returned|responded|response|timed|is|was|has|had|closed|sent|service|server|unavailable|overloaded|throttled|rejected|refused|denied|quota|busy|down|not|did|failure)$`)
 )
 
+// proseWord: a word a sentence uses after "upstream" or "connect to"
+// ("upstream timed out", "upstream prematurely closed"), not a peer's
+// name: a listed word, or an adverb (-ly) without the dots, dashes or
+// digits of a host or service name.
+func proseWord(w string) bool {
+	if notAHostRe.MatchString(w) {
+		return true
+	}
+	return !strings.ContainsAny(w, ".-_0123456789") && len(w) > 5 && strings.HasSuffix(strings.ToLower(w), "ly")
+}
+
 // downstreamHost returns the remote host an error line names, when it
 // carries a transport/upstream symptom; self is the line's own service.
 func downstreamHost(msg, self string) string {
@@ -224,7 +235,7 @@ func downstreamHost(msg, self string) string {
 			h = h[:i]
 		}
 		h = strings.ToLower(strings.TrimSuffix(h, "."))
-		if h == "" || notAHostRe.MatchString(h) || isIPLike(h) || (self != "" && (h == strings.ToLower(self) || strings.HasPrefix(h, strings.ToLower(self)+"."))) {
+		if h == "" || proseWord(h) || isIPLike(h) || (self != "" && (h == strings.ToLower(self) || strings.HasPrefix(h, strings.ToLower(self)+"."))) {
 			continue
 		}
 		if strings.HasSuffix(h, ".go") || strings.HasSuffix(h, ".java") || strings.HasSuffix(h, ".py") || strings.HasSuffix(h, ".js") {

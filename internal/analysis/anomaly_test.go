@@ -312,6 +312,9 @@ func TestDownstreamHost(t *testing.T) {
 		// A cloud SDK's error chain: the innermost API that failed.
 		{"upload failed: operation error S3: PutObject, get identity: get credentials: failed to refresh cached credentials, operation error STS: AssumeRoleWithWebIdentity, https response error StatusCode: 503, api error ServiceUnavailable", "uploader", "api:sts"},
 		{"operation error DynamoDB: GetItem, exceeded maximum number of attempts, 3, ThrottlingException: Rate exceeded", "orders", "api:dynamodb"},
+		// Prose after "upstream" names no peer.
+		{"upstream timed out (110: Operation timed out) while reading response header from upstream", "ingress-nginx", ""},
+		{"upstream prematurely closed connection while reading response header", "ingress-nginx", ""},
 	}
 	for _, c := range cases {
 		if got := downstreamHost(c.msg, c.self); got != c.want {

@@ -119,7 +119,7 @@ func (ev *Evidence) limitPairs() []limitPair {
 			dx, dy := tokenDiff(all[i].tokens, all[j].tokens), tokenDiff(all[j].tokens, all[i].tokens)
 			x, y := all[i].s, all[j].s
 			switch {
-			case len(dy) == 1 && limitWords[dy[0]] && (len(dx) == 0 || len(dx) == 1 && usageWords[dx[0]]):
+			case oneLimitWord(dy) && (len(dx) == 0 || len(dx) == 1 && usageWords[dx[0]]):
 				add(x, y, false)
 			case len(dx) == 1 && freeWords[dx[0]] && (len(dy) == 0 || len(dy) == 1 && limitWords[dy[0]]):
 				add(x, y, true)
@@ -174,6 +174,24 @@ func pairHit(x, y Series, free bool) (limitHit, bool) {
 		}
 	}
 	return h, true
+}
+
+// oneLimitWord: the tokens a bound's name adds are one limit word, alone
+// or with one qualifier (tomcat_threads_config_max_threads against
+// tomcat_threads_busy_threads).
+func oneLimitWord(tokens []string) bool {
+	if len(tokens) == 0 || len(tokens) > 2 {
+		return false
+	}
+	n := 0
+	for _, t := range tokens {
+		if limitWords[t] {
+			n++
+		} else if usageWords[t] || freeWords[t] {
+			return false
+		}
+	}
+	return n == 1
 }
 
 // tokenDiff: the tokens of a not in b.

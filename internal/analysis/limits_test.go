@@ -30,6 +30,8 @@ func TestLimitsReached(t *testing.T) {
 		{"quota used against hard by label", []Series{flatSeries("kube_resourcequota", map[string]string{"resource": "pods", "type": "used"}, 10, 50), flatSeries("kube_resourcequota", map[string]string{"resource": "pods", "type": "hard"}, 50, 50)}, "kube_resourcequota"},
 		{"well below its limit", []Series{flatSeries("process_open_fds", inst, 100, 120), flatSeries("process_max_fds", inst, 1024, 1024)}, ""},
 		{"limit of another instance does not pair", []Series{flatSeries("process_open_fds", inst, 700, 1022), flatSeries("process_max_fds", other, 1024, 1024)}, ""},
+		{"busy threads against the configured max (a qualifier beside the limit word)", []Series{flatSeries("webpool_threads_busy_threads", inst, 20, 199), flatSeries("webpool_threads_config_max_threads", inst, 200, 200)}, "webpool_threads_busy_threads"},
+		{"two limit words are not one bound", []Series{flatSeries("webpool_threads_busy_threads", inst, 20, 199), flatSeries("webpool_threads_max_limit_threads", inst, 200, 200)}, ""},
 		{"names differing by two tokens do not pair", []Series{flatSeries("http_requests_total", inst, 1, 99), flatSeries("http_max_inflight_size", inst, 100, 100)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

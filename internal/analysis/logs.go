@@ -190,7 +190,7 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 		if u := urlHostRe.FindStringSubmatch(l.Message); u != nil && !isIPLike(u[1]) {
 			// The URL names the dependency; a dial error names only its IP.
 			target = u[1]
-		} else if m := depTargetRe.FindStringSubmatch(l.Message); m != nil {
+		} else if m := depTargetRe.FindStringSubmatch(l.Message); m != nil && !proseWord(strings.TrimRight(m[1], ".:")) {
 			target = strings.TrimRight(m[1], ".:")
 		} else {
 			continue

@@ -46,8 +46,11 @@ func Record(rec *investigationv1.InvestigationRecord, pins []*evidencev1.Evidenc
 	}
 	sources := rec.GetEvidenceSources()
 	pinIDs := make([]any, 0, len(pins))
+	// What each pin said, for an audit of what the tools returned.
+	summaries := make([]any, 0, len(pins))
 	for _, p := range pins {
 		pinIDs = append(pinIDs, p.GetId())
+		summaries = append(summaries, map[string]any{"id": p.GetId(), "tool": p.GetSourceTool(), "claim": p.GetClaim(), "time_window": p.GetTimeWindow().String()})
 	}
 	trips := make([]any, 0, len(rec.GetGuardrailTrips()))
 	for _, t := range rec.GetGuardrailTrips() {
@@ -73,6 +76,7 @@ func Record(rec *investigationv1.InvestigationRecord, pins []*evidencev1.Evidenc
 		"tools_called":         calls,
 		"evidence_sources":     strs(sources),
 		"pins":                 pinIDs,
+		"pin_summaries":        summaries,
 		"guardrail_trips":      trips,
 		"loops":                rec.GetLoops(),
 		"llm_calls":            len(rec.GetModelCalls()),
