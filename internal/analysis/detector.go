@@ -186,6 +186,7 @@ var registry = map[string]Constructor{
 	"metric_regression":     fn("metric_regression", detectMetricRegression),
 	"cpu_throttling":        fn("cpu_throttling", detectCPUThrottling),
 	"consumer_lag":          fn("consumer_lag", detectConsumerLag),
+	"limit_reached":         fn("limit_reached", detectLimitReached),
 	"replication_lag":       fn("replication_lag", detectReplicationLag),
 	"db_connections":        fn("db_connections", detectConnectionExhaustion),
 	"db_storage":            fn("db_storage", detectStorage),

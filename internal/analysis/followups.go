@@ -3,6 +3,8 @@ package analysis
 import (
 	"strings"
 
+	"golang.org/x/net/publicsuffix"
+
 	"github.com/rcamesh/rcamesh/internal/intent"
 )
 
@@ -89,6 +91,11 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 		// What the rest of the system logged about the dependency (its
 		// own logs, a network plugin's verdicts, a sync of its policy).
 		out = append(out, FollowUp{Intent: intent.SearchLogs, Params: map[string]any{"query": `"` + dep + `"`}})
+		// An outside provider speaks of itself by its name, not by the
+		// host its API answers on: its status page, a watcher of it.
+		if p := providerName(dep); p != "" {
+			out = append(out, FollowUp{Intent: intent.SearchLogs, Params: map[string]any{"query": `"` + p + `"`, "namespace": "all"}})
+		}
 	}
 	if ev.droppedConnections(f) {
 		// Dropped on the path: the caller's egress policies and, for an
@@ -102,6 +109,25 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 		}
 	}
 	return out, false
+}
+
+// providerName is the name an outside host's operator goes by: the label
+// before its public suffix (mailvolt of api.mailvolt.example); "" for a
+// name of the cluster, an address, or when it is the host itself.
+func providerName(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if !strings.Contains(host, ".") || isIPLike(host) || strings.Contains(host, ".svc") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") {
+		return ""
+	}
+	etld1, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return ""
+	}
+	label := etld1[:strings.IndexByte(etld1, '.')]
+	if len(label) < 4 || label == host {
+		return ""
+	}
+	return label
 }
 
 // dependencyName names the finding's failing dependency: a Service's

@@ -88,3 +88,23 @@ func TestLeadFollowUps(t *testing.T) {
 		})
 	}
 }
+
+// An outside host's provider name (its status page speaks of itself by
+// it); none for the cluster's names, addresses or a bare name.
+func TestProviderName(t *testing.T) {
+	for host, want := range map[string]string{
+		"api.mailvolt.example":            "mailvolt",
+		"eu1.send.parcelwave.co.uk":       "parcelwave",
+		"sts.us-east-1.amazonaws.com":     "amazonaws",
+		"payments.shop.svc":               "",
+		"payments.shop.svc.cluster.local": "",
+		"10.2.3.4":                        "",
+		"redis":                           "",
+		"db.corp.internal":                "",
+		"x.io":                            "",
+	} {
+		if got := providerName(host); got != want {
+			t.Errorf("providerName(%q) = %q, want %q", host, got, want)
+		}
+	}
+}

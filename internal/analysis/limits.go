@@ -43,6 +43,8 @@ type limitHit struct {
 	used, bound float64
 	// since is when utilisation first reached limitUtilization.
 	since *time.Time
+	// free: usage is what is left of the bound (inodes free).
+	free bool
 }
 
 func (h limitHit) text() string {
@@ -161,7 +163,7 @@ func pairHit(x, y Series, free bool) (limitHit, bool) {
 	if util < limitUtilization || util > 1.05 {
 		return limitHit{}, false
 	}
-	h := limitHit{usage: x, limit: y, util: util, used: used, bound: bound}
+	h := limitHit{usage: x, limit: y, util: util, used: used, bound: bound, free: free}
 	for _, p := range x.Downsampled {
 		u := p.V / bound
 		if free {
@@ -237,4 +239,69 @@ func currentValue(s facts.Series) float64 {
 		return s.Downsampled[n-1].V
 	}
 	return s.Latest
+}
+
+// ModeLimitReached: a resource of a workload rose to its published limit
+// during the window (the hypothesis space's "resource at its limit").
+const ModeLimitReached = "limit_reached"
+
+// detectLimitReached makes a candidate of every measurement that rose to
+// its published bound during the window (it was below limitUtilization at
+// the window's start): the workload it belongs to ran out of it. A
+// resource that sat at its bound all along is its normal state, not an
+// incident's onset.
+func detectLimitReached(ev *Evidence) []Finding {
+	var out []Finding
+	seen := map[string]bool{}
+	for _, h := range ev.limitsReached() {
+		if h.since == nil || len(h.usage.Downsampled) == 0 || h.utilAt(0) >= limitUtilization {
+			continue // at its bound from the start: its normal state
+		}
+		ent := ev.limitOwner(h)
+		if ent == "" || seen[ent+h.usage.Name] {
+			continue
+		}
+		seen[ent+h.usage.Name] = true
+		f := Finding{Mode: ModeLimitReached, Category: catResource, Score: 0.62, Entity: ent}
+		f.Statement = fmt.Sprintf("%s ran out of a resource: %s", strings.TrimPrefix(ent, "deployment/"), h.text())
+		f.validated("A resource at its limit: "+h.text(), h.usage.Cite, h.limit.Cite)
+		f.Chain = []string{"Demand on " + signal.MetricName(h.usage.Name) + " rises to its limit " + num(h.bound), "Work waits for or is refused the exhausted resource", "The alert fires"}
+		f.Remediation = []string{"Find what holds the exhausted resource (slow calls, leaks, a burst) and raise the limit only if the demand is legitimate"}
+		f.Signals = []string{"limit reached", signal.MetricName(h.usage.Name)}
+		f.Sources = []string{"metrics"}
+		out = append(out, f)
+	}
+	return out
+}
+
+// utilAt is the share of its bound the measurement's i-th sample used.
+func (h limitHit) utilAt(i int) float64 {
+	v := h.usage.Downsampled[i].V / h.bound
+	if h.free {
+		return 1 - v
+	}
+	return v
+}
+
+// limitOwner is the workload a limit hit's measurement belongs to: the
+// owner of its pod, else its service, app or deployment label; "" when the
+// measurement names none (a node's or the cluster's).
+func (ev *Evidence) limitOwner(h limitHit) string {
+	ns := firstNonEmptyStr(labelOf(h.usage.Series, "namespace", "exported_namespace"), ev.alertNamespace())
+	if pod := labelOf(h.usage.Series, "pod", "pod_name"); pod != "" {
+		for _, p := range ev.Pods {
+			if p.Name == pod {
+				if o := ev.ownerEntity(p); o != "" {
+					return o
+				}
+			}
+		}
+		if w := workloadOfPodName(ev, pod); w != "" {
+			return deploymentEntity(ns, w)
+		}
+	}
+	if w := labelOf(h.usage.Series, "deployment", "app", "application", "service", "service_name"); w != "" {
+		return deploymentEntity(ns, w)
+	}
+	return ""
 }

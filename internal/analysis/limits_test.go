@@ -46,3 +46,33 @@ func TestLimitsReached(t *testing.T) {
 		})
 	}
 }
+
+// A workload's resource that rose to its published bound is a candidate
+// naming the owner of its pod; one at its bound from the start, or one
+// no workload owns, is not.
+func TestDetectLimitReached(t *testing.T) {
+	pod := map[string]string{"namespace": "tailor", "pod": "fitting-api-6b7c-x1"}
+	node := map[string]string{"instance": "10.0.0.9:9100"}
+	for _, tc := range []struct {
+		name   string
+		series []Series
+		want   string
+	}{
+		{"rose to its bound", []Series{flatSeries("srv_threads_busy_threads", pod, 10, 200), flatSeries("srv_threads_config_max_threads", pod, 200, 200)}, "deployment/tailor/fitting-api"},
+		{"free measure fell to nothing", []Series{flatSeries("srv_slots_free", pod, 80, 2), flatSeries("srv_slots_total", pod, 100, 100)}, "deployment/tailor/fitting-api"},
+		{"at its bound all along", []Series{flatSeries("srv_threads_busy_threads", pod, 195, 200), flatSeries("srv_threads_config_max_threads", pod, 200, 200)}, ""},
+		{"nobody's (a node's)", []Series{flatSeries("process_open_fds", node, 10, 1020), flatSeries("process_max_fds", node, 1024, 1024)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &Evidence{Pods: []Pod{{Pod: facts.Pod{Namespace: "tailor", Name: "fitting-api-6b7c-x1", OwnerKind: "ReplicaSet", OwnerName: "fitting-api-6b7c"}}},
+				Deployments: []Deployment{{Deployment: facts.Deployment{Namespace: "tailor", Name: "fitting-api"}}}, Series: tc.series}
+			fs := detectLimitReached(e)
+			switch {
+			case tc.want == "" && len(fs) > 0:
+				t.Errorf("want no candidate, got %s: %s", fs[0].Entity, fs[0].Statement)
+			case tc.want != "" && (len(fs) != 1 || fs[0].Entity != tc.want || fs[0].Category != catResource):
+				t.Errorf("want one resource candidate on %s, got %+v", tc.want, fs)
+			}
+		})
+	}
+}
