@@ -95,7 +95,7 @@ func TestProviderName(t *testing.T) {
 	for host, want := range map[string]string{
 		"api.mailvolt.example":            "mailvolt",
 		"eu1.send.parcelwave.co.uk":       "parcelwave",
-		"sts.us-east-1.amazonaws.com":     "amazonaws",
+		"status.cloudvendor.com":          "cloudvendor",
 		"payments.shop.svc":               "",
 		"payments.shop.svc.cluster.local": "",
 		"10.2.3.4":                        "",
