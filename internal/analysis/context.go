@@ -94,7 +94,13 @@ func namesTarget(text string, names []string) bool {
 // nearest in time; at most three, one per message template.
 func (ev *Evidence) contextLines(at time.Time) []LogLine {
 	names := ev.targetNames()
-	if len(names) == 0 || at.IsZero() {
+	// A line that names the alert itself (a monitor's record that it
+	// cleared, a ticket about it) is about the target too.
+	alertName := ""
+	if ev.Alert != nil && len(ev.Alert.GetAlertName()) >= 6 && !strings.ContainsAny(ev.Alert.GetAlertName(), " \t") {
+		alertName = strings.ToLower(ev.Alert.GetAlertName())
+	}
+	if len(names) == 0 && alertName == "" || at.IsZero() {
 		return nil
 	}
 	type cand struct {
@@ -113,7 +119,7 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 			continue
 		}
 		m := l.Message
-		if !namesTarget(m, names) {
+		if !namesTarget(m, names) && (alertName == "" || !strings.Contains(strings.ToLower(m), alertName)) {
 			continue
 		}
 		// A record of work, or what another system (a scheduler, a

@@ -46,11 +46,12 @@ func TestExplainHealthQuotesTheRecordAroundTheAlert(t *testing.T) {
 		line(at(7, 0), "timing-bus", "timing-bus-0", "INFO", "partition reassignment completed"),                 // its own routine line
 		line(at(10, 10), "timing-bus", "timing-bus-1", "ERROR", "OPS-4410 broker restart failed for timing-bus"), // an error is no context
 		line(&time.Time{}, "ops", "", "INFO", "timing-bus maintenance announced"),                                // far too old
+		line(at(10, 35), "alarms", "", "INFO", `Alarm "UnderReplicated" state changed from ALARM to OK`),         // the alert's own record
 	}
 	f := healthyFinding(ModeHealthy, "deployment/race/timing-bus", 0.7)
 	f.Statement = "No failure detected"
 	ev.explainHealth(&f)
-	for _, want := range []string{"OPS-4410 started", "OPS-4410 completed"} {
+	for _, want := range []string{"OPS-4410 started", "OPS-4410 completed", "state changed from ALARM to OK"} {
 		if !strings.Contains(f.Statement, want) {
 			t.Errorf("statement %q lacks %q", f.Statement, want)
 		}
@@ -60,8 +61,8 @@ func TestExplainHealthQuotesTheRecordAroundTheAlert(t *testing.T) {
 			t.Errorf("statement %q quotes %q", f.Statement, not)
 		}
 	}
-	if len(f.Validated) != 2 {
-		t.Errorf("claims = %d, want one per quoted line (2)", len(f.Validated))
+	if len(f.Validated) != 3 {
+		t.Errorf("claims = %d, want one per quoted line (3)", len(f.Validated))
 	}
 	// Without an alert time nothing is placed "around" it.
 	ev.Alert.StartsAt = nil

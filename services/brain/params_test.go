@@ -142,8 +142,9 @@ func TestEntityFollowUpsSearchTheSuspectNode(t *testing.T) {
 }
 
 // A healthy reading's context: the lines that name the target's workload,
-// anywhere, over the days before; once; the alert's service when the
-// reading names no workload.
+// anywhere, over the days before, and the lines that name the alert
+// itself; each once; the alert's service when the reading names no
+// workload.
 func TestContextSearchOfAHealthyReading(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentSearchLogs, ParamsSchema: []*evidencev1.ToolParam{
@@ -165,14 +166,22 @@ func TestContextSearchOfAHealthyReading(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: tc.calls, Alert: &investigationv1.Alert{Service: "checkout"}}, rc: &evidencev1.RouterContext{}}
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: tc.calls, Alert: &investigationv1.Alert{Service: "checkout", AlertName: "CheckoutLatencyHigh"}}, rc: &evidencev1.RouterContext{}}
 			h.svc.defs = nil
-			c, ok := h.svc.contextSearch(testCtx(t), st, tc.ent)
-			if ok != (tc.want != "") {
-				t.Fatalf("call %v %+v, want %q", ok, c, tc.want)
+			cs := h.svc.contextSearches(testCtx(t), st, tc.ent)
+			var got []string
+			for _, c := range cs {
+				if c.Params["namespace"] != "all" || c.Params["since_minutes"] != contextLookback {
+					t.Errorf("params %v, want a cluster-wide search over %d minutes", c.Params, contextLookback)
+				}
+				got = append(got, c.Params["query"].(string))
 			}
-			if ok && (c.Params["query"] != tc.want || c.Params["namespace"] != "all" || c.Params["since_minutes"] != contextLookback) {
-				t.Errorf("params %v, want a cluster-wide search for %s over %d minutes", c.Params, tc.want, contextLookback)
+			want := []string{`"CheckoutLatencyHigh"`}
+			if tc.want != "" {
+				want = append([]string{tc.want}, want...)
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("searches %v, want %v", got, want)
 			}
 		})
 	}

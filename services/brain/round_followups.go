@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/intent"
 )
 
@@ -59,9 +60,7 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		// A healthy reading says why the alert fired: what was announced
 		// or recorded about the target in the days before (a change record,
 		// a load test, a decommission), across namespaces.
-		if c, ok := s.contextSearch(ctx, st, res.Hypotheses[0].GetEntity()); ok {
-			context = append(context, c)
-		}
+		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
 	}
 	for _, fu := range asked {
 		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
@@ -79,12 +78,13 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 // reads (the analysis quotes records from as far back).
 const contextLookback = 72 * 60 // minutes
 
-// contextSearch is the search for the lines that name the entity's
-// workload anywhere over contextLookback, unless one ran.
-func (s *Service) contextSearch(ctx context.Context, st *invState, ent string) (pendingCall, bool) {
+// contextSearches are the searches for the lines that name the entity's
+// workload, and the alert itself (a monitor's record that it cleared, a
+// ticket about it), anywhere over contextLookback, each unless one ran.
+func (s *Service) contextSearches(ctx context.Context, st *invState, ent string) []pendingCall {
 	defs := s.toolDefs(ctx, st.rec.GetSessionId())
 	if _, ok := defs[intentSearchLogs]; !ok {
-		return pendingCall{}, false
+		return nil
 	}
 	parts := strings.Split(ent, "/")
 	name := parts[len(parts)-1]
@@ -93,14 +93,27 @@ func (s *Service) contextSearch(ctx context.Context, st *invState, ent string) (
 	default:
 		name = st.rec.GetAlert().GetService()
 	}
-	if len(name) < 4 {
-		return pendingCall{}, false
+	var out []pendingCall
+	for _, n := range []string{name, alertNameOf(st.rec.GetAlert())} {
+		if len(n) < 4 || len(out) > 0 && strings.EqualFold(n, name) {
+			continue
+		}
+		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `"` + strings.ReplaceAll(n, `"`, "") + `"`, "since_minutes": contextLookback}, Origin: originExpand}
+		if !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
 	}
-	c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `"` + name + `"`, "since_minutes": contextLookback}, Origin: originExpand}
-	if st.ranEquivalent(c) {
-		return pendingCall{}, false
+	return out
+}
+
+// alertNameOf is the alert's name when it is an identifier a monitor
+// would log (CheckoutErrorRate, orders-5xx-alarm), not a sentence.
+func alertNameOf(a *investigationv1.Alert) string {
+	n := strings.TrimSpace(a.GetAlertName())
+	if len(n) < 6 || strings.ContainsAny(n, " \t\n\"") {
+		return ""
 	}
-	return c, true
+	return n
 }
 
 // entityFollowUps are what the leading entity's kind calls for: a volume's
