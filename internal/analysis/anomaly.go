@@ -45,6 +45,21 @@ type candidate struct {
 	kinds              map[string]bool // independent evidence kinds: logs, events, pods, metrics
 }
 
+// transientOnly: the candidate's only signals are series that spiked and
+// came back to their level; no error line, event, restart, unready or
+// failed pod, abnormal condition or database event.
+func (c *candidate) transientOnly() bool {
+	if len(c.changes) == 0 || len(c.errLines) > 0 || len(c.events) > 0 || c.restarts > 0 || len(c.notReady) > 0 || len(c.badPods) > 0 || len(c.conditions) > 0 || len(c.dbEvents) > 0 {
+		return false
+	}
+	for _, ch := range c.changes {
+		if ch.r.shape != "spike" || math.Abs(ch.r.tail-ch.r.head) > 0.3*math.Max(math.Abs(ch.r.head), math.Abs(ch.r.peak-ch.r.head)) {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *candidate) mark(kind string) {
 	if c.kinds == nil {
 		c.kinds = map[string]bool{}
@@ -898,11 +913,22 @@ func (ev *Evidence) releaseCommits(d facts.Deploy) []Commit {
 // category breaks an inconclusive vote). It reports false when nothing in
 // the evidence is abnormal.
 func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
-	cands := ev.anomalyCandidates()
+	var cands []*candidate
+	for _, c := range ev.anomalyCandidates() {
+		// A blip that is over (series back at their level, nothing
+		// logged, no pod affected) is no anomaly left to explain: the
+		// alert's condition no longer holds there.
+		if !c.transientOnly() {
+			cands = append(cands, c)
+		}
+	}
 	if len(cands) == 0 {
 		return Finding{}, false
 	}
 	top := cands[0]
+	if f, ok := ev.clientNoise(top); ok {
+		return f, true
+	}
 	f := Finding{Mode: ModeAnomaly, Detector: ModeAnomaly, Entity: top.entity, Category: catUnknown}
 	var parts []string
 	var onset *time.Time

@@ -99,6 +99,26 @@ func StatusError(labels map[string]string) (key string, ok bool) {
 	return "", false
 }
 
+// ClientError reports whether the labels mark the series as requests the
+// client got wrong: an HTTP status code or class of 4xx (not 429, a limit
+// the server applies, nor 408, a timeout).
+func ClientError(labels map[string]string) bool {
+	for k, v := range labels {
+		fk := fold(k)
+		if !statusKeys[fk] || strings.Contains(fk, "grpc") || strings.Contains(fk, "rpc") {
+			continue
+		}
+		lv := strings.ToLower(strings.TrimSpace(v))
+		if len(lv) == 3 && lv[0] == '4' && (isDigits(lv[1:]) && lv != "429" && lv != "408" || lv[1:] == "xx") {
+			return true
+		}
+		if lv == "4" && strings.Contains(fk, "class") {
+			return true
+		}
+	}
+	return false
+}
+
 func isDigits(s string) bool {
 	for _, r := range s {
 		if r < '0' || r > '9' {

@@ -78,3 +78,23 @@ func TestSubsystemAndRuntimeCollector(t *testing.T) {
 		}
 	}
 }
+
+func TestClientError(t *testing.T) {
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{map[string]string{"code": "400"}, true},
+		{map[string]string{"http_response_status_code": "404"}, true},
+		{map[string]string{"status_class": "4xx"}, true},
+		{map[string]string{"code": "429"}, false}, // a limit the server applies
+		{map[string]string{"code": "408"}, false}, // a timeout
+		{map[string]string{"code": "503"}, false},
+		{map[string]string{"grpc_code": "400"}, false},
+		{map[string]string{"method": "400"}, false},
+	} {
+		if got := ClientError(tc.labels); got != tc.want {
+			t.Errorf("ClientError(%v) = %v, want %v", tc.labels, got, tc.want)
+		}
+	}
+}

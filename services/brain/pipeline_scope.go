@@ -34,8 +34,11 @@ var reNameToken = regexp.MustCompile(`[a-z0-9](?:[a-z0-9-]*[a-z0-9])?`)
 // dependency failure (the tools service unavailable): the stage is retried.
 func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error) {
 	a := st.rec.GetAlert()
-	if a.GetNamespace() != "" || st.isSub() {
+	if st.isSub() {
 		return "", nil
+	}
+	if a.GetNamespace() != "" {
+		return s.resolveNamedPods(ctx, st)
 	}
 	kind := strings.ToLower(a.GetResourceKind())
 	if strings.HasPrefix(kind, "db") || kind == "database" {
@@ -82,6 +85,77 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 		na.Annotations = map[string]string{}
 	}
 	note := fmt.Sprintf("namespace=%s (%s, pin %s)", ns, why, out.pin.GetId())
+	if prev := na.Annotations["rcamesh_resolved"]; prev != "" {
+		note = prev + "; " + note
+	}
+	na.Annotations["rcamesh_resolved"] = note
+	st.rec.Alert = na
+	st.rc = routerContext(na, st.rec.GetSessionId(), st.rec.GetInvestigationId(), st.rc)
+	return "scope resolved: " + note, nil
+}
+
+// resolveNamedPods: an alert with a namespace whose labels name no pod,
+// workload or service but whose text names pods of that namespace by
+// their exact names ("primary changed (store-db-1 -> store-db-2)") is
+// about those pods' workload, when they all belong to one.
+func (s *Service) resolveNamedPods(ctx context.Context, st *invState) (string, error) {
+	a := st.rec.GetAlert()
+	if a.GetPod() != "" || a.GetService() != "" {
+		return "", nil
+	}
+	names, fromText := scopeNames(a)
+	if !fromText || len(names) == 0 {
+		return "", nil
+	}
+	var podLike []string
+	for _, n := range names {
+		if strings.Contains(n, "-") && hasDigit(n[strings.LastIndexByte(n, '-')+1:]) {
+			podLike = append(podLike, n)
+		}
+	}
+	if len(podLike) == 0 {
+		return "", nil
+	}
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	if defs != nil && defs[intentListPods] == nil {
+		return "", nil
+	}
+	out := s.execute(ctx, st, pendingCall{Intent: intentListPods, Params: map[string]any{"namespace": a.GetNamespace()}, Origin: originResolve}, 0)
+	if out.unavailable {
+		return "", out.err
+	}
+	if out.err != nil || out.pin == nil {
+		return "", nil
+	}
+	var pods []facts.Pod
+	if ok, err := facts.Decode(out.pin.GetMetadata(), facts.KeyPods, &pods); !ok || err != nil {
+		return "", nil
+	}
+	workload, first := "", ""
+	for _, n := range podLike {
+		for _, p := range pods {
+			if p.Name != n {
+				continue
+			}
+			w := firstNonEmpty(p.Workload, p.OwnerName)
+			if w == "" || workload != "" && w != workload {
+				return "", nil // pods of several workloads: no single target
+			}
+			workload = w
+			if first == "" {
+				first = p.Name
+			}
+		}
+	}
+	if workload == "" {
+		return "", nil
+	}
+	na := proto.CloneOf(a)
+	na.Service = workload
+	if na.Annotations == nil {
+		na.Annotations = map[string]string{}
+	}
+	note := fmt.Sprintf("service=%s (the alert's text names its pod %s, pin %s)", workload, first, out.pin.GetId())
 	if prev := na.Annotations["rcamesh_resolved"]; prev != "" {
 		note = prev + "; " + note
 	}

@@ -108,3 +108,51 @@ func TestResolveScopeOfANodeAlert(t *testing.T) {
 		})
 	}
 }
+
+// An alert with a namespace whose text names pods of one workload by their
+// exact names is about that workload; pods of two workloads, a name that
+// is no pod, or a label naming a service leave it alone.
+func TestResolveNamedPods(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentListPods, ParamsSchema: []*evidencev1.ToolParam{{Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	m, err := facts.Put(nil, facts.KeyPods, []facts.Pod{
+		{Namespace: "knit", Name: "yarn-db-0", Workload: "yarn-db", OwnerKind: "StatefulSet", OwnerName: "yarn-db"},
+		{Namespace: "knit", Name: "yarn-db-1", Workload: "yarn-db", OwnerKind: "StatefulSet", OwnerName: "yarn-db"},
+		{Namespace: "knit", Name: "pattern-api-6c9d-x2k4p", Workload: "pattern-api"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := facts.ToStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tools.exec = func(_ context.Context, req *toolsv1.ExecuteToolRequest, _ int) (*toolsv1.ExecuteToolResponse, error) {
+		if req.GetIntent() != intentListPods {
+			return nil, nil
+		}
+		return &toolsv1.ExecuteToolResponse{Result: &evidencev1.ToolResult{Success: true, Intent: intentListPods},
+			Pin: &evidencev1.EvidencePin{Id: "pin-pods", SourceTool: intentListPods, Success: true, Version: 1, Metadata: md}}, nil
+	}
+	for _, tc := range []struct {
+		name  string
+		alert *investigationv1.Alert
+		want  string
+	}{
+		{"pods of one workload", &investigationv1.Alert{AlertName: "PrimaryChanged", Namespace: "knit", Summary: "primary moved (yarn-db-0 -> yarn-db-1)"}, "yarn-db"},
+		{"pods of two workloads", &investigationv1.Alert{AlertName: "Slow", Namespace: "knit", Summary: "yarn-db-0 slow for pattern-api-6c9d-x2k4p"}, ""},
+		{"no such pod", &investigationv1.Alert{AlertName: "PrimaryChanged", Namespace: "knit", Summary: "primary moved (yarn-db-7 -> yarn-db-8)"}, ""},
+		{"a label names the service", &investigationv1.Alert{AlertName: "PrimaryChanged", Namespace: "knit", Labels: map[string]string{"service": "pattern-api"}, Summary: "yarn-db-0 lagging"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s-" + tc.name, Alert: tc.alert}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			if _, err := h.svc.resolveScope(testCtx(t), st); err != nil {
+				t.Fatal(err)
+			}
+			if got := st.rec.GetAlert().GetService(); got != tc.want {
+				t.Errorf("service %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

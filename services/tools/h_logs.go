@@ -103,13 +103,21 @@ func parseLogLine(line string) facts.LogLine {
 	if strings.HasPrefix(trimmed, "{") {
 		var obj map[string]any
 		if json.Unmarshal([]byte(trimmed), &obj) == nil {
-			for _, k := range []string{"level", "lvl", "severity", "log.level"} {
+			// Level keys of the common structured loggers: zap, logrus,
+			// slog, ECS, OpenTelemetry, Python's logging, Serilog's compact
+			// form, MongoDB's "s" (F, E, W, I, D1..D5).
+			for _, k := range []string{"level", "lvl", "severity", "log.level", "levelname", "log_level", "loglevel", "severity_text", "@l", "s"} {
 				if v, ok := obj[k].(string); ok {
-					ll.Level = normLevel(v)
-					break
+					if lv := normLevel(v); lv != "" {
+						ll.Level = lv
+						break
+					}
 				}
 			}
-			for _, k := range []string{"ts", "time", "timestamp", "@timestamp"} {
+			if t, ok := obj["t"].(map[string]any); ok {
+				obj["time"] = t["$date"] // MongoDB: {"t":{"$date":"..."}}
+			}
+			for _, k := range []string{"ts", "time", "timestamp", "@timestamp", "@t"} {
 				if v, ok := obj[k].(string); ok {
 					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 						ll.Timestamp = ptrTime(t)
@@ -691,7 +699,8 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 // evidence must not drop them. Time, level, message and caller fields are
 // skipped; long values are cut; the whole is bounded.
 func structuredFields(obj map[string]any) string {
-	skip := map[string]bool{"level": true, "lvl": true, "severity": true, "log.level": true, "ts": true, "time": true,
+	skip := map[string]bool{"level": true, "lvl": true, "severity": true, "log.level": true, "levelname": true, "log_level": true, "loglevel": true,
+		"severity_text": true, "@l": true, "@t": true, "s": true, "t": true, "ts": true, "time": true,
 		"timestamp": true, "@timestamp": true, "msg": true, "message": true, "error": true, "caller": true, "logger": true,
 		"thread": true, "stacktrace": true, "stack": true, "@version": true}
 	keys := make([]string, 0, len(obj))

@@ -510,6 +510,10 @@ func TestParseLogLine(t *testing.T) {
 		{"connection refused to 10.0.0.1:5432", "ERROR", "connection refused to 10.0.0.1:5432", false},
 		{"GET /health 200", "", "GET /health 200", false},
 		{"INFORMATIONAL banner", "", "INFORMATIONAL banner", false},
+		// MongoDB's structured log: severity "s", time {"t":{"$date"}}.
+		{`{"t":{"$date":"2026-03-10T11:57:09.000Z"},"s":"I","c":"REPL","msg":"Starting an election, since we've seen no PRIMARY"}`, "INFO", "Starting an election, since we've seen no PRIMARY c=REPL", true},
+		// Python's logging as JSON; a level key whose value is no level is skipped.
+		{`{"levelname":"WARNING","level":"x","message":"retrying"}`, "WARN", "retrying", false},
 	}
 	for _, tc := range tests {
 		got := parseLogLine(tc.in)

@@ -1,0 +1,124 @@
+package analysis
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/signal"
+)
+
+// A verdict derived from evidence: errors that are the clients' (requests
+// the service refused as malformed, unauthorised or unknown: HTTP 4xx)
+// while its server errors, its pods and its restarts are normal, are noise
+// from callers (a scanner, a misconfigured client), not a failure of the
+// service. The alert fired on them; no production action is needed on the
+// service, and the report says whose requests they were.
+
+// ModeClientNoise: the only abnormal signals are client errors.
+const ModeClientNoise = "client_errors_only"
+
+// clientNoise reads the anomaly summary's strongest candidate: a workload
+// whose abnormal series are all client-error (4xx) series, none of them a
+// server error, with no restarts, unready or failed pods and no abnormal
+// rollout condition.
+func (ev *Evidence) clientNoise(top *candidate) (Finding, bool) {
+	if top.kind != "workload" || top.restarts > 0 || len(top.notReady) > 0 || len(top.badPods) > 0 || len(top.conditions) > 0 {
+		return Finding{}, false
+	}
+	var client []seriesChange
+	for _, ch := range top.changes {
+		if _, server := signal.StatusError(ch.s.Labels); server {
+			return Finding{}, false
+		}
+		if signal.ClientError(ch.s.Labels) {
+			client = append(client, ch)
+		}
+	}
+	if len(client) == 0 {
+		return Finding{}, false
+	}
+	// Refusals of the system's own callers (an authorisation policy, a
+	// route, a client released with a bug) are a fault to fix; only
+	// requests from outside, as the access log records them, are noise.
+	who, whoCite, outside := ev.clientErrorSenders()
+	if !outside {
+		return Finding{}, false
+	}
+	// Any other series of the workload that reports server errors must
+	// be quiet too (a 5xx series that did not move is fine).
+	for _, ch := range top.changes {
+		if seriesKindOf(ch.s.Series) == "latency" && ch.r.tail > ch.r.head*2 {
+			return Finding{}, false // slower for everyone: not only bad requests
+		}
+	}
+	f := healthyFinding(ModeClientNoise, top.entity, 0.66)
+	f.Detector = ModeClientNoise
+	what := client[0].text()
+	f.Statement = fmt.Sprintf("No failure of %s: the errors are its clients' (HTTP 4xx, requests it refused), not its own: %s; no server error rose, no pod restarted or became unready", top.name, what)
+	for _, ch := range client[:min(3, len(client))] {
+		f.validated("Client errors (4xx): "+ch.text(), ch.s.Cite)
+	}
+	if len(top.errLines) > 0 {
+		ts := templates(top.errLines)
+		rep := ts[0].lines[0]
+		f.validated(fmt.Sprintf("What the service logged about them (%d lines, %s): %s", len(top.errLines), logOrigin(rep), quote(rep.Message)), rep.Cite)
+		f.Statement += "; it logged " + quote(clip(rep.Message, 160))
+	}
+	f.validated("The refused requests, as the access log recorded them: "+who, whoCite)
+	f.Statement += "; the access log shows who sent them: " + who
+	f.Chain = []string{"Clients send requests the service refuses (4xx)", "The error-count alert fires on the refusals", "The service itself serves its other requests normally"}
+	f.Remediation = []string{"No action needed on the service; if the requests are unwanted (a scanner), block them at the edge", "Alert on server errors (5xx) and latency rather than on all errors"}
+	f.Signals = []string{"client errors"}
+	f.Sources = []string{"metrics"}
+	return f, true
+}
+
+// reAccessLog: a line of the NCSA common or combined access log format
+// (nginx, Apache, Envoy's default, most ingress controllers): client,
+// request, status, size, and in the combined form referer and user agent.
+var reAccessLog = regexp.MustCompile(`^(\S+) \S+ \S+ (?:\[[^\]]+\] )?"(\S+) (\S+)[^"]*" (\d{3}) \S+(?: "[^"]*" "([^"]*)")?`)
+
+// clientErrorSenders summarises the access-log lines with a client-error
+// status: the most frequent client and user agent, and a request path;
+// ok only when that client is an address outside the private ranges.
+func (ev *Evidence) clientErrorSenders() (string, Cite, bool) {
+	type key struct{ client, agent string }
+	counts := map[key]int{}
+	example := map[key]string{}
+	cites := map[key]Cite{}
+	for _, l := range ev.Logs {
+		m := reAccessLog.FindStringSubmatch(strings.TrimSpace(l.Message))
+		if m == nil || m[4][0] != '4' || m[4] == "429" || m[4] == "408" {
+			continue
+		}
+		k := key{m[1], m[5]}
+		counts[k]++
+		if _, ok := example[k]; !ok {
+			example[k] = m[2] + " " + m[3] + " " + m[4]
+		}
+		c := cites[k]
+		c.merge(l.Cite)
+		cites[k] = c
+	}
+	var best key
+	n := 0
+	for k, c := range counts {
+		if c > n || c == n && k.client < best.client {
+			best, n = k, c
+		}
+	}
+	if n == 0 {
+		return "", Cite{}, false
+	}
+	if ip := net.ParseIP(best.client); ip == nil || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
+		return "", Cite{}, false // a caller inside the system, or no address
+	}
+	who := fmt.Sprintf("%d requests from %s", n, best.client)
+	if best.agent != "" && best.agent != "-" {
+		who += fmt.Sprintf(" with user agent %s", quote(best.agent))
+	}
+	who += fmt.Sprintf(", e.g. %s", quote(example[best]))
+	return who, cites[best], true
+}

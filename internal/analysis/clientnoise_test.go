@@ -1,0 +1,77 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// Refused requests (4xx) with no server error, restart or unready pod are
+// the clients' noise, not the service's failure, and the access log says
+// who sent them; a server error, a restart or a slower service is not
+// noise.
+func TestClientNoise(t *testing.T) {
+	client := seriesChange{s: Series{Series: facts.Series{Name: "http_responses_total", Labels: map[string]string{"code": "400", "pod": "booking-1"}}}, r: rise{head: 0, tail: 4, peak: 5, shape: "step"}}
+	server := seriesChange{s: Series{Series: facts.Series{Name: "http_responses_total", Labels: map[string]string{"code": "502", "pod": "booking-1"}}}, r: rise{head: 0, tail: 2, peak: 3, shape: "step"}}
+	slow := seriesChange{s: Series{Series: facts.Series{Name: "http_request_duration_seconds", Labels: map[string]string{"pod": "booking-1"}}}, r: rise{head: 0.1, tail: 0.9, peak: 1, shape: "step"}}
+	access := LogLine{LogLine: facts.LogLine{Service: "edge", Message: `203.0.113.9 - - [01/Jan/2027:10:00:00 +0000] "GET /wp-login.php HTTP/1.1" 404 153 "-" "masscan/1.3"`}}
+	for _, tc := range []struct {
+		name string
+		c    candidate
+		want bool
+	}{
+		{"client errors only", candidate{kind: "workload", entity: "deployment/shop/booking", name: "booking", changes: []seriesChange{client}}, true},
+		{"a server error too", candidate{kind: "workload", name: "booking", changes: []seriesChange{client, server}}, false},
+		{"slower as well", candidate{kind: "workload", name: "booking", changes: []seriesChange{client, slow}}, false},
+		{"a pod restarted", candidate{kind: "workload", name: "booking", changes: []seriesChange{client}, restarts: 2}, false},
+		{"no client-error series", candidate{kind: "workload", name: "booking", changes: []seriesChange{slow}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := &Evidence{Logs: []LogLine{access}}
+			f, ok := ev.clientNoise(&tc.c)
+			if ok != tc.want {
+				t.Fatalf("noise %v, want %v (%s)", ok, tc.want, f.Statement)
+			}
+			if ok && (!f.Healthy || f.Category != catHealthy || !strings.Contains(f.Statement, "masscan/1.3") || !strings.Contains(f.Statement, "203.0.113.9")) {
+				t.Errorf("finding %v %s: %q must be healthy and name the sender", f.Healthy, f.Category, f.Statement)
+			}
+		})
+	}
+}
+
+// Refusals of a caller inside the system (an authorisation policy, a
+// route) are a fault to find, not noise; nor are refusals nobody logged.
+func TestClientNoiseNeedsAnOutsideSender(t *testing.T) {
+	client := seriesChange{s: Series{Series: facts.Series{Name: "http_responses_total", Labels: map[string]string{"code": "403"}}}, r: rise{head: 0, tail: 4, peak: 5, shape: "step"}}
+	inside := LogLine{LogLine: facts.LogLine{Message: `10.4.2.17 - - "POST /v1/translate HTTP/1.1" 403 12 "-" "grpc-go/1.60"`}}
+	for name, logs := range map[string][]LogLine{"an internal caller": {inside}, "no access log": nil} {
+		ev := &Evidence{Logs: logs}
+		if f, ok := ev.clientNoise(&candidate{kind: "workload", name: "interp", changes: []seriesChange{client}}); ok {
+			t.Errorf("%s: read as noise: %s", name, f.Statement)
+		}
+	}
+}
+
+// A candidate whose series spiked and came back, with nothing else, has
+// nothing left to explain; a step that stays, or an error line, does.
+func TestTransientOnly(t *testing.T) {
+	spike := seriesChange{r: rise{head: 0, tail: 0, peak: 0.01, shape: "spike"}}
+	step := seriesChange{r: rise{head: 1, tail: 5, peak: 5, shape: "step"}}
+	stayed := seriesChange{r: rise{head: 1, tail: 3, peak: 5, shape: "spike"}}
+	for _, tc := range []struct {
+		name string
+		c    candidate
+		want bool
+	}{
+		{"a spike that is over", candidate{changes: []seriesChange{spike}}, true},
+		{"a step", candidate{changes: []seriesChange{spike, step}}, false},
+		{"a spike that did not come back", candidate{changes: []seriesChange{stayed}}, false},
+		{"an error line", candidate{changes: []seriesChange{spike}, errLines: []LogLine{{}}}, false},
+		{"nothing at all", candidate{}, false},
+	} {
+		if got := tc.c.transientOnly(); got != tc.want {
+			t.Errorf("%s: transientOnly = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
