@@ -6,7 +6,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
@@ -126,6 +125,9 @@ func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
 			if err := merge.Unmarshal(data[from:i], p); err != nil {
 				return err
 			}
+			if facts == nil {
+				facts = make([]byte, 0, n+m) // one copy, of the size of the usual single field
+			}
 			facts = append(facts, data[i:i+n+m]...)
 			from = i + n + m
 		}
@@ -136,7 +138,10 @@ func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
 	}
 	if len(facts) > 0 {
 		m := p.ProtoReflect()
-		m.SetUnknown(append(append(protoreflect.RawFields(nil), m.GetUnknown()...), facts...))
+		if u := m.GetUnknown(); len(u) > 0 {
+			facts = append(append(make([]byte, 0, len(u)+len(facts)), u...), facts...)
+		}
+		m.SetUnknown(facts) // facts is this call's own copy
 	}
 	return nil
 }
