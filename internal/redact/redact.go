@@ -390,10 +390,10 @@ func Value(v any) (any, bool) {
 		return out, out != t
 	case []any:
 		changed := false
-		for i := range t {
-			var c bool
-			t[i], c = Value(t[i])
-			changed = changed || c
+		for i, e := range t {
+			if out, c := Value(e); c {
+				t[i], changed = out, true
+			}
 		}
 		return t, changed
 	case map[string]any:
@@ -421,9 +421,11 @@ func Value(v any) (any, bool) {
 				}
 				continue
 			}
-			var c bool
-			t[k], c = Value(val)
-			changed = changed || c
+			// Written back only when changed: a map assignment per key
+			// was most of the walk's cost on the facts of a tool call.
+			if out, c := Value(val); c {
+				t[k], changed = out, true
+			}
 		}
 		return t, changed
 	}

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,44 @@ func TestTextSecretShapes(t *testing.T) {
 	for _, plain := range []string{"bypass mode on", "tests passed", "GET /healthz 200", "session started for user ann"} {
 		if got := Text(plain); got != plain {
 			t.Errorf("Text(%q) = %q: plain text changed", plain, got)
+		}
+	}
+}
+
+// Value redacts in place at every depth and reports a change only when
+// something was redacted.
+func TestValue(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      func() any
+		changed bool
+		secret  string
+	}{
+		{"plain", func() any {
+			return map[string]any{"pods": []any{map[string]any{"name": "web-1", "ready": true, "restarts": 2.0}}, "note": "all good"}
+		}, false, ""},
+		{"nested text", func() any {
+			return map[string]any{"pods": []any{map[string]any{"name": "web-1", "logs": []any{"ok", "DB_PASS=Sup3rS3cret! failed"}}}}
+		}, true, "Sup3rS3cret!"},
+		{"sensitive key", func() any {
+			return map[string]any{"env": map[string]any{"API_KEY": "k-123456789", "mode": "x"}}
+		}, true, "k-123456789"},
+		{"secret data", func() any {
+			return []any{map[string]any{"kind": "Secret", "data": map[string]any{"pw": "aHVudGVyMg=="}}}
+		}, true, "aHVudGVyMg=="},
+	}
+	for _, tt := range tests {
+		in := tt.in()
+		out, changed := Value(in)
+		if changed != tt.changed {
+			t.Errorf("%s: changed = %v, want %v", tt.name, changed, tt.changed)
+		}
+		got := fmt.Sprint(out)
+		if tt.secret != "" && (strings.Contains(got, tt.secret) || strings.Contains(fmt.Sprint(in), tt.secret)) {
+			t.Errorf("%s: secret %q kept: %s", tt.name, tt.secret, got)
+		}
+		if !tt.changed && got != fmt.Sprint(tt.in()) {
+			t.Errorf("%s: plain value changed: %s", tt.name, got)
 		}
 	}
 }
