@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 // A pin's facts (its metadata and params, google.protobuf.Struct) are most
@@ -315,6 +316,30 @@ func Metadata(p *evidencev1.EvidencePin) *structpb.Struct {
 		return merge.Unmarshal(v, md) == nil // checked when it was read
 	})
 	return md
+}
+
+// MetadataFields returns the top-level facts of a pin that keeps its
+// metadata encoded (FactsEncoded), located in their encoding, not decoded
+// (facts.DecodeFields reads one); false when the pin holds its metadata
+// decoded or has none, or when the encoding is not read that way: then
+// Metadata.
+func MetadataFields(p *evidencev1.EvidencePin) (facts.Fields, bool) {
+	if p.GetMetadata() != nil {
+		return nil, false
+	}
+	var f facts.Fields
+	ok := true
+	eachField(p.ProtoReflect().GetUnknown(), func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num != pinMetadataField || typ != protowire.BytesType {
+			return true
+		}
+		if f == nil {
+			f = facts.Fields{}
+		}
+		ok = f.AddStruct(v) // occurrences merge as decoding merges them
+		return ok
+	})
+	return f, ok && f != nil
 }
 
 // HasMetadata reports whether the pin's metadata has any key, whether it
