@@ -6,10 +6,10 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 // A pin's facts (its metadata and params, google.protobuf.Struct) are most
@@ -126,6 +126,9 @@ func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
 			if err := merge.Unmarshal(data[from:i], p); err != nil {
 				return err
 			}
+			if facts == nil {
+				facts = make([]byte, 0, n+m) // one copy, of the size of the usual single field
+			}
 			facts = append(facts, data[i:i+n+m]...)
 			from = i + n + m
 		}
@@ -136,7 +139,10 @@ func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
 	}
 	if len(facts) > 0 {
 		m := p.ProtoReflect()
-		m.SetUnknown(append(append(protoreflect.RawFields(nil), m.GetUnknown()...), facts...))
+		if u := m.GetUnknown(); len(u) > 0 {
+			facts = append(append(make([]byte, 0, len(u)+len(facts)), u...), facts...)
+		}
+		m.SetUnknown(facts) // facts is this call's own copy
 	}
 	return nil
 }
@@ -310,6 +316,30 @@ func Metadata(p *evidencev1.EvidencePin) *structpb.Struct {
 		return merge.Unmarshal(v, md) == nil // checked when it was read
 	})
 	return md
+}
+
+// MetadataFields returns the top-level facts of a pin that keeps its
+// metadata encoded (FactsEncoded), located in their encoding, not decoded
+// (facts.DecodeFields reads one); false when the pin holds its metadata
+// decoded or has none, or when the encoding is not read that way: then
+// Metadata.
+func MetadataFields(p *evidencev1.EvidencePin) (facts.Fields, bool) {
+	if p.GetMetadata() != nil {
+		return nil, false
+	}
+	var f facts.Fields
+	ok := true
+	eachField(p.ProtoReflect().GetUnknown(), func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num != pinMetadataField || typ != protowire.BytesType {
+			return true
+		}
+		if f == nil {
+			f = facts.Fields{}
+		}
+		ok = f.AddStruct(v) // occurrences merge as decoding merges them
+		return ok
+	})
+	return f, ok && f != nil
 }
 
 // HasMetadata reports whether the pin's metadata has any key, whether it

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"fmt"
 	"runtime"
@@ -94,7 +95,9 @@ func TestCopyPin(t *testing.T) {
 		Metadata: md, Timestamp: timestamppb.Now(),
 		ValidationStatus: evidencev1.ValidationStatus_VALIDATION_STATUS_PENDING_CRITIC,
 	}
-	p.ProtoReflect().SetUnknown(protoreflect.RawFields{0xf8, 0x06, 0x01})
+	unknown := make(protoreflect.RawFields, 3, 64) // room to append in place
+	copy(unknown, []byte{0xf8, 0x06, 0x01})
+	p.ProtoReflect().SetUnknown(unknown)
 	before := proto.Clone(p)
 	if got := CopyPin(nil); got != nil {
 		t.Errorf("CopyPin(nil) = %v", got)
@@ -110,6 +113,27 @@ func TestCopyPin(t *testing.T) {
 	c.Supports = append(c.Supports, "p2")
 	c.Contradicts[0] = "changed"
 	c.SupportingEvidence = append(c.SupportingEvidence[:0], "replaced")
+	cu, pu := c.ProtoReflect().GetUnknown(), p.ProtoReflect().GetUnknown()
+	if &cu[0] != &pu[0] {
+		t.Error("the unknown fields were copied, not shared")
+	}
+	// Unknown fields added to the copy (a merge appends them) leave the
+	// pin's as they were.
+	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal([]byte{0xf8, 0x06, 0x02}, c); err != nil {
+		t.Fatal(err)
+	}
+	merged := slices.Clone(c.ProtoReflect().GetUnknown())
+	if len(merged) != 6 {
+		t.Errorf("merged unknown fields %x", merged)
+	}
+	// And the pin's own additions leave the copy's.
+	p2 := CopyPin(p)
+	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal([]byte{0xf8, 0x06, 0x03}, p2); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ProtoReflect().GetUnknown(); !bytes.Equal(got, merged) {
+		t.Errorf("appending to one copy's unknown fields changed another's: %x, want %x", got, merged)
+	}
 	c.ProtoReflect().SetUnknown(nil)
 	if !proto.Equal(p, before) {
 		t.Errorf("changing the copy changed the pin: %v", p)

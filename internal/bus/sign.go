@@ -549,8 +549,9 @@ func pinBytes(data []byte) []byte {
 // CopyPin returns a copy of p whose own fields may be set without changing
 // p: its scalars and the lists and maps of its fields are copied, while the
 // messages it holds (the facts in metadata and params, the time window,
-// the timestamps, the elements of lists of messages) are shared with p and
-// must not be modified through either. It costs a fraction of proto.Clone,
+// the timestamps, the elements of lists of messages) and its unknown
+// fields (the facts of a pin kept encoded) are shared with p and must not
+// be modified through either. It costs a fraction of proto.Clone,
 // which copies every fact: a verdict is the pin it judges with a few fields
 // changed.
 func CopyPin(p *evidencev1.EvidencePin) *evidencev1.EvidencePin {
@@ -578,7 +579,9 @@ func CopyPin(p *evidencev1.EvidencePin) *evidencev1.EvidencePin {
 		return true
 	})
 	if u := p.ProtoReflect().GetUnknown(); len(u) > 0 {
-		dst.SetUnknown(append(protoreflect.RawFields(nil), u...))
+		// Shared like the facts (a pin kept encoded holds them here):
+		// clipped, so that appending to either copy's reallocates.
+		dst.SetUnknown(u[:len(u):len(u)])
 	}
 	return out
 }

@@ -400,50 +400,74 @@ func redactSecretManifests(s string) string {
 
 // Value walks decoded JSON (maps, slices, strings) and redacts every
 // string, every value under a sensitive key and the data of Secret objects.
-// It reports whether anything changed.
+// It reports whether anything changed. Maps and slices are redacted in
+// place.
 func Value(v any) (any, bool) {
 	switch t := v.(type) {
 	case string:
 		out := Text(t)
 		return out, out != t
 	case []any:
-		changed := false
-		for i := range t {
-			var c bool
-			t[i], c = Value(t[i])
-			changed = changed || c
-		}
-		return t, changed
+		return t, redactList(t)
 	case map[string]any:
-		changed := false
-		isSecret := false
-		if k, ok := t["kind"].(string); ok && k == "Secret" {
-			isSecret = true
-		}
-		for k, val := range t {
-			if isSecret && (k == "data" || k == "stringData") {
-				if m, ok := val.(map[string]any); ok {
-					for dk, dv := range m {
-						if dv != Redacted {
-							m[dk] = Redacted
-							changed = true
-						}
-					}
-					continue
-				}
+		return t, redactMap(t)
+	}
+	return v, false
+}
+
+// redactList and redactMap write an element or entry back only when it
+// changed, and walk nested lists and maps without passing them through an
+// interface: a write per key, and a string or slice boxed per element,
+// were most of the walk's cost on a tool call's facts.
+func redactList(t []any) bool {
+	changed := false
+	for i, e := range t {
+		switch x := e.(type) {
+		case string:
+			if out := Text(x); out != x {
+				t[i], changed = out, true
 			}
-			if str, isStr := val.(string); isStr && SensitiveKey(k) {
-				if str != Redacted {
-					t[k] = Redacted
-					changed = true
+		case []any:
+			changed = redactList(x) || changed
+		case map[string]any:
+			changed = redactMap(x) || changed
+		}
+	}
+	return changed
+}
+
+func redactMap(t map[string]any) bool {
+	changed := false
+	isSecret := false
+	if k, ok := t["kind"].(string); ok && k == "Secret" {
+		isSecret = true
+	}
+	for k, val := range t {
+		if isSecret && (k == "data" || k == "stringData") {
+			if m, ok := val.(map[string]any); ok {
+				for dk, dv := range m {
+					if dv != Redacted {
+						m[dk] = Redacted
+						changed = true
+					}
 				}
 				continue
 			}
-			var c bool
-			t[k], c = Value(val)
-			changed = changed || c
 		}
-		return t, changed
+		switch x := val.(type) {
+		case string:
+			if SensitiveKey(k) {
+				if x != Redacted {
+					t[k], changed = Redacted, true
+				}
+			} else if out := Text(x); out != x {
+				t[k], changed = out, true
+			}
+		case []any:
+			changed = redactList(x) || changed
+		case map[string]any:
+			changed = redactMap(x) || changed
+		}
 	}
-	return v, false
+	return changed
 }

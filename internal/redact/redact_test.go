@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,64 @@ func TestTextSecretShapes(t *testing.T) {
 		"get identity: get credentials: failed to refresh cached credentials, operation error STS: AssumeRoleWithWebIdentity"} {
 		if got := Text(plain); got != plain {
 			t.Errorf("Text(%q) = %q: plain text changed", plain, got)
+		}
+	}
+}
+
+// Value redacts in place at every depth and reports a change only when
+// something was redacted.
+func TestValue(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      func() any
+		changed bool
+		secret  string
+	}{
+		{"plain", func() any {
+			return map[string]any{"pods": []any{map[string]any{"name": "web-1", "ready": true, "restarts": 2.0}}, "note": "all good"}
+		}, false, ""},
+		{"nested text", func() any {
+			return map[string]any{"pods": []any{map[string]any{"name": "web-1", "logs": []any{"ok", "DB_PASS=Sup3rS3cret! failed"}}}}
+		}, true, "Sup3rS3cret!"},
+		{"sensitive key", func() any {
+			return map[string]any{"env": map[string]any{"API_KEY": "k-123456789", "mode": "x"}}
+		}, true, "k-123456789"},
+		{"secret data", func() any {
+			return []any{map[string]any{"kind": "Secret", "data": map[string]any{"pw": "aHVudGVyMg=="}}}
+		}, true, "aHVudGVyMg=="},
+	}
+	for _, tt := range tests {
+		in := tt.in()
+		out, changed := Value(in)
+		if changed != tt.changed {
+			t.Errorf("%s: changed = %v, want %v", tt.name, changed, tt.changed)
+		}
+		got := fmt.Sprint(out)
+		if tt.secret != "" && (strings.Contains(got, tt.secret) || strings.Contains(fmt.Sprint(in), tt.secret)) {
+			t.Errorf("%s: secret %q kept: %s", tt.name, tt.secret, got)
+		}
+		if !tt.changed && got != fmt.Sprint(tt.in()) {
+			t.Errorf("%s: plain value changed: %s", tt.name, got)
+		}
+	}
+}
+
+// BenchmarkValue: the redaction walk over the facts of 40 pods as a tool
+// call carries them (nothing to redact, the usual case).
+func BenchmarkValue(b *testing.B) {
+	pods := make([]any, 40)
+	for i := range pods {
+		pods[i] = map[string]any{"namespace": "retail", "name": fmt.Sprintf("checkout-7d9f8c6b5-x%d", i), "node": "node-1", "phase": "Running",
+			"restarts": 4.0, "labels": map[string]any{"app": "checkout", "tier": "web"},
+			"containers": []any{map[string]any{"name": "app", "image": "registry/checkout:1.4.2", "restart_count": 4.0, "state": "running",
+				"last_reason": "OOMKilled", "liveness_probe": "http-get :8080/healthz delay=0s period=10s timeout=1s failure=3"}},
+			"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	}
+	v := map[string]any{"pods": pods, "window_start": "2026-01-02T03:04:05Z"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, changed := Value(v); changed {
+			b.Fatal("changed")
 		}
 	}
 }

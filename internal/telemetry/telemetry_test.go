@@ -62,7 +62,28 @@ func TestSetupNoneSetsPropagatorAndRealSpans(t *testing.T) {
 	_, span := otel.Tracer("t").Start(context.Background(), "op")
 	defer span.End()
 	if !span.SpanContext().IsValid() {
-		t.Error("spans are not recorded with the none exporter: trace ids would not correlate")
+		t.Error("spans have no ids with the none exporter: trace ids would not correlate")
+	}
+	if span.IsRecording() || span.SpanContext().IsSampled() {
+		t.Error("a new trace is recorded with no exporter to read it")
+	}
+	_, child := otel.Tracer("t").Start(trace.ContextWithSpan(context.Background(), span), "child")
+	defer child.End()
+	if child.SpanContext().TraceID() != span.SpanContext().TraceID() || child.IsRecording() {
+		t.Error("a child span does not continue its parent's unrecorded trace")
+	}
+
+	// A caller's sampled trace stays sampled downstream (and so recorded).
+	remote := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{1},
+		SpanID:     trace.SpanID{2},
+		TraceFlags: trace.FlagsSampled,
+		Remote:     true,
+	})
+	_, in := otel.Tracer("t").Start(trace.ContextWithRemoteSpanContext(context.Background(), remote), "server")
+	defer in.End()
+	if !in.SpanContext().IsSampled() || in.SpanContext().TraceID() != remote.TraceID() {
+		t.Errorf("a sampled caller's trace is not kept sampled: %v", in.SpanContext())
 	}
 }
 

@@ -1,6 +1,7 @@
 package critic
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -150,7 +151,7 @@ func newProfile(p *evidencev1.EvidencePin) *profile {
 		// A failed call or an absence says nothing about failures; names only.
 		return pr
 	}
-	md := bus.Metadata(p) // decoded here when the pin keeps it encoded
+	md := metadataOf(p)
 	pr.readPods(md)
 	pr.readNodes(md)
 	pr.readDeployments(md)
@@ -304,9 +305,46 @@ func entityKey(kind, ns, name string) string {
 	return kind + ":" + strings.ToLower(ns) + "/" + strings.ToLower(name)
 }
 
-func decode[T any](md *structpb.Struct, key string) []T {
+// metadata is a pin's facts as the profile reads them: located in their
+// encoding when the pin keeps them encoded (each fact read is written as
+// JSON straight from its bytes), decoded otherwise.
+type metadata struct {
+	pin     *evidencev1.EvidencePin
+	fields  facts.Fields
+	decoded *structpb.Struct
+	done    bool // decoded is set (or the pin has no metadata)
+}
+
+func metadataOf(p *evidencev1.EvidencePin) *metadata {
+	md := &metadata{pin: p}
+	if f, ok := bus.MetadataFields(p); ok {
+		md.fields = f
+	}
+	return md
+}
+
+// structOf decodes the metadata once, for what is not read from the
+// encoding.
+func (md *metadata) structOf() *structpb.Struct {
+	if !md.done {
+		md.decoded, md.done = bus.Metadata(md.pin), true
+	}
+	return md.decoded
+}
+
+func decode[T any](md *metadata, key string) []T {
 	var out []T
-	ok, err := facts.Decode(md, key, &out)
+	if md.fields != nil {
+		ok, err := facts.DecodeFields(md.fields, key, &out)
+		if !errors.Is(err, facts.ErrNotReadEncoded) {
+			if err != nil || !ok {
+				return nil
+			}
+			return out
+		}
+		out = nil
+	}
+	ok, err := facts.Decode(md.structOf(), key, &out)
 	if err != nil || !ok {
 		return nil
 	}
@@ -320,7 +358,7 @@ func i32(p *int32) string {
 	return strconv.Itoa(int(*p))
 }
 
-func (pr *profile) readPods(md *structpb.Struct) {
+func (pr *profile) readPods(md *metadata) {
 	pods := decode[facts.Pod](md, facts.KeyPods)
 	if len(pods) == 0 {
 		return
@@ -451,7 +489,7 @@ func (pr *profile) readPods(md *structpb.Struct) {
 	}
 }
 
-func (pr *profile) readNodes(md *structpb.Struct) {
+func (pr *profile) readNodes(md *metadata) {
 	nodes := decode[facts.Node](md, facts.KeyNodes)
 	if len(nodes) == 0 {
 		return
@@ -489,7 +527,7 @@ func (pr *profile) readNodes(md *structpb.Struct) {
 	}
 }
 
-func (pr *profile) readDeployments(md *structpb.Struct) {
+func (pr *profile) readDeployments(md *metadata) {
 	deps := decode[facts.Deployment](md, facts.KeyDeployments)
 	if len(deps) == 0 {
 		return
@@ -521,7 +559,7 @@ func (pr *profile) readDeployments(md *structpb.Struct) {
 	}
 }
 
-func (pr *profile) readEvents(md *structpb.Struct) {
+func (pr *profile) readEvents(md *metadata) {
 	evs := decode[facts.Event](md, facts.KeyEvents)
 	if len(evs) == 0 {
 		return
@@ -568,7 +606,7 @@ func (pr *profile) readEventList(evs []facts.Event) {
 	}
 }
 
-func (pr *profile) readResources(md *structpb.Struct) {
+func (pr *profile) readResources(md *metadata) {
 	rs := decode[facts.Resource](md, facts.KeyResources)
 	if len(rs) == 0 {
 		return
@@ -591,7 +629,7 @@ func (pr *profile) readResources(md *structpb.Struct) {
 
 var errLevel = map[string]bool{"ERROR": true, "FATAL": true, "CRITICAL": true, "PANIC": true, "ERR": true, "EMERG": true, "ALERT": true, "SEVERE": true}
 
-func (pr *profile) readLogs(md *structpb.Struct) {
+func (pr *profile) readLogs(md *metadata) {
 	lines := decode[facts.LogLine](md, facts.KeyLogLines)
 	if len(lines) == 0 {
 		return
@@ -646,7 +684,7 @@ func classifySeries(s facts.Series) string {
 	return "other"
 }
 
-func (pr *profile) readSeries(md *structpb.Struct, p *evidencev1.EvidencePin) {
+func (pr *profile) readSeries(md *metadata, p *evidencev1.EvidencePin) {
 	series := decode[facts.Series](md, facts.KeySeries)
 	for i := range series {
 		series[i].Labels = target.Canonical(series[i].Labels)
@@ -757,7 +795,7 @@ func orDash(s string) string {
 
 var shaRe = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
 
-func (pr *profile) readChanges(md *structpb.Struct) {
+func (pr *profile) readChanges(md *metadata) {
 	if deploys := decode[facts.Deploy](md, facts.KeyDeploys); len(deploys) > 0 {
 		pr.hasFacts = true
 		pr.deploys = deploys
@@ -788,7 +826,7 @@ func (pr *profile) readChanges(md *structpb.Struct) {
 	}
 }
 
-func (pr *profile) readDatabase(md *structpb.Struct) {
+func (pr *profile) readDatabase(md *metadata) {
 	if qs := decode[facts.TopQuery](md, facts.KeyTopQueries); len(qs) > 0 {
 		pr.hasFacts = true
 		for _, q := range qs {
@@ -818,7 +856,7 @@ func (pr *profile) readDatabase(md *structpb.Struct) {
 	}
 }
 
-func (pr *profile) readMonitors(md *structpb.Struct) {
+func (pr *profile) readMonitors(md *metadata) {
 	ms := decode[facts.Monitor](md, facts.KeyMonitors)
 	if len(ms) == 0 {
 		return

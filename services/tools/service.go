@@ -7,6 +7,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -506,9 +507,7 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 	// no Struct is built only to be encoded.
 	var encoded []byte
 	if req.GetOmitAnswer() && !cached && s.bus != nil && !req.GetSkipPublish() {
-		if b, ok := facts.AppendStruct(nil, md); ok {
-			encoded = b
-		}
+		encoded = encodeFacts(md)
 	}
 	if encoded == nil {
 		st, err := facts.ToStruct(md)
@@ -672,4 +671,27 @@ func truncUTF8(s string, n int) string {
 func PinID(session, investigation, intent, canonicalParams string) string {
 	h := sha256.Sum256([]byte(session + "\x00" + investigation + "\x00" + intent + "\x00" + canonicalParams))
 	return "pin_" + hex.EncodeToString(h[:10])
+}
+
+// factsScratch holds buffers facts are encoded into: the encoding grows
+// from nothing by doubling, which allocated twice its size per tool call;
+// encoded into a reused buffer, it is copied out once at its size.
+var factsScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxFactsScratch bounds a buffer kept for reuse.
+const maxFactsScratch = 1 << 20
+
+// encodeFacts is facts.AppendStruct of md in a buffer of its own, nil when
+// md cannot be encoded that way.
+func encodeFacts(md map[string]any) []byte {
+	bp := factsScratch.Get().(*[]byte)
+	defer factsScratch.Put(bp)
+	b, ok := facts.AppendStruct((*bp)[:0], md)
+	if cap(b) <= maxFactsScratch {
+		*bp = b[:0]
+	}
+	if !ok {
+		return nil
+	}
+	return bytes.Clone(b)
 }
