@@ -166,6 +166,9 @@ func fallback(ev *Evidence, res Result) (Finding, bool) {
 	if !ok {
 		return Finding{}, false
 	}
+	if c, ok := ev.changeOfSummary(a); ok {
+		a = c
+	}
 	if len(res.Hypotheses) > 0 && confidence(a) <= res.Hypotheses[0].GetConfidence() {
 		return Finding{}, false
 	}

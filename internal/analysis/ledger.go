@@ -118,6 +118,12 @@ func objectChangeKind(c facts.ObjectChange) string {
 	if strings.Contains(kind, "autoscal") || strings.Contains(kind, "scaled") || kind == "resourcequota" || kind == "limitrange" {
 		return changeCapacity
 	}
+	switch kind {
+	case "deployment", "statefulset", "daemonset", "replicaset":
+		if c.Action == "created" {
+			return changeCode // a new workload, or a rollout's new ReplicaSet, ships its image
+		}
+	}
 	for _, f := range c.Fields {
 		if leaf := f[strings.LastIndex(f, ".")+1:]; strings.Contains(strings.ToLower(leaf), "replica") {
 			return changeCapacity

@@ -283,14 +283,34 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 	sort.SliceStable(faults, func(i, j int) bool { return faults[i].Score > faults[j].Score })
 	sc := ev.scanChanges(*at)
 	for _, lead := range faults[:min(3, len(faults))] {
-		if f, ok := ev.limitChange(lead, sc); ok {
-			return f, true
-		}
-		if f, ok := ev.nearConfigChange(lead, sc); ok {
+		if f, ok := ev.changeRows(lead, sc); ok {
 			return f, true
 		}
 	}
 	return Finding{}, false
+}
+
+// changeRows are the change table's rows that span time, in order: a
+// bound a change set, a configuration change just before the onset, a
+// release whose code names the failure's mechanism.
+func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
+	if f, ok := ev.limitChange(lead, sc); ok {
+		return f, true
+	}
+	if f, ok := ev.nearConfigChange(lead, sc); ok {
+		return f, true
+	}
+	return ev.codeChange(lead, sc)
+}
+
+// changeOfSummary applies the change rows to the anomaly summary's
+// finding, when no detector's finding led.
+func (ev *Evidence) changeOfSummary(a Finding) (Finding, bool) {
+	at := ev.alertTime()
+	if at == nil || a.Healthy {
+		return Finding{}, false
+	}
+	return ev.changeRows(a, ev.scanChanges(*at))
 }
 
 // reTermWord splits identifiers into words (camelCase, dots,

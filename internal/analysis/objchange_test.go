@@ -24,6 +24,9 @@ func TestObjectChangeKind(t *testing.T) {
 		{facts.ObjectChange{Kind: "Node", Fields: []string{"metadata.labels.zone"}}, changeConfig},
 		{facts.ObjectChange{Kind: "Node", Action: "created"}, changeInfra},
 		{facts.ObjectChange{Kind: "PriorityClass", Action: "created"}, changeConfig},
+		{facts.ObjectChange{Kind: "Deployment", Action: "created"}, changeCode}, // a new workload ships its image
+		{facts.ObjectChange{Kind: "ReplicaSet", Action: "created"}, changeCode}, // a rollout's new revision
+		{facts.ObjectChange{Kind: "ConfigMap", Action: "created"}, changeConfig},
 		{facts.ObjectChange{Kind: "FeatureFlag", Fields: []string{"spec.flagSpec"}}, changeConfig},
 	} {
 		if got := objectChangeKind(tc.c); got != tc.want {

@@ -1,0 +1,67 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// A release whose commit removed the cache in front of the calls that are
+// now throttled is the cause of the throttling: a code defect on the
+// commit. A release whose commit names nothing of the failure, one after
+// the onset, or a configuration-only release is not this row.
+func TestCodeChangeNamesTheMechanism(t *testing.T) {
+	alertAt := time.Date(2027, 2, 3, 9, 40, 0, 0, time.UTC)
+	at := func(d, h, m int) *time.Time { x := time.Date(2027, 2, d, h, m, 0, 0, time.UTC); return &x }
+	build := func(c facts.Commit, deployAt *time.Time) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "QuoteErrors", Namespace: "fx", Service: "quote-api", StartsAt: timestamppb.New(alertAt)}, nil)
+		for i := 0; i < 3; i++ {
+			ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(3, 9, 20+i), Service: "quote-api", Level: "ERROR",
+				Message: "rate lookup failed: operation error Pricing: GetRateCard, ThrottlingException: Rate exceeded"}})
+		}
+		ev.Commits = []Commit{{Commit: c}}
+		ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: "quote-api", Namespace: "fx", Revision: c.SHA[:7], PreviousRevision: "1111111", StartedAt: deployAt, FinishedAt: deployAt}}}
+		return ev
+	}
+	lead := Finding{Mode: ModeAnomaly, Category: catResource, Score: 0.7, Entity: "deployment/fx/quote-api", Statement: "quote-api is throttled: ThrottlingException on GetRateCard"}
+	removed := facts.Commit{SHA: "abc1234def", Service: "quote-api", Message: "refactor(pricing): call GetRateCard directly", Summary: "Removes the RateCardCache wrapper; every quote calls GetRateCard.", Timestamp: at(2, 16, 0),
+		Files: []facts.CommitFile{{Path: "src/pricing/client.go", ChangeType: facts.ChangeFeature}}, ChangeTypes: []string{facts.ChangeFeature}}
+	ev := build(removed, at(3, 9, 5))
+	sc := ev.scanChanges(alertAt)
+	f, ok := ev.codeChange(lead, sc)
+	if !ok {
+		t.Fatal("no finding for the release that removed the cache in front of the throttled call")
+	}
+	if f.Category != catCode || f.Entity != "commit/abc1234" || !strings.Contains(f.Statement, "GetRateCard") {
+		t.Errorf("finding %s on %s: %q, want a code defect on the commit naming GetRateCard", f.Category, f.Entity, f.Statement)
+	}
+
+	leak := lead
+	leak.Statement = "quote-api runs out of heap (OutOfMemoryError) after GetRateCard responses are kept"
+	if f, ok := ev.codeChange(leak, sc); ok {
+		t.Errorf("the process's own memory running out was read as the release's code defect: %s", f.Statement)
+	}
+
+	unrelated := removed
+	unrelated.Message, unrelated.Summary = "feat(ui): dark mode", "Adds a theme switch."
+	after := removed
+	config := removed
+	config.Files, config.ChangeTypes = []facts.CommitFile{{Path: "deploy/values.yaml", ChangeType: facts.ChangeConfig}}, []string{facts.ChangeConfig}
+	for name, tc := range map[string]struct {
+		c  facts.Commit
+		at *time.Time
+	}{"names nothing of the failure": {unrelated, at(3, 9, 5)}, "shipped after the onset": {after, at(3, 9, 30)}, "configuration only": {config, at(3, 9, 5)}} {
+		ev := build(tc.c, tc.at)
+		if name == "shipped after the onset" {
+			ev.Commits[0].Timestamp = at(3, 9, 25)
+		}
+		if f, ok := ev.codeChange(lead, ev.scanChanges(alertAt)); ok {
+			t.Errorf("%s: promoted to %s: %s", name, f.Entity, f.Statement)
+		}
+	}
+}
