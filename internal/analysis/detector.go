@@ -214,6 +214,7 @@ var registry = map[string]Constructor{
 	"network_policy":        fn("network_policy", detectNetworkPolicyBlock),
 	"maintenance_ended":     fn("maintenance_ended", detectMaintenanceEnded),
 	"cronjob_overlap":       fn("cronjob_overlap", detectCronJobOverlap),
+	"cronjob_stalled":       fn("cronjob_stalled", detectCronJobStalled),
 	"batch_job_breach":      fn("batch_job_breach", detectBatchJobBreach),
 	"db_healthy":            fn("db_healthy", detectDBHealthy),
 	"environment_not_paged": fn("environment_not_paged", detectNotPaged),

@@ -131,7 +131,7 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	}
 	// Tags as a Datadog-style list or a map.
 	mergeMissing(a.Labels, tagsMap(firstPresent(obj, "tags", "Tags")))
-	a.AlertName = firstStr(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName", "check", "check_name", "monitor", "monitor_name", "test_name")
+	a.AlertName = firstName(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName", "check", "check_name", "monitor", "monitor_name", "test_name")
 	if a.AlertName == "" {
 		a.AlertName = a.Labels["alertname"]
 	}
@@ -566,6 +566,23 @@ func hasAnyKey(obj map[string]any, keys []string) bool {
 		}
 	}
 	return false
+}
+
+// firstName is firstStr for a field that names the alert: an object there
+// (an uptime monitor's "monitor": {...}) names it by its own name or title.
+func firstName(obj map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if m, ok := obj[k].(map[string]any); ok {
+			if n := firstStr(m, "name", "title", "friendly_name", "display_name"); n != "" {
+				return n
+			}
+			continue
+		}
+		if s := str(obj[k]); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func firstStr(obj map[string]any, keys ...string) string {

@@ -86,3 +86,15 @@ func TestParseLooseEnvelopes(t *testing.T) {
 		t.Errorf("an envelope with nothing that names or describes an alert: err %v, want unknown format", err)
 	}
 }
+
+// An uptime monitor's payload carries its monitor as an object: the alert
+// is named by that object's name, not by the object printed as JSON.
+func TestParseMonitorObjectName(t *testing.T) {
+	as, err := Parse([]byte(`{"heartbeat": {"status": 0, "time": "2027-04-02 06:15:00.000", "msg": "timeout"}, "monitor": {"id": 4, "name": "checkout heartbeat", "type": "push"}, "msg": "[checkout heartbeat] [DOWN] timeout"}`), "")
+	if err != nil || len(as) != 1 {
+		t.Fatalf("parse: %v", err)
+	}
+	if got := as[0].GetAlertName(); got != "checkout heartbeat" {
+		t.Errorf("alert name %q, want the monitor's name", got)
+	}
+}
