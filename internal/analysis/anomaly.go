@@ -695,7 +695,9 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			add(catDependency, 1.5, ch.text(), "the budget another system grants fell to zero while demand is flat", "metrics")
 		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, "free", "available", "remaining", "balance", "headroom"):
 			add(catResource, 1.5, ch.text(), "a free-capacity metric fell toward zero", "metrics")
-		case rising && ch.magnitude >= 1 && containsFold(n, "connection", "session", "thread", "iops", "queuedepth", "queue_depth", "open_files", "fds"):
+		case rising && ch.magnitude >= 1 && containsFold(n, "connection", "session", "thread", "iops", "queuedepth", "queue_depth", "open_files", "fds") && !(containsFold(n, "connection", "session") && isCounterName(n)):
+			// Held connections or sessions, not the rate of a counter of
+			// events (connections closed, sessions started).
 			add(catResource, 1, ch.text(), "connections, threads or I/O rose sharply", "metrics")
 		case rising && ch.kind == "traffic" && ch.magnitude >= 1 && demandSeries(ch.s.Series, top.name):
 			add(catResource, 1, ch.text(), "load rose sharply", "metrics")

@@ -138,6 +138,11 @@ func (ev *Evidence) conditionFinding(h held) (Finding, bool) {
 	if h.kind != signal.Memory && h.kind != signal.CPU && h.kind != signal.Saturation {
 		return Finding{}, false
 	}
+	if h.kind == signal.Saturation && isCounterName(signal.MetricName(h.s.Name)) {
+		// The rate of a counter of events (connections closed, requests
+		// queued) is a flow, not a level that fills toward a limit.
+		return Finding{}, false
+	}
 	pod := h.s.Labels["pod"]
 	entity := ev.workloadEntity()
 	for _, p := range ev.Pods {

@@ -6,6 +6,7 @@ import (
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/signal"
 )
 
 func mkSeries(name string, labels map[string]string, vals func(i int) float64) Series {
@@ -155,5 +156,20 @@ func TestDetectConditionCleared(t *testing.T) {
 				t.Errorf("finding %+v must be healthy and cite the series", got[0])
 			}
 		})
+	}
+}
+
+// A held condition becomes a growing-toward-exhaustion candidate only for
+// a level (memory, CPU, a saturation gauge), not for the rate of a counter
+// of events.
+func TestConditionFindingIsALevel(t *testing.T) {
+	ev := &Evidence{}
+	gauge := held{what: "pool_active_connections at 96", s: Series{Series: facts.Series{Name: "pool_active_connections", Labels: map[string]string{}}}, kind: signal.Saturation, last: 96}
+	flow := held{what: "rate(websocket_closed_connections_total[5m]) at 38", s: Series{Series: facts.Series{Name: "rate(websocket_closed_connections_total[5m])", Labels: map[string]string{}}}, kind: signal.Saturation, last: 38}
+	if _, ok := ev.conditionFinding(gauge); !ok {
+		t.Error("a saturation gauge still rising gives no candidate")
+	}
+	if f, ok := ev.conditionFinding(flow); ok {
+		t.Errorf("the rate of a counter of events was read as a level filling up: %s", f.Statement)
 	}
 }
