@@ -81,17 +81,22 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 			na.ResourceKind, na.ResourceName = "service", svc
 		}
 	}
+	return st.adoptResolved(na, fmt.Sprintf("namespace=%s (%s, pin %s)", ns, why, out.pin.GetId())), nil
+}
+
+// adoptResolved makes na the investigation's alert, its resolution noted
+// (after any earlier note) in its rcamesh_resolved annotation.
+func (st *invState) adoptResolved(na *investigationv1.Alert, note string) string {
 	if na.Annotations == nil {
 		na.Annotations = map[string]string{}
 	}
-	note := fmt.Sprintf("namespace=%s (%s, pin %s)", ns, why, out.pin.GetId())
 	if prev := na.Annotations["rcamesh_resolved"]; prev != "" {
 		note = prev + "; " + note
 	}
 	na.Annotations["rcamesh_resolved"] = note
 	st.rec.Alert = na
 	st.rc = routerContext(na, st.rec.GetSessionId(), st.rec.GetInvestigationId(), st.rc)
-	return "scope resolved: " + note, nil
+	return "scope resolved: " + note
 }
 
 // resolveNamedPods: an alert with a namespace whose labels name no pod,
@@ -152,17 +157,7 @@ func (s *Service) resolveNamedPods(ctx context.Context, st *invState) (string, e
 	}
 	na := proto.CloneOf(a)
 	na.Service = workload
-	if na.Annotations == nil {
-		na.Annotations = map[string]string{}
-	}
-	note := fmt.Sprintf("service=%s (the alert's text names its pod %s, pin %s)", workload, first, out.pin.GetId())
-	if prev := na.Annotations["rcamesh_resolved"]; prev != "" {
-		note = prev + "; " + note
-	}
-	na.Annotations["rcamesh_resolved"] = note
-	st.rec.Alert = na
-	st.rc = routerContext(na, st.rec.GetSessionId(), st.rec.GetInvestigationId(), st.rc)
-	return "scope resolved: " + note, nil
+	return st.adoptResolved(na, fmt.Sprintf("service=%s (the alert's text names its pod %s, pin %s)", workload, first, out.pin.GetId())), nil
 }
 
 // scopeNames are the names the alert gives its target, most specific
