@@ -648,7 +648,14 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	// Logs: one vote per template, weighted by its share (a repeated line
 	// counts more, but not linearly).
 	for _, t := range templates(top.errLines) {
-		classify(t.lines[0].Message, 1+math.Log2(float64(len(t.lines))), "logs")
+		w := 1 + math.Log2(float64(len(t.lines)))
+		if top.restarts > 0 && reCrashHeader.MatchString(t.lines[0].Message) {
+			// The runtime's own crash report of a process that keeps
+			// restarting is the failure itself, not one symptom among
+			// others: it outweighs a rise of load that preceded it.
+			w += 2
+		}
+		classify(t.lines[0].Message, w, "logs")
 	}
 	for _, e := range top.events {
 		classify(e.Reason+": "+e.Message, 1+math.Log2(float64(eventCount(e.Event))), "events")
@@ -929,6 +936,9 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	}
 	top := cands[0]
 	if f, ok := ev.clientNoise(top); ok {
+		return f, true
+	}
+	if f, ok := ev.knownIssue(top); ok {
 		return f, true
 	}
 	f := Finding{Mode: ModeAnomaly, Detector: ModeAnomaly, Entity: top.entity, Category: catUnknown}

@@ -122,3 +122,67 @@ func (ev *Evidence) clientErrorSenders() (string, Cite, bool) {
 	who += fmt.Sprintf(", e.g. %s", quote(example[best]))
 	return who, cites[best], true
 }
+
+// A second reading of the same kind: errors that a record in the evidence
+// (a ticket, by its id) names, for this workload and by the same specific
+// identifier, with a disposition that accepts them (benign, won't fix, a
+// known issue, expected, by design) are known noise, while no server error
+// rose and no pod restarted or became unready. The record is quoted; the
+// verdict is the team's own, found in the evidence, not the engine's
+// guess.
+
+// ModeKnownIssue: the errors are an issue a record accepts.
+const ModeKnownIssue = "known_accepted_issue"
+
+// reAcceptedDisposition: a record's words that accept what it describes.
+var reAcceptedDisposition = regexp.MustCompile(`(?i)\b(benign|won'?t[ -]?fix|wontfix|known (issue|behaviou?r)|expected behaviou?r|harmless|by design|not a bug|accepted risk|false positive)\b`)
+
+func (ev *Evidence) knownIssue(top *candidate) (Finding, bool) {
+	if top.kind != "workload" || top.restarts > 0 || len(top.notReady) > 0 || len(top.badPods) > 0 || len(top.conditions) > 0 || len(top.errLines) == 0 {
+		return Finding{}, false
+	}
+	for _, ch := range top.changes {
+		if _, server := signal.StatusError(ch.s.Labels); server && ch.r.tail > 2*ch.r.head+0.01 {
+			return Finding{}, false // server errors rose: not only the accepted errors
+		}
+	}
+	ts := templates(top.errLines)
+	var msgs []string
+	for _, t := range ts {
+		msgs = append(msgs, t.lines[0].Message)
+	}
+	for _, l := range ev.Logs {
+		m := l.Message
+		if !reRecordID.MatchString(m) || !reAcceptedDisposition.MatchString(m) || !namesTarget(m, []string{strings.ToLower(top.name)}) {
+			continue
+		}
+		var ids []string
+		for _, id := range sharedIdentifiers(m, msgs) {
+			if codeSymbol(id) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		f := healthyFinding(ModeKnownIssue, top.entity, 0.66)
+		f.Detector = ModeKnownIssue
+		rep := ts[0].lines[0]
+		f.Statement = fmt.Sprintf("No new failure of %s: its errors (%d lines, e.g. %s) are an issue a record accepts: %s; no server error rose, no pod restarted or became unready",
+			top.name, len(top.errLines), quote(clip(rep.Message, 160)), quote(m))
+		f.validated(fmt.Sprintf("The record (%s, %s) that accepts these errors: %s", logOrigin(l), hhmmDay(l.Timestamp, ev.Now), quote(m)), l.Cite)
+		f.validated(fmt.Sprintf("The errors it names (%s), %d lines: %s", strings.Join(ids, ", "), len(top.errLines), quote(rep.Message)), rep.Cite)
+		for _, ch := range top.changes {
+			if signal.ClientError(ch.s.Labels) {
+				f.validated("Client errors (4xx): "+ch.text(), ch.s.Cite)
+				break
+			}
+		}
+		f.Chain = []string{"The errors are an accepted, known behaviour (" + strings.Join(ids, ", ") + ")", "The error-count alert fires on them", "The service serves its requests normally"}
+		f.Remediation = []string{"No action needed; tune the alert so the accepted errors do not page (exclude them from the count, or alert on server errors and latency)"}
+		f.Signals = []string{"known issue"}
+		f.Sources = []string{"logs"}
+		return f, true
+	}
+	return Finding{}, false
+}

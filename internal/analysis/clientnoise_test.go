@@ -75,3 +75,36 @@ func TestTransientOnly(t *testing.T) {
 		}
 	}
 }
+
+// Errors a ticket accepts for this workload, by the same exception, are
+// known noise; a record that does not accept them, names another
+// workload, or shares no symbol with them is not; rising server errors
+// or a restart keep it a fault.
+func TestKnownIssue(t *testing.T) {
+	errLine := LogLine{LogLine: facts.LogLine{Service: "clips", Level: "ERROR", Message: "Servlet.service() threw exception org.apache.catalina.connector.ClientAbortException: java.io.IOException: Broken pipe"}}
+	record := func(msg string) LogLine { return LogLine{LogLine: facts.LogLine{Service: "tickets", Level: "INFO", Message: msg}} }
+	accepted := record("SUP-88 (closed, won't fix): ClientAbortException on clips is benign, players abort range requests")
+	for _, tc := range []struct {
+		name string
+		logs []LogLine
+		c    candidate
+		want bool
+	}{
+		{"accepted by a record", []LogLine{accepted}, candidate{kind: "workload", name: "clips", errLines: []LogLine{errLine}}, true},
+		{"a record that does not accept them", []LogLine{record("SUP-88 (open): ClientAbortException on clips under investigation")}, candidate{kind: "workload", name: "clips", errLines: []LogLine{errLine}}, false},
+		{"another workload's record", []LogLine{record("SUP-88 (closed, won't fix): ClientAbortException on videos is benign")}, candidate{kind: "workload", name: "clips", errLines: []LogLine{errLine}}, false},
+		{"no shared symbol", []LogLine{record("SUP-88 (closed, won't fix): timeouts on clips are benign")}, candidate{kind: "workload", name: "clips", errLines: []LogLine{errLine}}, false},
+		{"a pod restarted", []LogLine{accepted}, candidate{kind: "workload", name: "clips", errLines: []LogLine{errLine}, restarts: 3}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := &Evidence{Logs: tc.logs}
+			f, ok := ev.knownIssue(&tc.c)
+			if ok != tc.want {
+				t.Fatalf("known issue %v, want %v (%s)", ok, tc.want, f.Statement)
+			}
+			if ok && (!f.Healthy || !strings.Contains(f.Statement, "SUP-88")) {
+				t.Errorf("finding %q must be healthy and quote the record", f.Statement)
+			}
+		})
+	}
+}

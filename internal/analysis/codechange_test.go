@@ -65,3 +65,23 @@ func TestCodeChangeNamesTheMechanism(t *testing.T) {
 		}
 	}
 }
+
+// The runtime's crash report of a process that keeps restarting weighs
+// more than the same line from a process that does not restart.
+func TestCrashReportOfARestartingProcessWeighs(t *testing.T) {
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "SlotsDown", Namespace: "spa", Service: "slots"}, nil)
+	crash := LogLine{LogLine: facts.LogLine{Service: "slots", Level: "FATAL", Message: "fatal error: concurrent map writes"}}
+	score := func(restarts int32) float64 {
+		top := &candidate{kind: "workload", name: "slots", entity: "deployment/spa/slots", errLines: []LogLine{crash}, restarts: restarts}
+		best, all := ev.inferCategory(top, nil, nil)
+		for _, v := range append(all, best) {
+			if v.cat == catCode {
+				return v.score
+			}
+		}
+		return 0
+	}
+	if still, restarting := score(0), score(4); restarting < still+2 {
+		t.Errorf("code vote %.1f for a restarting process, %.1f otherwise: the crash report of a restarting process must weigh more", restarting, still)
+	}
+}

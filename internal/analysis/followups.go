@@ -162,3 +162,30 @@ func (ev *Evidence) droppedConnections(f Finding) bool {
 	}
 	return false
 }
+
+// ErrorSignature is the most specific code symbol of the strongest
+// abnormal entity's most frequent error (an exception's class name, an
+// error code's constant), "" when its errors carry none: what an SRE
+// searches the history for ("has this been seen, filed, accepted?").
+func (r Result) ErrorSignature() string {
+	if r.ev == nil {
+		return ""
+	}
+	cs := r.ev.anomalyCandidates()
+	if len(cs) == 0 || len(cs[0].errLines) == 0 {
+		return ""
+	}
+	msg := templates(cs[0].errLines)[0].lines[0].Message
+	best := ""
+	for _, id := range reIdentifier.FindAllString(msg, -1) {
+		// The last dotted part of a qualified name is the symbol itself
+		// (org.apache.catalina.connector.ClientAbortException).
+		if i := strings.LastIndexByte(id, '.'); i >= 0 && i < len(id)-1 {
+			id = id[i+1:]
+		}
+		if len(id) >= 8 && codeSymbol(id) && len(id) > len(best) {
+			best = id
+		}
+	}
+	return best
+}

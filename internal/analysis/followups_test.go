@@ -108,3 +108,19 @@ func TestProviderName(t *testing.T) {
 		}
 	}
 }
+
+// The signature of the strongest entity's most frequent error is its most
+// specific code symbol, without its package path.
+func TestErrorSignature(t *testing.T) {
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "ClipErrors", Namespace: "media", Service: "clips"}, nil)
+	for i := 0; i < 3; i++ {
+		ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Service: "clips", Namespace: "media", Level: "ERROR", Message: "Servlet.service() threw exception org.apache.catalina.connector.ClientAbortException: java.io.IOException: Broken pipe"}})
+	}
+	r := Result{ev: ev}
+	if got := r.ErrorSignature(); got != "ClientAbortException" {
+		t.Errorf("signature %q, want ClientAbortException", got)
+	}
+	if got := (Result{}).ErrorSignature(); got != "" {
+		t.Errorf("no evidence: signature %q", got)
+	}
+}

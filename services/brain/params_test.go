@@ -186,3 +186,20 @@ func TestContextSearchOfAHealthyReading(t *testing.T) {
 		})
 	}
 }
+
+// An error's history is searched by its signature, anywhere, over 30
+// days, once; a short or empty signature is not searched.
+func TestSignatureSearch(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentSearchLogs, ParamsSchema: []*evidencev1.ToolParam{
+		{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "since_minutes", Type: evidencev1.ParamType_PARAM_TYPE_NUMBER}}})
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s"}, rc: &evidencev1.RouterContext{}}
+	h.svc.defs = nil
+	cs := h.svc.signatureSearch(testCtx(t), st, "ClientAbortException")
+	if len(cs) != 1 || cs[0].Params["query"] != `"ClientAbortException"` || cs[0].Params["namespace"] != "all" || cs[0].Params["since_minutes"] != signatureLookback {
+		t.Fatalf("calls %+v, want one cluster-wide search of the signature over 30 days", cs)
+	}
+	if cs := h.svc.signatureSearch(testCtx(t), st, "Err"); len(cs) != 0 {
+		t.Errorf("a short signature was searched: %+v", cs)
+	}
+}

@@ -48,11 +48,13 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 	}
 	if len(res.Hypotheses) == 0 {
 		// No detector proposed a cause: the entity with the strongest
-		// abnormal signals is the suspect to read next.
+		// abnormal signals is the suspect to read next, and its error's
+		// history (was it seen, filed, accepted before?).
+		out := s.signatureSearch(ctx, st, res.ErrorSignature())
 		if ent := res.SuspectEntity(); ent != "" {
-			return s.entityFollowUps(ctx, st, ent)
+			out = append(out, s.entityFollowUps(ctx, st, ent)...)
 		}
-		return nil
+		return out
 	}
 	asked, exclusive := res.LeadFollowUps()
 	var lead, context []pendingCall
@@ -104,6 +106,27 @@ func (s *Service) contextSearches(ctx context.Context, st *invState, ent string)
 		}
 	}
 	return out
+}
+
+// signatureLookback is how far back an error's history is searched (a
+// ticket that accepted it, its earlier occurrences).
+const signatureLookback = 30 * 24 * 60 // minutes
+
+// signatureSearch is the search for an error signature (an exception's
+// class name) anywhere over signatureLookback, unless one ran.
+func (s *Service) signatureSearch(ctx context.Context, st *invState, sig string) []pendingCall {
+	if len(sig) < 8 {
+		return nil
+	}
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	if _, ok := defs[intentSearchLogs]; !ok {
+		return nil
+	}
+	c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `"` + strings.ReplaceAll(sig, `"`, "") + `"`, "since_minutes": signatureLookback}, Origin: originExpand}
+	if st.ranEquivalent(c) {
+		return nil
+	}
+	return []pendingCall{c}
 }
 
 // alertNameOf is the alert's name when it is an identifier a monitor
