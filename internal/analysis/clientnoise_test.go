@@ -82,7 +82,9 @@ func TestTransientOnly(t *testing.T) {
 // or a restart keep it a fault.
 func TestKnownIssue(t *testing.T) {
 	errLine := LogLine{LogLine: facts.LogLine{Service: "clips", Level: "ERROR", Message: "Servlet.service() threw exception org.apache.catalina.connector.ClientAbortException: java.io.IOException: Broken pipe"}}
-	record := func(msg string) LogLine { return LogLine{LogLine: facts.LogLine{Service: "tickets", Level: "INFO", Message: msg}} }
+	record := func(msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Service: "tickets", Level: "INFO", Message: msg}}
+	}
 	accepted := record("SUP-88 (closed, won't fix): ClientAbortException on clips is benign, players abort range requests")
 	for _, tc := range []struct {
 		name string
