@@ -166,10 +166,21 @@ func parseLogLine(line string) facts.LogLine {
 		}
 	}
 	if ll.Level == "" {
+		// A leading level word in lower case ("info: listening", winston's
+		// and many CLI loggers' form, "warn[...]").
+		if m := reLeadingLevel.FindStringSubmatch(rest); m != nil {
+			ll.Level = normLevel(m[1])
+		}
+	}
+	if ll.Level == "" {
 		ll.Level = textLevel(rest)
 	}
 	return ll
 }
+
+// reLeadingLevel: a line that opens with a level word and a colon or
+// bracket.
+var reLeadingLevel = regexp.MustCompile(`(?i)^(info|warn|warning|error|debug|fatal|trace|notice|critical)\s*[:\[|]`)
 
 // textLevel infers a level from content when the line carries none.
 func textLevel(msg string) string {

@@ -514,6 +514,9 @@ func TestParseLogLine(t *testing.T) {
 		{`{"t":{"$date":"2026-03-10T11:57:09.000Z"},"s":"I","c":"REPL","msg":"Starting an election, since we've seen no PRIMARY"}`, "INFO", "Starting an election, since we've seen no PRIMARY c=REPL", true},
 		// Python's logging as JSON; a level key whose value is no level is skipped.
 		{`{"levelname":"WARNING","level":"x","message":"retrying"}`, "WARN", "retrying", false},
+		// A leading lower-case level word: a setting's name is no error.
+		{"info: http server listening port=8080 keepAliveTimeout=5000", "INFO", "info: http server listening port=8080 keepAliveTimeout=5000", false},
+		{"warn: retry budget low", "WARN", "warn: retry budget low", false},
 	}
 	for _, tc := range tests {
 		got := parseLogLine(tc.in)
