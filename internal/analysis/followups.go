@@ -5,6 +5,8 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/rcamesh/rcamesh/internal/signal"
+
 	"github.com/rcamesh/rcamesh/internal/intent"
 )
 
@@ -188,4 +190,33 @@ func (r Result) ErrorSignature() string {
 		}
 	}
 	return best
+}
+
+// RefusedStatus is the HTTP status the strongest abnormal workload refuses
+// its clients with, when its only abnormal error series are client errors
+// (4xx) and none is a server error: whose requests they are is in the
+// access log, the next evidence. "" otherwise.
+func (r Result) RefusedStatus() string {
+	if r.ev == nil {
+		return ""
+	}
+	cs := r.ev.anomalyCandidates()
+	if len(cs) == 0 || cs[0].kind != "workload" {
+		return ""
+	}
+	code := ""
+	for _, ch := range cs[0].changes {
+		if _, server := signal.StatusError(ch.s.Labels); server {
+			return ""
+		}
+		if signal.ClientError(ch.s.Labels) && code == "" {
+			for _, k := range signal.CodeKeys {
+				if v := ch.s.Labels[k]; len(v) == 3 && v[0] == '4' {
+					code = v
+					break
+				}
+			}
+		}
+	}
+	return code
 }

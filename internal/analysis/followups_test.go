@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"testing"
+	"time"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
@@ -122,5 +123,39 @@ func TestErrorSignature(t *testing.T) {
 	}
 	if got := (Result{}).ErrorSignature(); got != "" {
 		t.Errorf("no evidence: signature %q", got)
+	}
+}
+
+// The status a workload refuses its clients with, when its only abnormal
+// error series are client errors; none when a server error moved too.
+func TestRefusedStatus(t *testing.T) {
+	mk := func(code string, from, to float64) Series {
+		t0 := time.Date(2027, 1, 1, 10, 0, 0, 0, time.UTC)
+		var pts []facts.Point
+		for i := 0; i < 60; i++ {
+			v := from
+			if i >= 30 {
+				v = to
+			}
+			pts = append(pts, facts.Point{T: t0.Add(time.Duration(i) * time.Minute), V: v})
+		}
+		return Series{Series: facts.Series{Name: "rate(http_responses_total[5m])", Labels: map[string]string{"namespace": "shop", "pod": "cart-7f9c-aaaa1", "code": code}, Downsampled: pts, Latest: to, Count: len(pts)}}
+	}
+	for _, tc := range []struct {
+		name   string
+		series []Series
+		want   string
+	}{
+		{"client errors only", []Series{mk("400", 0, 40)}, "400"},
+		{"a server error too", []Series{mk("400", 0, 40), mk("503", 0, 30)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "CartErrors", Namespace: "shop", Service: "cart"}, nil)
+			ev.Pods = []Pod{{Pod: facts.Pod{Namespace: "shop", Name: "cart-7f9c-aaaa1", Workload: "cart", Ready: true}}}
+			ev.Series = tc.series
+			if got := (Result{ev: ev}).RefusedStatus(); got != tc.want {
+				t.Errorf("RefusedStatus = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -51,6 +51,14 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		// abnormal signals is the suspect to read next, and its error's
 		// history (was it seen, filed, accepted before?).
 		out := s.signatureSearch(ctx, st, res.ErrorSignature())
+		if code := res.RefusedStatus(); code != "" {
+			// Only client errors: who sends the refused requests is in an
+			// access log, wherever the edge logs it.
+			c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `" ` + code + ` "`}, Origin: originExpand}
+			if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSearchLogs]; ok && !st.ranEquivalent(c) {
+				out = append(out, c)
+			}
+		}
 		if ent := res.SuspectEntity(); ent != "" {
 			out = append(out, s.entityFollowUps(ctx, st, ent)...)
 		}
