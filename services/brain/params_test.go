@@ -203,3 +203,20 @@ func TestSignatureSearch(t *testing.T) {
 		t.Errorf("a short signature was searched: %+v", cs)
 	}
 }
+
+// A healthy reading reads the cluster's events once.
+func TestClusterEvents(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentEvents, ParamsSchema: []*evidencev1.ToolParam{{Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s"}, rc: &evidencev1.RouterContext{}}
+	h.svc.defs = nil
+	cs := h.svc.clusterEvents(testCtx(t), st)
+	if len(cs) != 1 || cs[0].Params["namespace"] != "all" {
+		t.Fatalf("calls %+v, want one cluster-wide event listing", cs)
+	}
+	p, _ := structpb.NewStruct(map[string]any{"namespace": "all"})
+	st.rec.ToolCalls = []*investigationv1.ToolCallRecord{{Intent: intentEvents, Params: p, PinId: "pin_1"}}
+	if cs := h.svc.clusterEvents(testCtx(t), st); len(cs) != 0 {
+		t.Errorf("listed again after it ran: %+v", cs)
+	}
+}

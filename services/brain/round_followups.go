@@ -71,6 +71,7 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		// or recorded about the target in the days before (a change record,
 		// a load test, a decommission), across namespaces.
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
+		context = append(context, s.clusterEvents(ctx, st)...)
 	}
 	for _, fu := range asked {
 		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
@@ -114,6 +115,17 @@ func (s *Service) contextSearches(ctx context.Context, st *invState, ent string)
 		}
 	}
 	return out
+}
+
+// clusterEvents is a healthy reading's call for what the cluster did
+// around the alert (a node drained, consolidated or preempted, a rescale),
+// reported as events outside the target's namespace; unless one ran.
+func (s *Service) clusterEvents(ctx context.Context, st *invState) []pendingCall {
+	c := pendingCall{Intent: intentEvents, Params: map[string]any{"namespace": "all"}, Origin: originExpand}
+	if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentEvents]; !ok || st.ranEquivalent(c) {
+		return nil
+	}
+	return []pendingCall{c}
 }
 
 // signatureLookback is how far back an error's history is searched (a
@@ -253,6 +265,7 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 }
 
 const (
+	intentEvents   = string(intent.GetEvents)
 	intentDescribe = string(intent.DescribeResource)
 	intentDeploys  = string(intent.GetDeployHistory)
 	intentCommits  = string(intent.GetCommits)
