@@ -273,6 +273,13 @@ func sat(v, full float64) float64 {
 // anomalyCandidates attributes every abnormal signal in the evidence to an
 // entity and ranks the entities by the strength of their signals.
 func (ev *Evidence) anomalyCandidates() []*candidate {
+	ev.candOnce.Do(func() { ev.candidates = ev.findCandidates() })
+	return ev.candidates
+}
+
+// findCandidates does the work anomalyCandidates caches: its readers do
+// not modify the candidates.
+func (ev *Evidence) findCandidates() []*candidate {
 	byEnt := map[string]*candidate{}
 	var order []string
 	get := func(entity, name, kind string) *candidate {

@@ -42,25 +42,12 @@ var reCamelSymbol = regexp.MustCompile(`[a-z][A-Z]|^[A-Z][a-z0-9]+[A-Z]`)
 func (ev *Evidence) codeRefs(onset time.Time) []changeRef {
 	var refs []changeRef
 	for _, r := range ev.deployRefs(true) {
-		if r.kind == changeCode && len(r.commits) > 0 {
+		if len(r.commits) > 0 {
 			refs = append(refs, r)
 		}
 	}
-	for _, c := range ev.Commits {
-		if c.Removed || c.Timestamp == nil || commitKind(c.Commit) != changeCode {
-			continue
-		}
-		refs = append(refs, changeRef{text: fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 120), hhmmDay(c.Timestamp, onset)),
-			at: c.Timestamp, cite: c.Cite, kind: changeCode, service: c.Service, commits: []Commit{c}})
-	}
-	var out []changeRef
-	for _, r := range refs {
-		if r.at == nil || r.at.After(onset) || onset.Sub(*r.at) > codeChangeLookback {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+	refs = append(refs, ev.commitRefs(onset)...)
+	return refsBefore(refs, onset, codeChangeLookback, func(r changeRef) bool { return r.kind == changeCode })
 }
 
 // failureTexts are what the lead's failure says in evidence: its statement,

@@ -142,6 +142,13 @@ type Evidence struct {
 	// common caches commonTerms.
 	commonOnce sync.Once
 	common     map[string]bool
+	// candidates caches anomalyCandidates (the summary, the suspect and
+	// the follow-ups all read them); alertScan caches the change scan at
+	// the alert's time (the detectors' change rows and the summary's).
+	candOnce   sync.Once
+	candidates []*candidate
+	scanOnce   sync.Once
+	alertScan  changeScan
 }
 
 // NewEvidence decodes pins into an Evidence view. Pins from failed calls

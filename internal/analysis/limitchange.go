@@ -90,6 +90,26 @@ func (ev *Evidence) targetPods() []Pod {
 // commits of any repository included, before the onset and within the
 // look-back.
 func (ev *Evidence) limitChangeRefs(onset time.Time) []changeRef {
+	refs := ev.commitRefs(onset)
+	// A commit takes effect when a deploy ships it: a configuration-only
+	// release is a configuration change at its rollout's start, the one
+	// commit it shipped (or the workload) its entity.
+	for _, r := range ev.deployRefs(true) {
+		if len(r.commits) == 1 {
+			r.entity = "commit/" + short(r.commits[0].SHA)
+		}
+		refs = append(refs, r)
+	}
+	refs = append(refs, ev.objectChanges()...)
+	refs = append(refs, ev.announcedChanges()...)
+	return refsBefore(refs, onset, limitChangeLookback, func(r changeRef) bool {
+		return !r.unrelated && (r.kind == changeConfig || r.kind == changeCapacity)
+	})
+}
+
+// commitRefs are the ledger's commits of any repository, each a change of
+// its commit's kind with the files it touches, dated by the commit.
+func (ev *Evidence) commitRefs(onset time.Time) []changeRef {
 	var refs []changeRef
 	for _, c := range ev.Commits {
 		if c.Removed || c.Timestamp == nil {
@@ -105,23 +125,15 @@ func (ev *Evidence) limitChangeRefs(onset time.Time) []changeRef {
 		}
 		refs = append(refs, changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, entity: "commit/" + short(c.SHA), commits: []Commit{c}})
 	}
-	// A commit takes effect when a deploy ships it: a configuration-only
-	// release is a configuration change at its rollout's start, the one
-	// commit it shipped (or the workload) its entity.
-	for _, r := range ev.deployRefs(true) {
-		if len(r.commits) == 1 {
-			r.entity = "commit/" + short(r.commits[0].SHA)
-		}
-		refs = append(refs, r)
-	}
-	refs = append(refs, ev.objectChanges()...)
-	refs = append(refs, ev.announcedChanges()...)
+	return refs
+}
+
+// refsBefore are the refs keep accepts that are dated at or before onset
+// and no more than lookback before it.
+func refsBefore(refs []changeRef, onset time.Time, lookback time.Duration, keep func(changeRef) bool) []changeRef {
 	var out []changeRef
 	for _, r := range refs {
-		if r.at == nil || r.at.After(onset) || onset.Sub(*r.at) > limitChangeLookback || r.unrelated {
-			continue
-		}
-		if r.kind != changeConfig && r.kind != changeCapacity {
+		if r.at == nil || r.at.After(onset) || onset.Sub(*r.at) > lookback || !keep(r) {
 			continue
 		}
 		out = append(out, r)
@@ -160,6 +172,13 @@ type changeScan struct {
 	bc       Cite
 	onset    time.Time
 	hasOnset bool
+}
+
+// scanAtAlert is scanChanges at the alert's time, at (fixed for an
+// evidence), made once.
+func (ev *Evidence) scanAtAlert(at time.Time) changeScan {
+	ev.scanOnce.Do(func() { ev.alertScan = ev.scanChanges(at) })
+	return ev.alertScan
 }
 
 func (ev *Evidence) scanChanges(at time.Time) changeScan {
@@ -281,7 +300,7 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 		return Finding{}, false
 	}
 	sort.SliceStable(faults, func(i, j int) bool { return faults[i].Score > faults[j].Score })
-	sc := ev.scanChanges(*at)
+	sc := ev.scanAtAlert(*at)
 	for _, lead := range faults[:min(3, len(faults))] {
 		if f, ok := ev.changeRows(lead, sc); ok {
 			return f, true
@@ -310,7 +329,7 @@ func (ev *Evidence) changeOfSummary(a Finding) (Finding, bool) {
 	if at == nil || a.Healthy {
 		return Finding{}, false
 	}
-	return ev.changeRows(a, ev.scanChanges(*at))
+	return ev.changeRows(a, ev.scanAtAlert(*at))
 }
 
 // reTermWord splits identifiers into words (camelCase, dots,
@@ -487,7 +506,7 @@ func (ev *Evidence) nearConfigChangeFinding(lead Finding) (Finding, bool) {
 	if at == nil {
 		return Finding{}, false
 	}
-	return ev.nearConfigChange(lead, ev.scanChanges(*at))
+	return ev.nearConfigChange(lead, ev.scanAtAlert(*at))
 }
 
 func (ev *Evidence) nearConfigChange(lead Finding, sc changeScan) (Finding, bool) {

@@ -522,25 +522,17 @@ func (v *verdictBinder) bind(ctx context.Context, ev *evidencev1.SessionEvent, d
 func pinBytes(data []byte) []byte {
 	var pin []byte
 	found := false
-	for i := 0; i < len(data); {
-		num, typ, n := protowire.ConsumeTag(data[i:])
-		if n < 0 {
-			return nil
+	ok := eachField(data, func(num protowire.Number, typ protowire.Type, v []byte) bool {
+		if num != pinEventPinField {
+			return true
 		}
-		m := protowire.ConsumeFieldValue(num, typ, data[i+n:])
-		if m < 0 {
-			return nil
+		if found || typ != protowire.BytesType {
+			return false // a pin in two parts (merged on decoding)
 		}
-		if num == pinEventPinField {
-			if found || typ != protowire.BytesType {
-				return nil // a pin in two parts (merged on decoding)
-			}
-			pin, _ = protowire.ConsumeBytes(data[i+n:])
-			found = true
-		}
-		i += n + m
-	}
-	if !found {
+		pin, found = v, true
+		return true
+	})
+	if !ok || !found {
 		return nil
 	}
 	return bytes.Clone(pin)

@@ -55,15 +55,14 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 	if defs != nil && defs[intentListPods] == nil {
 		return "namespace unknown; no pod listing tool to resolve it", nil
 	}
-	out := s.execute(ctx, st, pendingCall{Intent: intentListPods, Params: map[string]any{"namespace": "all"}, Origin: originResolve}, 0)
-	if out.unavailable {
-		return "", out.err
+	pods, pin, listed, err := s.resolvePods(ctx, st, "all")
+	if err != nil {
+		return "", err
 	}
-	if out.err != nil || out.pin == nil {
+	if !listed {
 		return "namespace unknown; cluster-wide pod listing failed", nil
 	}
-	var pods []facts.Pod
-	if ok, err := facts.Decode(out.pin.GetMetadata(), facts.KeyPods, &pods); !ok || err != nil || len(pods) == 0 {
+	if len(pods) == 0 {
 		return "namespace unknown; no pods found cluster-wide", nil
 	}
 	ns, svc, why := matchScope(names, pods)
@@ -81,7 +80,7 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 			na.ResourceKind, na.ResourceName = "service", svc
 		}
 	}
-	return st.adoptResolved(na, fmt.Sprintf("namespace=%s (%s, pin %s)", ns, why, out.pin.GetId())), nil
+	return st.adoptResolved(na, fmt.Sprintf("namespace=%s (%s, pin %s)", ns, why, pin)), nil
 }
 
 // adoptResolved makes na the investigation's alert, its resolution noted
@@ -97,6 +96,24 @@ func (st *invState) adoptResolved(na *investigationv1.Alert, note string) string
 	st.rec.Alert = na
 	st.rc = routerContext(na, st.rec.GetSessionId(), st.rec.GetInvestigationId(), st.rc)
 	return "scope resolved: " + note
+}
+
+// resolvePods is target resolution's pod listing of namespace ns ("all"
+// for every one): the pods and the pin that carries them; listed is false
+// when the call failed or its pods do not decode; err is the tools service
+// being unavailable (the stage is retried).
+func (s *Service) resolvePods(ctx context.Context, st *invState, ns string) (pods []facts.Pod, pin string, listed bool, err error) {
+	out := s.execute(ctx, st, pendingCall{Intent: intentListPods, Params: map[string]any{"namespace": ns}, Origin: originResolve}, 0)
+	if out.unavailable {
+		return nil, "", false, out.err
+	}
+	if out.err != nil || out.pin == nil {
+		return nil, "", false, nil
+	}
+	if ok, derr := facts.Decode(out.pin.GetMetadata(), facts.KeyPods, &pods); !ok || derr != nil {
+		return nil, "", false, nil
+	}
+	return pods, out.pin.GetId(), true, nil
 }
 
 // resolveNamedPods: an alert with a namespace whose labels name no pod,
@@ -125,16 +142,9 @@ func (s *Service) resolveNamedPods(ctx context.Context, st *invState) (string, e
 	if defs != nil && defs[intentListPods] == nil {
 		return "", nil
 	}
-	out := s.execute(ctx, st, pendingCall{Intent: intentListPods, Params: map[string]any{"namespace": a.GetNamespace()}, Origin: originResolve}, 0)
-	if out.unavailable {
-		return "", out.err
-	}
-	if out.err != nil || out.pin == nil {
-		return "", nil
-	}
-	var pods []facts.Pod
-	if ok, err := facts.Decode(out.pin.GetMetadata(), facts.KeyPods, &pods); !ok || err != nil {
-		return "", nil
+	pods, pin, listed, err := s.resolvePods(ctx, st, a.GetNamespace())
+	if err != nil || !listed {
+		return "", err
 	}
 	workload, first := "", ""
 	for _, n := range podLike {
@@ -157,7 +167,7 @@ func (s *Service) resolveNamedPods(ctx context.Context, st *invState) (string, e
 	}
 	na := proto.CloneOf(a)
 	na.Service = workload
-	return st.adoptResolved(na, fmt.Sprintf("service=%s (the alert's text names its pod %s, pin %s)", workload, first, out.pin.GetId())), nil
+	return st.adoptResolved(na, fmt.Sprintf("service=%s (the alert's text names its pod %s, pin %s)", workload, first, pin)), nil
 }
 
 // scopeNames are the names the alert gives its target, most specific

@@ -54,10 +54,7 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		if code := res.RefusedStatus(); code != "" {
 			// Only client errors: who sends the refused requests is in an
 			// access log, wherever the edge logs it.
-			c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `" ` + code + ` "`}, Origin: originExpand}
-			if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentSearchLogs]; ok && !st.ranEquivalent(c) {
-				out = append(out, c)
-			}
+			out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": `" ` + code + ` "`})...)
 		}
 		if ent := res.SuspectEntity(); ent != "" {
 			out = append(out, s.entityFollowUps(ctx, st, ent)...)
@@ -93,10 +90,6 @@ const contextLookback = 72 * 60 // minutes
 // workload, and the alert itself (a monitor's record that it cleared, a
 // ticket about it), anywhere over contextLookback, each unless one ran.
 func (s *Service) contextSearches(ctx context.Context, st *invState, ent string) []pendingCall {
-	defs := s.toolDefs(ctx, st.rec.GetSessionId())
-	if _, ok := defs[intentSearchLogs]; !ok {
-		return nil
-	}
 	parts := strings.Split(ent, "/")
 	name := parts[len(parts)-1]
 	switch parts[0] {
@@ -109,10 +102,7 @@ func (s *Service) contextSearches(ctx context.Context, st *invState, ent string)
 		if len(n) < 4 || len(out) > 0 && strings.EqualFold(n, name) {
 			continue
 		}
-		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `"` + strings.ReplaceAll(n, `"`, "") + `"`, "since_minutes": contextLookback}, Origin: originExpand}
-		if !st.ranEquivalent(c) {
-			out = append(out, c)
-		}
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(n, contextLookback))...)
 	}
 	return out
 }
@@ -121,11 +111,7 @@ func (s *Service) contextSearches(ctx context.Context, st *invState, ent string)
 // around the alert (a node drained, consolidated or preempted, a rescale),
 // reported as events outside the target's namespace; unless one ran.
 func (s *Service) clusterEvents(ctx context.Context, st *invState) []pendingCall {
-	c := pendingCall{Intent: intentEvents, Params: map[string]any{"namespace": "all"}, Origin: originExpand}
-	if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[intentEvents]; !ok || st.ranEquivalent(c) {
-		return nil
-	}
-	return []pendingCall{c}
+	return s.fresh(ctx, st, intentEvents, map[string]any{"namespace": "all"})
 }
 
 // signatureLookback is how far back an error's history is searched (a
@@ -138,12 +124,20 @@ func (s *Service) signatureSearch(ctx context.Context, st *invState, sig string)
 	if len(sig) < 8 {
 		return nil
 	}
-	defs := s.toolDefs(ctx, st.rec.GetSessionId())
-	if _, ok := defs[intentSearchLogs]; !ok {
-		return nil
-	}
-	c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `"` + strings.ReplaceAll(sig, `"`, "") + `"`, "since_minutes": signatureLookback}, Origin: originExpand}
-	if st.ranEquivalent(c) {
+	return s.fresh(ctx, st, intentSearchLogs, searchAnywhere(sig, signatureLookback))
+}
+
+// searchAnywhere are the params of a phrase search in every namespace over
+// the last sinceMinutes.
+func searchAnywhere(phrase string, sinceMinutes int) map[string]any {
+	return map[string]any{"namespace": "all", "query": `"` + strings.ReplaceAll(phrase, `"`, "") + `"`, "since_minutes": sinceMinutes}
+}
+
+// fresh is the follow-up call of intent with params, when a tool serves
+// the intent and no equivalent call ran.
+func (s *Service) fresh(ctx context.Context, st *invState, in string, params map[string]any) []pendingCall {
+	c := pendingCall{Intent: in, Params: params, Origin: originExpand}
+	if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[in]; !ok || st.ranEquivalent(c) {
 		return nil
 	}
 	return []pendingCall{c}

@@ -71,23 +71,7 @@ func TestScopeNames(t *testing.T) {
 // workload's namespace; a node alert whose only names are words of its
 // text stays cluster-scoped (no discovery call).
 func TestResolveScopeOfANodeAlert(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentListPods, ParamsSchema: []*evidencev1.ToolParam{{Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
-	m, err := facts.Put(nil, facts.KeyPods, []facts.Pod{{Namespace: "warehouse", Name: "pick-planner-7d9f-abcde", Workload: "pick-planner"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := facts.ToStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.tools.exec = func(_ context.Context, req *toolsv1.ExecuteToolRequest, _ int) (*toolsv1.ExecuteToolResponse, error) {
-		if req.GetIntent() != intentListPods {
-			return nil, nil
-		}
-		return &toolsv1.ExecuteToolResponse{Result: &evidencev1.ToolResult{Success: true, Intent: intentListPods},
-			Pin: &evidencev1.EvidencePin{Id: "pin-pods", SourceTool: intentListPods, Success: true, Version: 1, Metadata: md}}, nil
-	}
+	h := podListingHarness(t, []facts.Pod{{Namespace: "warehouse", Name: "pick-planner-7d9f-abcde", Workload: "pick-planner"}})
 	for _, tc := range []struct {
 		name  string
 		alert *investigationv1.Alert
@@ -113,27 +97,11 @@ func TestResolveScopeOfANodeAlert(t *testing.T) {
 // exact names is about that workload; pods of two workloads, a name that
 // is no pod, or a label naming a service leave it alone.
 func TestResolveNamedPods(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentListPods, ParamsSchema: []*evidencev1.ToolParam{{Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
-	m, err := facts.Put(nil, facts.KeyPods, []facts.Pod{
+	h := podListingHarness(t, []facts.Pod{
 		{Namespace: "knit", Name: "yarn-db-0", Workload: "yarn-db", OwnerKind: "StatefulSet", OwnerName: "yarn-db"},
 		{Namespace: "knit", Name: "yarn-db-1", Workload: "yarn-db", OwnerKind: "StatefulSet", OwnerName: "yarn-db"},
 		{Namespace: "knit", Name: "pattern-api-6c9d-x2k4p", Workload: "pattern-api"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := facts.ToStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.tools.exec = func(_ context.Context, req *toolsv1.ExecuteToolRequest, _ int) (*toolsv1.ExecuteToolResponse, error) {
-		if req.GetIntent() != intentListPods {
-			return nil, nil
-		}
-		return &toolsv1.ExecuteToolResponse{Result: &evidencev1.ToolResult{Success: true, Intent: intentListPods},
-			Pin: &evidencev1.EvidencePin{Id: "pin-pods", SourceTool: intentListPods, Success: true, Version: 1, Metadata: md}}, nil
-	}
 	for _, tc := range []struct {
 		name  string
 		alert *investigationv1.Alert
@@ -155,4 +123,28 @@ func TestResolveNamedPods(t *testing.T) {
 			}
 		})
 	}
+}
+
+// podListingHarness is a harness whose tools list pods: every list_pods
+// call answers with pods.
+func podListingHarness(t *testing.T, pods []facts.Pod) *harness {
+	t.Helper()
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentListPods, ParamsSchema: []*evidencev1.ToolParam{{Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	m, err := facts.Put(nil, facts.KeyPods, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := facts.ToStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tools.exec = func(_ context.Context, req *toolsv1.ExecuteToolRequest, _ int) (*toolsv1.ExecuteToolResponse, error) {
+		if req.GetIntent() != intentListPods {
+			return nil, nil
+		}
+		return &toolsv1.ExecuteToolResponse{Result: &evidencev1.ToolResult{Success: true, Intent: intentListPods},
+			Pin: &evidencev1.EvidencePin{Id: "pin-pods", SourceTool: intentListPods, Success: true, Version: 1, Metadata: md}}, nil
+	}
+	return h
 }
