@@ -170,13 +170,71 @@ func ownLine(l LogLine, names []string) bool {
 // work around the alert that names its target (healthContext).
 func (ev *Evidence) explainHealth(f *Finding) { f.explainWith(ev.healthContext()) }
 
-// healthContext is contextLines around the alert, none without its time.
+// healthContext is contextLines around the alert, then the target's own
+// account of its state (ownAccount), none without the alert's time.
 func (ev *Evidence) healthContext() []LogLine {
 	at := ev.alertTime()
 	if at == nil {
 		return nil
 	}
-	return ev.contextLines(*at)
+	return append(ev.contextLines(*at), ev.ownAccount(*at)...)
+}
+
+// ownAccountBefore: the target's own statements this long before the alert
+// still tell why it fired (a mode it entered, work it began).
+const ownAccountBefore = 45 * time.Minute
+
+// reRequestLine: a line that records one request (an HTTP method and a
+// path): traffic, not an account of the service's state.
+var reRequestLine = regexp.MustCompile(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/`)
+
+// ownAccount is what the target itself logged about its state around the
+// alert (from ownAccountBefore before to contextAfter after): its non-error
+// lines that record no single request, one per message template, the two
+// nearest the alert. A service entering a mode (closed for a holiday,
+// replaying a backlog, draining a batch, warming a cache) says so in its own
+// log; a healthy reading quotes that account rather than only the absence
+// of errors.
+func (ev *Evidence) ownAccount(at time.Time) []LogLine {
+	names := ev.targetNames()
+	if len(names) == 0 {
+		return nil
+	}
+	type cand struct {
+		l   LogLine
+		gap time.Duration
+	}
+	var cs []cand
+	seen := map[string]bool{}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || l.Message == "" || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" {
+			continue
+		}
+		if l.Service == "" && l.Pod == "" || !ownLine(l, names) || reRequestLine.MatchString(l.Message) {
+			continue
+		}
+		t := *l.Timestamp
+		if t.Before(at.Add(-ownAccountBefore)) || t.After(at.Add(contextAfter)) {
+			continue
+		}
+		key := logTemplate(l.Message)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		gap := at.Sub(t)
+		if gap < 0 {
+			gap = -gap
+		}
+		cs = append(cs, cand{l: l, gap: gap})
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].gap < cs[j].gap })
+	var out []LogLine
+	for _, c := range cs[:min(2, len(cs))] {
+		out = append(out, c.l)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
+	return out
 }
 
 // explainWith adds the context lines to f: a claim per line, and the lines

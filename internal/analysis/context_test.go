@@ -263,3 +263,36 @@ func TestAlertExprHeld(t *testing.T) {
 		}
 	}
 }
+
+// A healthy reading also quotes the target's own account of its state
+// around the alert (a mode it entered), one line per template, never a
+// request line, an error, or a line of another workload or long before.
+func TestExplainHealthQuotesTheTargetsOwnAccount(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2026, 5, 4, h, m, 0, 0, time.UTC); return &x }
+	line := func(ts *time.Time, svc, pod, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts, Service: svc, Pod: pod, Level: level, Message: msg}}
+	}
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "LowThroughput", Namespace: "kiosk", Service: "ticket-desk", StartsAt: timestamppb.New(*at(10, 20))}, nil)
+	ev.Logs = []LogLine{
+		line(at(10, 1), "ticket-desk", "ticket-desk-7c9-a1", "INFO", "venue V-12 closed for the season, sales paused until 2026-06-01"),
+		line(at(10, 1), "ticket-desk", "ticket-desk-7c9-b2", "INFO", "venue V-14 closed for the season, sales paused until 2026-06-01"), // same template
+		line(at(10, 22), "ticket-desk", "ticket-desk-7c9-a1", "INFO", "POST /api/tickets 201 31ms"),                                     // a request
+		line(at(10, 18), "ticket-desk", "ticket-desk-7c9-a1", "ERROR", "payment token refresh failed"),                                  // an error
+		line(at(10, 19), "box-office", "box-office-5d-x1", "INFO", "reconciled 40 orders"),                                              // another workload
+		line(at(8, 0), "ticket-desk", "ticket-desk-7c9-a1", "INFO", "cache warmed in 2s"),                                               // long before
+	}
+	f := healthyFinding(ModeHealthy, "deployment/kiosk/ticket-desk", 0.7)
+	f.Statement = "No failure detected"
+	ev.explainHealth(&f)
+	if !strings.Contains(f.Statement, "closed for the season") {
+		t.Errorf("statement %q lacks the target's own account", f.Statement)
+	}
+	for _, not := range []string{"POST /api", "token refresh", "reconciled", "cache warmed"} {
+		if strings.Contains(f.Statement, not) {
+			t.Errorf("statement %q quotes %q", f.Statement, not)
+		}
+	}
+	if n := strings.Count(f.Statement, "closed for the season"); n != 1 {
+		t.Errorf("the account is quoted %d times, want once per template", n)
+	}
+}

@@ -263,8 +263,10 @@ type podCandidate struct {
 	obj  *corev1.Pod // nil when Kubernetes does not know the pod
 }
 
-// maxPodCandidates bounds how many matching pods fetch_pod_logs tries.
-const maxPodCandidates = 3
+// maxPodCandidates bounds how many matching pods fetch_pod_logs tries,
+// newest first, until one has lines (a replica set of six: the pods that
+// logged may be the older ones).
+const maxPodCandidates = 6
 
 // resolvePods turns a pod name, glob (auth-*) or workload prefix into the
 // matching pods, newest first. An exact name that exists is the only candidate.

@@ -8,6 +8,8 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/facts"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestToolsOverFakeBackend(t *testing.T) {
@@ -460,6 +462,29 @@ func TestFetchPodLogsFallsBackToOlderMatchingPod(t *testing.T) {
 	}
 	if r.GetSeverity() != evidencev1.Severity_SEVERITY_HIGH || !strings.Contains(r.GetRawOutput(), "newer matching pods without logs: cart-5d8f9-aaaaa") {
 		t.Errorf("severity %s raw %q", r.GetSeverity(), r.GetRawOutput())
+	}
+}
+
+// The pods that logged may be the older ones of a larger replica set: the
+// fetch walks past four newer silent pods to the one that has lines.
+func TestFetchPodLogsWalksPastSeveralSilentPods(t *testing.T) {
+	ts := newTestSet()
+	ts.podLogs.logs["shop/cart-5d8f9-aaaaa"] = ""
+	ts.podLogs.logs["shop/cart-5d8f9-aaaaa#previous"] = ""
+	for i, name := range []string{"cart-5d8f9-ccccc", "cart-5d8f9-ddddd", "cart-5d8f9-eeeee"} {
+		if _, err := ts.kube.CoreV1().Pods("shop").Create(t.Context(), healthyPod(name, t0.Add(-time.Duration(10+i)*time.Minute)), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ts.podLogs.logs["shop/"+name] = ""
+	}
+	ts.podLogs.logs["shop/cart-5d8f9-bbbbb"] = "2026-03-10T11:00:00Z INFO season closed, sales paused\n"
+	s := newService(t, ts.set, nil)
+	r := run(t, s, "fetch_pod_logs", map[string]any{"pod": "cart"}).GetResult()
+	if got := decode[string](t, r, facts.KeyResolvedPod); got != "cart-5d8f9-bbbbb" {
+		t.Errorf("resolved_pod = %q, want the oldest pod, the only one with lines", got)
+	}
+	if r.GetNoData() || !strings.Contains(r.GetRawOutput(), "season closed") {
+		t.Errorf("no_data %v raw %q", r.GetNoData(), r.GetRawOutput())
 	}
 }
 
