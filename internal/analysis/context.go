@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"regexp"
 	"sort"
 	"strings"
@@ -88,7 +89,9 @@ func namesTarget(text string, names []string) bool {
 }
 
 // contextLines are the non-error log lines around at (from contextLookBack
-// before to contextAfter after) that name the alert's target and either
+// before to contextAfter after) that name the alert's target (or, logged by
+// another system, a peer the target's own lines name: the cache it
+// reconnected to, patched by its provider) and either
 // record planned work, a change or an announcement, or come from another
 // system than the target: change records first, then the
 // nearest in time; at most three, one per message template.
@@ -103,6 +106,7 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 	if len(names) == 0 && alertName == "" || at.IsZero() {
 		return nil
 	}
+	peers := ev.peerNames(at)
 	type cand struct {
 		l      LogLine
 		record bool
@@ -119,7 +123,8 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 			continue
 		}
 		m := l.Message
-		if !namesTarget(m, names) && (alertName == "" || !strings.Contains(strings.ToLower(m), alertName)) {
+		peer := !ownLine(l, names) && namesPeer(m, peers)
+		if !peer && !namesTarget(m, names) && (alertName == "" || !strings.Contains(strings.ToLower(m), alertName)) {
 			continue
 		}
 		// A record of work, or what another system (a scheduler, a
@@ -249,4 +254,90 @@ func (f *Finding) explainWith(lines []LogLine) {
 		quoted = append(quoted, fmt.Sprintf("%s at %s", quote(clip(l.Message, 200)), hhmm(l.Timestamp)))
 	}
 	f.Statement += "; recorded around the alert: " + strings.Join(quoted, "; ")
+}
+
+// peerNames are the peers the target's own lines name around at (from
+// ownAccountBefore before to contextAfter after): the first label of each
+// host it gives with a port or in a URL ("orders-cache" of
+// orders-cache.redis.example:6380), not the target's own names, at most
+// three. What happened to a peer (its provider's planned patching, its
+// failover) explains a healthy reading of the target.
+func (ev *Evidence) peerNames(at time.Time) []string {
+	names := ev.targetNames()
+	if len(names) == 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || l.Service == "" && l.Pod == "" || !ownLine(l, names) {
+			continue
+		}
+		if l.Timestamp.Before(at.Add(-ownAccountBefore)) || l.Timestamp.After(at.Add(contextAfter)) {
+			continue
+		}
+		var hosts []string
+		for _, m := range hostPortRe.FindAllStringSubmatch(l.Message, -1) {
+			if strings.Contains(m[1], ".") {
+				hosts = append(hosts, m[1])
+			}
+		}
+		for _, m := range urlHostRe.FindAllStringSubmatch(l.Message, -1) {
+			hosts = append(hosts, m[1])
+		}
+		for _, h := range hosts {
+			h = strings.ToLower(h)
+			if isIPLike(h) {
+				continue
+			}
+			label, _, _ := strings.Cut(h, ".")
+			if len(label) < 4 || proseWord(label) || slices.Contains(names, label) {
+				continue
+			}
+			out = appendUnique(out, label)
+			if len(out) == 3 {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// namesPeer: text names one of the peers whole, as a word of its own.
+func namesPeer(text string, peers []string) bool {
+	if len(peers) == 0 {
+		return false
+	}
+	low := strings.ToLower(text)
+	for _, p := range peers {
+		for i := strings.Index(low, p); i >= 0; {
+			end := i + len(p)
+			if (i == 0 || !nameByte(low[i-1])) && (end == len(low) || !nameByte(low[end])) {
+				return true
+			}
+			j := strings.Index(low[end:], p)
+			if j < 0 {
+				break
+			}
+			i = end + j
+		}
+	}
+	return false
+}
+
+// nameByte: b can continue a host or workload name.
+func nameByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '_'
+}
+
+// ContextPeers are the peers a healthy reading's context search reads
+// (peerNames around the alert); none otherwise.
+func (r Result) ContextPeers() []string {
+	if r.ev == nil || !r.Healthy {
+		return nil
+	}
+	at := r.ev.alertTime()
+	if at == nil {
+		return nil
+	}
+	return r.ev.peerNames(*at)
 }

@@ -296,3 +296,39 @@ func TestExplainHealthQuotesTheTargetsOwnAccount(t *testing.T) {
 		t.Errorf("the account is quoted %d times, want once per template", n)
 	}
 }
+
+// A peer the target's own lines name (a cache it reconnected to) makes
+// another system's record about that peer context of a healthy reading;
+// the target's own name, an address and a prose word are no peer, and a
+// peer named inside a longer word is no mention.
+func TestExplainHealthQuotesAPeersRecord(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2026, 5, 4, h, m, 0, 0, time.UTC); return &x }
+	line := func(ts *time.Time, svc, pod, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts, Service: svc, Pod: pod, Level: level, Message: msg}}
+	}
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "SlowCheckout", Namespace: "shop", Service: "basket", StartsAt: timestamppb.New(*at(2, 15))}, nil)
+	ev.Logs = []LogLine{
+		line(at(2, 11), "basket", "basket-6d-a1", "INFO", "redis client: reconnected basket-store.cache.example.net:6380 after 2 retries"),
+		line(at(2, 12), "basket", "basket-6d-a1", "INFO", "calling http://basket.shop.svc/health and 10.0.3.4:8080 timed:200"),
+		line(at(2, 10), "provider-health", "", "INFO", "basket-store: planned patching started (replica failover)"),
+		line(at(2, 13), "provider-health", "", "INFO", "ledger-store: planned patching started"), // another system's peer
+	}
+	peers := ev.peerNames(*at(2, 15))
+	if strings.Join(peers, ",") != "basket-store" {
+		t.Fatalf("peers = %v, want [basket-store]", peers)
+	}
+	f := healthyFinding(ModeHealthy, "deployment/shop/basket", 0.7)
+	f.Statement = "No failure detected"
+	ev.explainHealth(&f)
+	if !strings.Contains(f.Statement, "basket-store: planned patching started") {
+		t.Errorf("statement %q lacks the peer's record", f.Statement)
+	}
+	if strings.Contains(f.Statement, "ledger-store") {
+		t.Errorf("statement %q quotes a line that names no peer", f.Statement)
+	}
+	for text, want := range map[string]bool{"basket-store: patched": true, "at basket-store.": true, "xbasket-store: patched": false, "basket-store-2 patched": false, "basket-stores": false} {
+		if got := namesPeer(text, peers); got != want {
+			t.Errorf("namesPeer(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -13,6 +13,9 @@ import (
 // checkpointed. It stops on ACCEPT (then the critic's conclusion gate),
 // ESCALATE, the loop cap, the stagnation breaker, stalled retrievals, or the
 // tool-call and wall-time breakers.
+// followUpPasses bounds the passes of follow-ups within one round.
+const followUpPasses = 2
+
 func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 	st.seed()
 	for !st.loop.Done {
@@ -36,13 +39,24 @@ func (s *Service) rulesLoop(ctx context.Context, st *invState) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if breaker == "" {
-			// The follow-ups of this round's evidence, made in the same round.
-			if fu := s.followUps(ctx, st); len(fu) > 0 {
-				st.loop.Pending = fu
-				if breaker, err = s.runPending(ctx, st, st.loop.Round, nil); err != nil {
-					return "", err
+		// The follow-ups of this round's evidence, made in the same round;
+		// what they return may ask for one more pass (a pod's log names
+		// the peer whose record is next), never more than followUpPasses.
+		asked := map[string]bool{} // a call that failed is not asked again in the same round
+		for pass := 0; pass < followUpPasses && breaker == ""; pass++ {
+			var fu []pendingCall
+			for _, c := range s.followUps(ctx, st) {
+				if k := callKey(c.Intent, c.Params); !asked[k] {
+					asked[k] = true
+					fu = append(fu, c)
 				}
+			}
+			if len(fu) == 0 {
+				break
+			}
+			st.loop.Pending = fu
+			if breaker, err = s.runPending(ctx, st, st.loop.Round, nil); err != nil {
+				return "", err
 			}
 		}
 		if breaker != "" {

@@ -68,6 +68,11 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		// or recorded about the target in the days before (a change record,
 		// a load test, a decommission), across namespaces.
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
+		// What happened to the peers its own lines name (a cache its
+		// provider patched, a database that failed over).
+		for _, p := range res.ContextPeers() {
+			context = append(context, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
+		}
 		context = append(context, s.clusterEvents(ctx, st)...)
 	}
 	for _, fu := range asked {
