@@ -25,7 +25,11 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath)) // the end-to-end tests' build, one per run
+	}
+	os.Exit(code)
 }
 
 // TestMCP drives `rcamesh mcp` over stdio (a subprocess) and /mcp on the

@@ -314,6 +314,15 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 	}
 	sort.SliceStable(ev.Logs, func(i, j int) bool { return timeOf(ev.Logs[i].Timestamp).Before(timeOf(ev.Logs[j].Timestamp)) })
 	sort.SliceStable(ev.DBEvents, func(i, j int) bool { return timeOf(ev.DBEvents[i].Time).Before(timeOf(ev.DBEvents[j].Time)) })
+	// The changes deployers announce in the logs join the object edits,
+	// unless the object's own record has the same change.
+	for _, a := range ev.appliedChanges() {
+		key := a.Kind + "/" + a.Namespace + "/" + a.Name + "|" + a.Action + "|" + a.At.UTC().Format(time.RFC3339)
+		if _, dup := objch[key]; !dup {
+			objch[key] = len(ev.ObjectChanges)
+			ev.ObjectChanges = append(ev.ObjectChanges, a)
+		}
+	}
 	ev.Now = ev.referenceTime()
 	return ev
 }

@@ -174,9 +174,44 @@ func (ev *Evidence) objectChanges() []changeRef {
 			text += " (another namespace)"
 		}
 		entity := strings.ToLower(c.Kind) + "/" + qualifiedName(c.Namespace, c.Name)
-		out = append(out, changeRef{text: text, at: c.At, kind: kind, deploy: kind == changeCode, cite: c.Cite, unrelated: !related, entity: entity})
+		out = append(out, changeRef{text: text, at: c.At, kind: kind, deploy: kind == changeCode, cite: c.Cite, unrelated: !related, entity: entity, commits: ev.commitsApplied(c.ObjectChange, text)})
 	}
 	return out
+}
+
+// appliedCommitLookback: a commit this long before an object change can be
+// what the change applied (a merge, then a sync or an apply).
+const appliedCommitLookback = 24 * time.Hour
+
+// commitsApplied is the commit an object change applied: the latest
+// commit before it, within appliedCommitLookback, whose identifiers (the
+// object's name, a field, a file) recur in the change's text. Its words
+// (and its description) say what the change did.
+func (ev *Evidence) commitsApplied(c facts.ObjectChange, text string) []Commit {
+	if c.At == nil {
+		return nil
+	}
+	var best *Commit
+	for i := range ev.Commits {
+		cm := &ev.Commits[i]
+		if cm.Removed || cm.Timestamp == nil || cm.Timestamp.After(*c.At) || c.At.Sub(*cm.Timestamp) > appliedCommitLookback {
+			continue
+		}
+		ctext := cm.Message + " " + cm.Summary
+		for _, f := range cm.Files {
+			ctext += " " + f.Path
+		}
+		if len(sharedIdentifiers(ctext, []string{text})) == 0 {
+			continue
+		}
+		if best == nil || cm.Timestamp.After(*best.Timestamp) {
+			best = cm
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return []Commit{*best}
 }
 
 // namedByAlert: one of refs names an entity of the alert (equal, or one

@@ -1,8 +1,8 @@
 package brain
 
 import (
-	"context"
 	"fmt"
+	"context"
 	"strings"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -57,6 +57,9 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 			out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": `" ` + code + ` "`})...)
 		}
 		if ent := res.SuspectEntity(); ent != "" {
+			// What other systems logged about the suspect (a deployer's
+			// sync of its objects, a ticket), then what its kind calls for.
+			out = append(out, s.contextSearches(ctx, st, ent)...)
 			out = append(out, s.entityFollowUps(ctx, st, ent)...)
 		}
 		return out
@@ -74,6 +77,11 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 			context = append(context, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
 		}
 		context = append(context, s.clusterEvents(ctx, st)...)
+	} else if res.Hypotheses[0].GetCategory() == investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNKNOWN {
+		// The mechanism is not established: what other systems logged
+		// about the suspect (a deployer's sync of its objects, a ticket)
+		// is the next evidence, read the same way.
+		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
 	}
 	for _, fu := range asked {
 		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}

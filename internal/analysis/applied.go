@@ -1,0 +1,111 @@
+package analysis
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// Object changes a deployer announces in its log. kubectl apply, Argo CD,
+// Flux and Helm report what they did to each object in the same
+// vocabulary: the object ("Ingress shop/web", "ingress.networking.k8s.io/web",
+// "configmap/flags") and the verb ("configured", "created", "deleted").
+// Such a line is a row of the change ledger like an edit read from the
+// object itself: its kind and name are the changed entity, its time the
+// change's time.
+
+// reAppliedObject: an object reference, kind (optionally with its API
+// group) then "namespace/name" or "name", followed by an apply verb.
+var reAppliedObject = regexp.MustCompile(`(?i)\b([a-z]+)(?:\.[a-z0-9-]+(?:\.[a-z0-9-]+)*)?[ /]([a-z0-9][a-z0-9.-]*(?:/[a-z0-9][a-z0-9.-]*)?)\s+(configured|created|deleted|pruned|patched|updated|synced)\b`)
+
+// appliedKinds maps the words a deployer uses for an object's kind (the
+// kind, its resource plural, its short name) to the kind.
+var appliedKinds = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []struct {
+		kind  string
+		words []string
+	}{
+		{"Ingress", []string{"ingress", "ingresses", "ing"}},
+		{"Service", []string{"service", "services", "svc"}},
+		{"ConfigMap", []string{"configmap", "configmaps", "cm"}},
+		{"Secret", []string{"secret", "secrets"}},
+		{"Deployment", []string{"deployment", "deployments", "deploy"}},
+		{"StatefulSet", []string{"statefulset", "statefulsets", "sts"}},
+		{"DaemonSet", []string{"daemonset", "daemonsets", "ds"}},
+		{"CronJob", []string{"cronjob", "cronjobs", "cj"}},
+		{"Job", []string{"job", "jobs"}},
+		{"NetworkPolicy", []string{"networkpolicy", "networkpolicies", "netpol"}},
+		{"HorizontalPodAutoscaler", []string{"horizontalpodautoscaler", "horizontalpodautoscalers", "hpa"}},
+		{"PodDisruptionBudget", []string{"poddisruptionbudget", "poddisruptionbudgets", "pdb"}},
+		{"HTTPRoute", []string{"httproute", "httproutes"}},
+		{"Gateway", []string{"gateway", "gateways"}},
+		{"VirtualService", []string{"virtualservice", "virtualservices"}},
+		{"DestinationRule", []string{"destinationrule", "destinationrules"}},
+		{"ServiceAccount", []string{"serviceaccount", "serviceaccounts", "sa"}},
+		{"Role", []string{"role", "roles"}},
+		{"RoleBinding", []string{"rolebinding", "rolebindings"}},
+		{"Certificate", []string{"certificate", "certificates"}},
+		{"Issuer", []string{"issuer", "issuers", "clusterissuer", "clusterissuers"}},
+		{"ScaledObject", []string{"scaledobject", "scaledobjects"}},
+		{"ResourceQuota", []string{"resourcequota", "resourcequotas", "quota"}},
+		{"LimitRange", []string{"limitrange", "limitranges"}},
+		{"PriorityClass", []string{"priorityclass", "priorityclasses"}},
+		{"PersistentVolumeClaim", []string{"persistentvolumeclaim", "persistentvolumeclaims", "pvc"}},
+		{"StorageClass", []string{"storageclass", "storageclasses"}},
+		{"IngressClass", []string{"ingressclass", "ingressclasses"}},
+	} {
+		for _, w := range k.words {
+			m[w] = k.kind
+		}
+	}
+	return m
+}()
+
+// appliedChanges are the object changes deployers announce in the log
+// lines of the evidence (not errors), as ObjectChange rows: the kind and
+// name from the reference, the namespace from it or from the line, the
+// changed fields a line names (an image, replicas) so the change is
+// classified like an edit read from the object.
+func (ev *Evidence) appliedChanges() []ObjectChange {
+	var out []ObjectChange
+	seen := map[string]bool{}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) {
+			continue
+		}
+		for _, m := range reAppliedObject.FindAllStringSubmatch(l.Message, -1) {
+			kind, ok := appliedKinds[strings.ToLower(m[1])]
+			if !ok {
+				continue
+			}
+			ns, name := l.Namespace, strings.ToLower(m[2])
+			if a, b, two := strings.Cut(name, "/"); two {
+				ns, name = a, b
+			}
+			key := kind + "/" + ns + "/" + name + "@" + l.Timestamp.String()
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			var fields []string
+			low := strings.ToLower(l.Message)
+			switch {
+			case strings.Contains(low, "image"):
+				fields = append(fields, "spec.template.spec.containers.image")
+			case strings.Contains(low, "replicas"):
+				fields = append(fields, "spec.replicas")
+			}
+			action := "edited"
+			if v := strings.ToLower(m[3]); v == "created" || v == "deleted" || v == "pruned" {
+				action = v
+			}
+			out = append(out, ObjectChange{ObjectChange: facts.ObjectChange{
+				Kind: kind, Namespace: ns, Name: name, At: l.Timestamp, Action: action,
+				Manager: logOrigin(l), Fields: fields, Note: clip(l.Message, 240),
+			}, Cite: l.Cite})
+		}
+	}
+	return out
+}
