@@ -2,8 +2,8 @@ package analysis
 
 import (
 	"fmt"
-	"slices"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"

@@ -1,8 +1,8 @@
 package brain
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"strings"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
