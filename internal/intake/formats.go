@@ -174,11 +174,18 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		}
 	}
 	if a.AlertName == "" && a.Title == "" && len(a.Labels) == 0 && a.Summary == "" {
+		if !wrapped {
+			// Known keys that name nothing: the envelope's own fields, by
+			// the shape of their names, may still say what fired.
+			if w, ok := looseAlert(envelope); ok {
+				return parseGeneric(w)
+			}
+		}
 		return nil, fmt.Errorf("%w: generic alert needs alert_name or title (or labels.alertname)", ErrBadFormat)
 	}
 	if a.AlertName == "" && a.Title == "" && len(a.Labels) == 0 {
 		// A bare message: a chat line, not an alert, unless it reads like one.
-		a.Title = truncate(a.Summary, 120)
+		a.Title = truncate(headline(a.Summary), 120)
 		if looksLikeChat(a.Summary) {
 			a.IsNoise = true
 			a.NoiseReason = "chat message, not an alert: " + truncate(a.Summary, 60)

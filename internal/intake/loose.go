@@ -19,19 +19,30 @@ var (
 	reNameField    = regexp.MustCompile(`(?i)(title|subject|headline|display_?name|(alert|rule|check|monitor|incident|problem|event|trigger|issue)_?name)$`)
 	reNotNameField = regexp.MustCompile(`(?i)(host|user|owner|author|team|project|org|account|contact|assignee|tool|node|pod|namespace|cluster|service|container|image|file|group|policy|region|zone)_?(display_?)?name$`)
 	// reTextField: a field that says what happened.
-	reTextField = regexp.MustCompile(`(?i)(message|summary|output|description|details?|text|reason|body)$`)
+	reTextField = regexp.MustCompile(`(?i)(message|summary|output|description|details?|text|reason|body|markdown|content)$`)
 )
 
+// reNamingObject: an object whose plain name field names the alert (a
+// check's, monitor's or rule's own name, kept in its metadata or not).
+var reNamingObject = regexp.MustCompile(`(?i)^(alert|rule|check|monitor|incident|problem|trigger|issue|alarm|condition)s?$`)
+
 // looseFields are the string fields of obj and of the objects nested in it
-// (two levels), keyed by their own names, the outer first.
+// (two levels), keyed by their own names, the outer first. A plain "name"
+// (or "title") inside an object that names the alert (a check, a monitor,
+// a rule, directly or in its metadata) is keyed "<object>_name": it names
+// the alert, not the host or entity beside it.
 func looseFields(obj map[string]any) [][2]string {
 	var out [][2]string
-	var walk func(m map[string]any, depth int)
-	walk = func(m map[string]any, depth int) {
+	var walk func(m map[string]any, depth int, naming string)
+	walk = func(m map[string]any, depth int, naming string) {
 		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			if s := str(m[k]); s != "" {
-				out = append(out, [2]string{k, s})
+				key := k
+				if naming != "" && (strings.EqualFold(k, "name") || strings.EqualFold(k, "title")) {
+					key = naming + "_name"
+				}
+				out = append(out, [2]string{key, s})
 			}
 		}
 		if depth >= 2 {
@@ -39,11 +50,18 @@ func looseFields(obj map[string]any) [][2]string {
 		}
 		for _, k := range keys {
 			if sub, ok := m[k].(map[string]any); ok {
-				walk(sub, depth+1)
+				next := ""
+				switch {
+				case reNamingObject.MatchString(k):
+					next = strings.ToLower(k)
+				case naming != "" && strings.EqualFold(k, "metadata"):
+					next = naming
+				}
+				walk(sub, depth+1, next)
 			}
 		}
 	}
-	walk(obj, 0)
+	walk(obj, 0, "")
 	return out
 }
 

@@ -3,6 +3,8 @@ package intake
 import (
 	"sort"
 	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // Alertmanager's default text templates (the PagerDuty, Opsgenie and
@@ -45,6 +47,12 @@ func textBlock(text string) (labels, annotations map[string]string) {
 			continue
 		}
 		if cur == nil {
+			// Outside a section, a "Key: value" line whose key names an
+			// entity (a chat card's "**Namespace:** shop", an e-mail's
+			// "Service: checkout") is a label too.
+			if k, v, ok := proseEntityPair(line); ok {
+				setMissing(labels, k, v)
+			}
 			continue
 		}
 		k, v, ok := blockPair(line)
@@ -55,6 +63,22 @@ func textBlock(text string) (labels, annotations map[string]string) {
 		setMissing(cur, k, v)
 	}
 	return labels, annotations
+}
+
+// proseEntityPair reads a "Key: value" line of prose whose key (markdown
+// emphasis stripped) names an entity kind and whose value is one token;
+// the key is returned folded.
+func proseEntityPair(line string) (string, string, bool) {
+	line = strings.NewReplacer("**", "", "__", "", "`", "").Replace(line)
+	k, v, ok := strings.Cut(strings.TrimSpace(strings.TrimLeft(line, "-*•> ")), ":")
+	if !ok {
+		return "", "", false
+	}
+	k, v = strings.Trim(strings.TrimSpace(k), "*_"), strings.Trim(strings.TrimSpace(v), "*_\"'")
+	if target.KindOf(k) == "" || v == "" || strings.ContainsAny(v, " \t") || strings.Contains(v, "://") {
+		return "", "", false
+	}
+	return target.Fold(k), v, true
 }
 
 // blockPair reads one "- key = value" (or "key: value") line of a section.
@@ -142,6 +166,19 @@ func describedText(text string, annotations map[string]string) string {
 	setMissing(annotations, "details", text)
 	if d := firstNonEmpty(a["description"], a["summary"], a["message"]); d != "" {
 		return d
+	}
+	return ""
+}
+
+// headline is the first line of a text with its markdown emphasis and
+// heading marks removed: a chat card's or e-mail's first line is its
+// title.
+func headline(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.NewReplacer("**", "", "__", "", "`", "").Replace(l)
+		if l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#>*-• ")); l != "" {
+			return l
+		}
 	}
 	return ""
 }

@@ -1,0 +1,65 @@
+package intake
+
+import (
+	"testing"
+)
+
+// Envelopes no table knows, read by the shape of their fields: a check
+// object whose name sits in its metadata names the alert; a chat card's
+// markdown gives the title (its first line) and the entity lines in it
+// ("**Namespace:** shop") become labels, other lines do not.
+func TestLooseShapes(t *testing.T) {
+	tests := []struct {
+		name, payload             string
+		wantName, wantNS, wantSvc string
+		wantSummary               string
+	}{
+		{
+			name:     "check object with its name in metadata",
+			payload:  `{"entity":{"metadata":{"name":"worker-3"}},"check":{"metadata":{"name":"orders-backlog"},"output":"CRITICAL: backlog 5400 > 1000","status":2},"timestamp":1780000000}`,
+			wantName: "orders-backlog", wantSummary: "CRITICAL: backlog 5400 > 1000",
+		},
+		{
+			name:     "chat card in markdown",
+			payload:  `{"roomId":"Y2lz","markdown":"## **[FIRING:1] CheckoutErrors**\n**Service:** checkout-api\n**Namespace:** shop\n**Runbook:** see the wiki page\nerror ratio 12% over 5m"}`,
+			wantName: "[FIRING:1] CheckoutErrors", wantNS: "shop", wantSvc: "checkout-api",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as, err := Parse([]byte(tc.payload), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := as[0]
+			if a.GetAlertName() != tc.wantName || a.GetNamespace() != tc.wantNS || a.GetService() != tc.wantSvc {
+				t.Errorf("name %q ns %q svc %q, want %q %q %q", a.GetAlertName(), a.GetNamespace(), a.GetService(), tc.wantName, tc.wantNS, tc.wantSvc)
+			}
+			if tc.wantSummary != "" && a.GetSummary() != tc.wantSummary {
+				t.Errorf("summary %q, want %q", a.GetSummary(), tc.wantSummary)
+			}
+			if _, ok := a.GetLabels()["runbook"]; ok {
+				t.Errorf("a prose line that names no entity became a label: %v", a.GetLabels())
+			}
+		})
+	}
+}
+
+func TestProseEntityPair(t *testing.T) {
+	tests := []struct {
+		line, k, v string
+		ok         bool
+	}{
+		{"**Namespace:** shop", "namespace", "shop", true},
+		{"- Cluster: prod-eu", "cluster", "prod-eu", true},
+		{"Service: the checkout api", "", "", false}, // prose, not a name
+		{"Runbook: wiki", "", "", false},             // not an entity key
+		{"Host: https://x.example", "", "", false},   // a link
+	}
+	for _, tc := range tests {
+		k, v, ok := proseEntityPair(tc.line)
+		if k != tc.k || v != tc.v || ok != tc.ok {
+			t.Errorf("%q: (%q, %q, %v), want (%q, %q, %v)", tc.line, k, v, ok, tc.k, tc.v, tc.ok)
+		}
+	}
+}
