@@ -34,6 +34,7 @@ const (
 	ModeConnPoolExhaustion = "connection_pool_exhaustion"
 	ModeCertExpiry         = "certificate_expiry"
 	ModeNoEndpoints        = "no_endpoints"
+	ModePortUnserved       = "port_unserved"
 	ModeVolumeMount        = "volume_mount"
 	ModeCPUThrottling      = "cpu_throttling"
 	ModeConsumerLag        = "consumer_lag"
@@ -211,6 +212,7 @@ var registry = map[string]Constructor{
 	"upstream_rate_limit":   fn("upstream_rate_limit", detectUpstreamRateLimit),
 	"node_clock_skew":       fn("node_clock_skew", detectClockSkew),
 	"service_no_endpoints":  fn("service_no_endpoints", detectServiceNoEndpoints),
+	"service_port_unserved": fn("service_port_unserved", detectServicePortUnserved),
 	"network_policy":        fn("network_policy", detectNetworkPolicyBlock),
 	"maintenance_ended":     fn("maintenance_ended", detectMaintenanceEnded),
 	"cronjob_overlap":       fn("cronjob_overlap", detectCronJobOverlap),

@@ -8,6 +8,9 @@ import (
 )
 
 var (
+	// portUnservedRe: the tools' signal of a Service port whose target no
+	// selected pod declares.
+	portUnservedRe = regexp.MustCompile(`targetPort not served: (.+)`)
 	noPodsSignalRe = regexp.MustCompile(`(?i)selector (\S+) matches no pods|selector matches no pods`)
 	noEndpointLog  = regexp.MustCompile(`(?i)(does not have any active endpoints?|no endpoints available for service|no available endpoints)`)
 	labelPairRe    = regexp.MustCompile(`([a-z0-9./-]+)=([a-z0-9._-]+)`)
@@ -107,6 +110,66 @@ func detectServiceNoEndpoints(ev *Evidence) []Finding {
 		f.explains(ModeTrafficSaturation, "the errors come from a Service without endpoints, not from load")
 		f.explains(ModeDependencyFailure, "the dependency is unreachable because its Service has no endpoints")
 		f.explains(ModeAnomaly, "a Service without endpoints explains the failing requests")
+		out = append(out, f)
+	}
+	return out
+}
+
+// detectServicePortUnserved: a Service whose port targets a port none of
+// its selected pods declares routes every connection to a closed port: the
+// endpoints look healthy, the pods are Ready, and the callers see refused
+// connections or resets. The culprit is the Service's port mapping
+// (configuration), not the pods nor the callers.
+func detectServicePortUnserved(ev *Evidence) []Finding {
+	var out []Finding
+	seen := map[string]bool{}
+	for _, r := range ev.Resources {
+		if !strings.EqualFold(r.Kind, "Service") {
+			continue
+		}
+		detail := ""
+		for _, sig := range r.Signals {
+			if m := portUnservedRe.FindStringSubmatch(sig); m != nil {
+				detail = m[1]
+			}
+		}
+		key := r.Namespace + "/" + r.Name
+		if detail == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		f := Finding{Mode: ModePortUnserved, Category: catConfig, Score: 0.86, Entity: "service/" + key}
+		what := fmt.Sprintf("Service %s: %s", key, detail)
+		f.validated(what, r.Cite)
+		stmt := "The targetPort of Service " + key + " is not served: " + detail
+		// Who sees it: callers whose connections to the Service (its DNS
+		// name) fail.
+		var lines []LogLine
+		for _, l := range ev.Logs {
+			low := strings.ToLower(l.Message)
+			if (isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN") && strings.Contains(low, strings.ToLower(r.Name)+"."+strings.ToLower(r.Namespace)) {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 0 {
+			rep := representative(lines, 1)[0]
+			f.validated(fmt.Sprintf("%s log (%s): %s (%s)", rep.Cite.Source("logs"), logOrigin(rep), quote(rep.Message), plural(len(lines), "line", "lines")), citesOfLogs(lines))
+			stmt += fmt.Sprintf("; connections routed to it fail (e.g. %s)", quote(rep.Message))
+			f.Score += 0.04
+		}
+		if c := ev.nearestChange(r.Name, ev.alertTime(), stmt); c != nil && !c.unrelated {
+			f.inferred(fmt.Sprintf("Nearest change before the alert: %s", c.text), c.cite)
+			for _, cm := range c.commits {
+				f.validated(commitText(cm), cm.Cite)
+			}
+		}
+		f.Statement = stmt
+		f.Chain = []string{"The Service's targetPort and the port its pods listen on disagree", fmt.Sprintf("Service %s sends every connection to a port no pod serves", key), "Callers get refused or reset connections, although the pods are Running and Ready"}
+		f.Remediation = []string{fmt.Sprintf("Set the targetPort of Service %s to the container port its pods declare (or to the port's name)", key), "Refer to container ports by name in Services so a port change in the pod spec cannot break the mapping"}
+		f.Signals = []string{"targetPort", "connection refused"}
+		f.explains(ModeDependencyFailure, "the dependency is unreachable because its Service targets a port its pods do not serve")
+		f.explains(ModeTrafficSaturation, "the errors come from a Service port mapping, not from load")
+		f.explains(ModeAnomaly, "a Service port no pod serves explains the failing connections")
 		out = append(out, f)
 	}
 	return out

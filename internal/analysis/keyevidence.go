@@ -344,6 +344,14 @@ type ObjectRef struct{ Kind, Namespace, Name string }
 // shop/limits"): a CamelCase kind, then a namespaced name.
 var reNamedObject = regexp.MustCompile(`\b([A-Z][a-z]+(?:[A-Z][a-z]+)*)\s+([a-z0-9][a-z0-9-]{0,62})/([a-z0-9][a-z0-9.-]{0,252})\b`)
 
+// reServiceDNS: a Service's cluster DNS name, name.namespace.svc with or
+// without the cluster domain.
+var reServiceDNS = regexp.MustCompile(`\b([a-z0-9][a-z0-9-]{0,62})\.([a-z0-9][a-z0-9-]{0,62})\.svc\b`)
+
+// reRefusedConn: a connection the peer refused or reset, or a proxy that
+// found nothing to route to.
+var reRefusedConn = regexp.MustCompile(`(?i)(connection refused|econnrefused|reset by peer|econnreset|connection reset|no healthy upstream|no endpoints)`)
+
 // NamedObjects are the objects error and warning lines and warning events
 // name, most mentioned first: the entity graph's edges from text, for the
 // next describe.
@@ -353,13 +361,24 @@ func (r Result) NamedObjects() []ObjectRef {
 	}
 	count := map[ObjectRef]int{}
 	var order []ObjectRef
+	add := func(ref ObjectRef) {
+		if count[ref] == 0 {
+			order = append(order, ref)
+		}
+		count[ref]++
+	}
 	see := func(text string) {
 		for _, m := range reNamedObject.FindAllStringSubmatch(text, -1) {
-			ref := ObjectRef{Kind: strings.ToLower(m[1]), Namespace: m[2], Name: m[3]}
-			if count[ref] == 0 {
-				order = append(order, ref)
+			add(ObjectRef{Kind: strings.ToLower(m[1]), Namespace: m[2], Name: m[3]})
+		}
+		// A cluster DNS name (name.namespace.svc) in a line whose
+		// connections are refused or reset names a Service whose routing
+		// (endpoints, target port) is the next evidence; a timeout is a
+		// path's symptom, not the Service's.
+		if reRefusedConn.MatchString(text) {
+			for _, m := range reServiceDNS.FindAllStringSubmatch(strings.ToLower(text), -1) {
+				add(ObjectRef{Kind: "service", Namespace: m[2], Name: m[1]})
 			}
-			count[ref]++
 		}
 	}
 	for _, l := range r.ev.Logs {

@@ -112,6 +112,8 @@ func altName(mode string) string {
 		return "Volume mount failure"
 	case ModeNoEndpoints:
 		return "Service without endpoints"
+	case ModePortUnserved:
+		return "Service port no pod serves"
 	case ModeLockContention:
 		return "Lock contention"
 	case ModeDBMemory:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -306,6 +307,10 @@ func (s *Service) describeService(ctx context.Context, r *Result, res *facts.Res
 		r.Put(facts.KeyPods, backing)
 	}
 	r.Rawf("Endpoints:  %d ready of %d selected pods", ready, total)
+	if sig := unservedTargetPorts(svc, pods.Items); sig != "" {
+		res.Signals = append(res.Signals, sig)
+		r.Escalate(evidencev1.Severity_SEVERITY_HIGH)
+	}
 	switch {
 	case total == 0:
 		sel := labels.Set(svc.Spec.Selector).String()
@@ -663,4 +668,47 @@ func peerText(peers []networkingv1.NetworkPolicyPeer, ports []networkingv1.Netwo
 		ps = []string{"all ports"}
 	}
 	return strings.Join(who, ", ") + " on " + strings.Join(ps, ", ")
+}
+
+// unservedTargetPorts names the Service ports whose target no selected pod
+// declares: a numeric targetPort that is no containerPort of the pods, a
+// named one that no container port is called, when the pods declare their
+// ports at all (a pod that declares none may listen anywhere). Traffic to
+// such a port reaches the pods and is refused: the endpoints look healthy
+// while every connection fails. "" when every port is served or nothing
+// can be said.
+func unservedTargetPorts(svc *corev1.Service, pods []corev1.Pod) string {
+	declared := map[string]bool{}
+	var listed []string
+	for i := range pods {
+		for _, c := range pods[i].Spec.Containers {
+			for _, p := range c.Ports {
+				num := strconv.Itoa(int(p.ContainerPort))
+				if !declared[num] {
+					listed = append(listed, num+"/"+string(p.Protocol)+" "+p.Name)
+				}
+				declared[num] = true
+				if p.Name != "" {
+					declared[p.Name] = true
+				}
+			}
+		}
+	}
+	if len(declared) == 0 {
+		return ""
+	}
+	var miss []string
+	for _, p := range svc.Spec.Ports {
+		t := p.TargetPort.String()
+		if p.TargetPort.IntValue() == 0 && p.TargetPort.StrVal == "" {
+			t = strconv.Itoa(int(p.Port)) // an unset targetPort is the port itself
+		}
+		if !declared[t] {
+			miss = append(miss, fmt.Sprintf("port %d targets %s", p.Port, t))
+		}
+	}
+	if len(miss) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("targetPort not served: %s, which no selected pod declares (the pods declare %s)", strings.Join(miss, ", "), strings.Join(listed, ", "))
 }
