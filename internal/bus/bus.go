@@ -1008,27 +1008,33 @@ func (b *Bus) nakDelay(delivered uint64) time.Duration {
 }
 
 // withProgress runs fn while telling the server every AckWait/3 that the
-// message is still being worked on.
-func (b *Bus) withProgress(ctx context.Context, msg jetstream.Msg, fn func() error) error {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(b.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
+// message is still being worked on. The reminder is a timer that sets
+// itself again, not a goroutine per message (started, scheduled and
+// stopped for every pin the critic judges in well under AckWait/3); no
+// reminder is sent once fn has returned.
+func (b *Bus) withProgress(_ context.Context, msg jetstream.Msg, fn func() error) error {
+	every := b.cfg.AckWait / 3
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
+	mu.Lock()
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		_ = msg.InProgress()
+		t.Reset(every)
+	})
+	mu.Unlock()
 	err := fn()
-	close(done)
-	wg.Wait()
+	t.Stop()
+	mu.Lock()
+	stopped = true // a reminder under way has finished: mu was free
+	mu.Unlock()
 	return err
 }
 
