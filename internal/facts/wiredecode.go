@@ -48,6 +48,32 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
+// The methods encoding/json decodes a type with instead of its kind.
+const (
+	noUnmarshaler   = iota
+	jsonUnmarshaler // UnmarshalJSON (a type that is not a pointer)
+	textUnmarshaler // UnmarshalText
+)
+
+var unmarshalers sync.Map // reflect.Type → int
+
+// unmarshalerOf is how encoding/json decodes t, for decodeWire (cached:
+// Implements walks the method set, for each of hundreds of values a pin).
+func unmarshalerOf(t reflect.Type) int {
+	if u, ok := unmarshalers.Load(t); ok {
+		return u.(int)
+	}
+	u := noUnmarshaler
+	switch pt := reflect.PointerTo(t); {
+	case t.Kind() != reflect.Pointer && pt.Implements(jsonUnmarshalerType):
+		u = jsonUnmarshaler
+	case pt.Implements(textUnmarshalerType):
+		u = textUnmarshaler
+	}
+	unmarshalers.Store(t, u)
+	return u
+}
+
 type wireDecoder struct {
 	scratch *[]byte // the JSON given to an UnmarshalJSON, or of an ignored value
 }
@@ -79,15 +105,15 @@ func (d *wireDecoder) value(v []byte, rv reflect.Value, depth int) bool {
 		return false
 	}
 	t := rv.Type()
-	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(jsonUnmarshalerType) {
+	switch unmarshalerOf(t) {
+	case jsonUnmarshaler:
 		// encoding/json hands such a value its JSON, null included.
 		b, ok := d.json(v, depth)
 		if !ok {
 			return false
 		}
 		return rv.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b) == nil
-	}
-	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
+	case textUnmarshaler:
 		return false
 	}
 	w, ok := parseValue(v)
@@ -179,7 +205,7 @@ func (d *wireDecoder) value(v []byte, rv reflect.Value, depth int) bool {
 		return true
 	case reflect.Map:
 		kt := t.Key()
-		if w.kind != valueStruct || kt.Kind() != reflect.String || reflect.PointerTo(kt).Implements(textUnmarshalerType) {
+		if w.kind != valueStruct || kt.Kind() != reflect.String || unmarshalerOf(kt) != noUnmarshaler {
 			return false
 		}
 		m := reflect.MakeMap(t) // an empty object is an empty map, not nil
