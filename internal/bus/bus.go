@@ -400,13 +400,19 @@ func (b *Bus) PublishLifecycle(ctx context.Context, ev *evidencev1.LifecycleEven
 // message builds the stored form of an event: protobuf payload, headers
 // and the trace context of ctx.
 func (b *Bus) message(ctx context.Context, subject, kind string, payload proto.Message) (*nats.Msg, error) {
+	return b.messageIn(ctx, subject, kind, payload, nil)
+}
+
+// messageIn is message with the payload encoded into buf (from its start),
+// which the message then holds until it is sent.
+func (b *Bus) messageIn(ctx context.Context, subject, kind string, payload proto.Message, buf []byte) (*nats.Msg, error) {
 	if err := checkSubject(subject); err != nil {
 		return nil, err
 	}
 	if err := protocheck.Timestamps(payload); err != nil {
 		return nil, fmt.Errorf("bus: %s event on %s: %w", kind, subject, err)
 	}
-	data, err := proto.Marshal(payload)
+	data, err := proto.MarshalOptions{}.MarshalAppend(buf[:0], payload)
 	if err != nil {
 		return nil, fmt.Errorf("bus: marshal %s event: %w", kind, err)
 	}
@@ -426,6 +432,13 @@ func (b *Bus) message(ctx context.Context, subject, kind string, payload proto.M
 	return msg, nil
 }
 
+// payloadBuffers holds the buffers publish encodes events into (every pin
+// and verdict of the fast path was a new one, about 4 KB);
+// maxPooledPayload bounds what goes back (a rare huge event is not kept).
+var payloadBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledPayload = 256 << 10
+
 func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload proto.Message) (seq uint64, err error) {
 	ctx, span := b.startProducer(ctx, subject, msgID)
 	defer func() {
@@ -435,10 +448,20 @@ func (b *Bus) publish(ctx context.Context, subject, msgID, kind string, payload 
 		}
 		span.End()
 	}()
-	msg, err := b.message(ctx, subject, kind, payload)
+	// The payload is encoded into a pooled buffer: the client copies a
+	// message as it sends it (retries included) and keeps nothing of it
+	// once the publish is acknowledged or given up.
+	buf := payloadBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxPooledPayload {
+			payloadBuffers.Put(buf)
+		}
+	}()
+	msg, err := b.messageIn(ctx, subject, kind, payload, *buf)
 	if err != nil {
 		return 0, err
 	}
+	*buf = msg.Data
 	start := time.Now()
 	ack, err := b.publishAcked(ctx, msg, msgID)
 	metrics.NATSPublishDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
@@ -1008,27 +1031,33 @@ func (b *Bus) nakDelay(delivered uint64) time.Duration {
 }
 
 // withProgress runs fn while telling the server every AckWait/3 that the
-// message is still being worked on.
-func (b *Bus) withProgress(ctx context.Context, msg jetstream.Msg, fn func() error) error {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(b.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
+// message is still being worked on. The reminder is a timer that sets
+// itself again, not a goroutine per message (started, scheduled and
+// stopped for every pin the critic judges in well under AckWait/3); no
+// reminder is sent once fn has returned.
+func (b *Bus) withProgress(_ context.Context, msg jetstream.Msg, fn func() error) error {
+	every := b.cfg.AckWait / 3
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
+	mu.Lock()
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		_ = msg.InProgress()
+		t.Reset(every)
+	})
+	mu.Unlock()
 	err := fn()
-	close(done)
-	wg.Wait()
+	t.Stop()
+	mu.Lock()
+	stopped = true // a reminder under way has finished: mu was free
+	mu.Unlock()
 	return err
 }
 

@@ -418,6 +418,57 @@ func TestConsumeDurableGivesUpAfterMaxDeliver(t *testing.T) {
 	}
 }
 
+// TestConsumeDurableKeepsALongHandlerInProgress: a handler that works for
+// several ack waits keeps its message (the consumer tells the server it is
+// in progress): the server does not deliver it again meanwhile, and does
+// not once it is acknowledged.
+func TestConsumeDurableKeepsALongHandlerInProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for several ack waits of at least 1s")
+	}
+	ctx := testCtx(t)
+	cfg := bus.DefaultConfig()
+	cfg.AckWait = time.Second
+	b := bustest.NewConfig(t, cfg)
+	mustPublishPin(t, ctx, b, pinEvent("w", "slow", added, 1))
+	mustPublishPin(t, ctx, b, pinEvent("w", "next", added, 1))
+	var calls atomic.Int32
+	var next atomic.Bool
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_ = b.ConsumeDurable(cctx, "progress-test", bus.SessionFilter("w"), func(hctx context.Context, ev *evidencev1.SessionEvent) error {
+			if ev.GetPin().GetPin().GetId() == "next" {
+				next.Store(true)
+				return nil
+			}
+			calls.Add(1)
+			select { // three and a half ack waits
+			case <-time.After(3*cfg.AckWait + cfg.AckWait/2):
+			case <-hctx.Done():
+			}
+			return nil
+		})
+	}()
+	var cons jetstream.Consumer
+	eventually(t, "consumer created", func() bool {
+		var err error
+		cons, err = b.JetStream().Consumer(ctx, bus.StreamEvents, "progress-test")
+		return err == nil
+	})
+	eventually(t, "both handled and acknowledged", func() bool {
+		info, err := cons.Info(ctx)
+		return err == nil && next.Load() && info.NumAckPending == 0 && info.NumPending == 0
+	})
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := calls.Load(); got != 1 || info.NumRedelivered != 0 {
+		t.Errorf("slow message handled %d times, %d redelivered: its handler was not kept in progress", got, info.NumRedelivered)
+	}
+}
+
 func TestConcurrentPublishesOnOneSessionLoseNone(t *testing.T) {
 	ctx := testCtx(t)
 	b := bustest.New(t)

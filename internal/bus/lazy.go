@@ -263,9 +263,14 @@ func HasFact(p *evidencev1.EvidencePin, key string) bool {
 
 // encodedFacts returns the pin's facts kept encoded (FactsEncoded): its
 // unknown fields that are its metadata or params, nil when it has none.
-// The rest of its unknown fields are in rest.
+// The rest of its unknown fields are in rest. When they are all facts (the
+// usual case), facts is the pin's unknown fields themselves, clipped (they
+// are shared and never modified, as CopyPin shares them), not a copy.
 func encodedFacts(p *evidencev1.EvidencePin) (facts, rest []byte) {
 	u := p.ProtoReflect().GetUnknown()
+	if onlyFacts(u) {
+		return u[:len(u):len(u)], nil
+	}
 	for i := 0; i < len(u); {
 		num, typ, n := protowire.ConsumeTag(u[i:])
 		if n < 0 {
@@ -283,6 +288,14 @@ func encodedFacts(p *evidencev1.EvidencePin) (facts, rest []byte) {
 		i += n + m
 	}
 	return facts, rest
+}
+
+// onlyFacts reports whether u, a pin's unknown fields, holds facts
+// (metadata or params) and nothing else.
+func onlyFacts(u []byte) bool {
+	return len(u) > 0 && eachField(u, func(num protowire.Number, typ protowire.Type, _ []byte) bool {
+		return (num == pinParamsField || num == pinMetadataField) && typ == protowire.BytesType
+	})
 }
 
 // SplitEncodedFacts returns the facts a pin keeps encoded (FactsEncoded),

@@ -113,6 +113,9 @@ func checkFactsEncoded(t *testing.T, data []byte) {
 		!proto.Equal(facts.GetParams(), whole.GetPin().GetParams()) {
 		t.Errorf("SplitEncodedFacts: facts %v (%v)", facts, err)
 	}
+	if u := lazy.GetPin().ProtoReflect().GetUnknown(); onlyFacts(u) && (&enc[0] != &u[0] || cap(enc) != len(enc)) {
+		t.Error("SplitEncodedFacts copied facts that are all of the pin's unknown fields, or did not clip them")
+	}
 	b, err := proto.Marshal(lean)
 	if err != nil {
 		t.Fatal(err)

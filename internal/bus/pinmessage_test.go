@@ -342,6 +342,14 @@ func TestPinBytes(t *testing.T) {
 	if err := proto.Unmarshal(pinBytes(data), got); err != nil || !proto.Equal(got, pin) {
 		t.Errorf("pinBytes: %v, %v", got, err)
 	}
+	// The pin is a part of data, clipped: appending to it leaves data as it was.
+	before := slices.Clone(data)
+	data = append(data[:len(data):len(data)], 0x7a) // a byte after the pin, in data's array
+	data = data[:len(before)]
+	_ = append(pinBytes(data), 0x00, 0x00)
+	if !bytes.Equal(data[:cap(data)][:len(before)+1], append(before, 0x7a)) {
+		t.Error("appending to pinBytes' result wrote into the event's bytes")
+	}
 	twice := append(slices.Clone(data), data...)
 	for name, in := range map[string][]byte{"no pin": {0x10, 0x01}, "two pins": twice, "garbage": {0xff}, "empty": nil} {
 		if got := pinBytes(in); got != nil {

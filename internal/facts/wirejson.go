@@ -53,6 +53,9 @@ func DecodeFields(f Fields, key string, out any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
+	if decodeWire(v, out) {
+		return true, nil
+	}
 	bp := jsonBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) <= maxPooledJSON {
@@ -144,52 +147,96 @@ func eachEntry(b []byte, fn func(k, v []byte) bool) bool {
 	return true
 }
 
-// appendValueWireJSON appends the JSON of an encoded google.protobuf.Value
-// exactly as appendJSON writes the decoded Value; false when v does not
-// decode as protobuf-go decodes it, or gives its kind twice (decoding
-// keeps the last, or merges two messages).
-func appendValueWireJSON(b, v []byte, depth int) ([]byte, bool) {
-	if depth > maxStructNesting {
-		return b, false
-	}
-	var (
-		kind    protowire.Number
-		bits    uint64
-		payload []byte
-	)
+// wireValue is an encoded google.protobuf.Value read as protobuf-go
+// decodes it: its kind (0 for none, which decodes as null), the bits of a
+// number or bool, the payload of a string, struct or list.
+type wireValue struct {
+	kind    protowire.Number
+	bits    uint64
+	payload []byte
+}
+
+// parseValue reads an encoded google.protobuf.Value; false when v does not
+// decode as protobuf-go decodes it, or gives its kind twice (decoding keeps
+// the last, or merges two messages).
+func parseValue(v []byte) (wireValue, bool) {
+	var w wireValue
 	for len(v) > 0 {
 		num, typ, n := protowire.ConsumeTag(v)
 		if n < 0 {
-			return b, false
+			return w, false
 		}
 		v = v[n:]
 		var m int
 		known := true
 		switch {
 		case (num == valueNull || num == valueBool) && typ == protowire.VarintType:
-			bits, m = protowire.ConsumeVarint(v)
+			w.bits, m = protowire.ConsumeVarint(v)
 		case num == valueNumber && typ == protowire.Fixed64Type:
-			bits, m = protowire.ConsumeFixed64(v)
+			w.bits, m = protowire.ConsumeFixed64(v)
 		case (num == valueString || num == valueStruct || num == valueList) && typ == protowire.BytesType:
-			payload, m = protowire.ConsumeBytes(v)
+			w.payload, m = protowire.ConsumeBytes(v)
 		default:
 			known = false // another field, or a known one with another wire type: unknown to decoding
 			m = protowire.ConsumeFieldValue(num, typ, v)
 		}
 		if m < 0 {
-			return b, false
+			return w, false
 		}
 		v = v[m:]
 		if known {
-			if kind != 0 {
-				return b, false
+			if w.kind != 0 {
+				return w, false
 			}
-			kind = num
+			w.kind = num
 		}
 	}
-	switch kind {
+	return w, true
+}
+
+// eachListValue calls fn with each encoded value of an encoded ListValue,
+// in order; false when it does not decode or fn returns false.
+func eachListValue(payload []byte, fn func(v []byte) bool) bool {
+	for len(payload) > 0 {
+		num, typ, n := protowire.ConsumeTag(payload)
+		if n < 0 {
+			return false
+		}
+		payload = payload[n:]
+		if num != listValues || typ != protowire.BytesType {
+			m := protowire.ConsumeFieldValue(num, typ, payload)
+			if m < 0 {
+				return false
+			}
+			payload = payload[m:]
+			continue
+		}
+		e, m := protowire.ConsumeBytes(payload)
+		if m < 0 {
+			return false
+		}
+		payload = payload[m:]
+		if !fn(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendValueWireJSON appends the JSON of an encoded google.protobuf.Value
+// exactly as appendJSON writes the decoded Value; false when v does not
+// decode as protobuf-go decodes it (parseValue).
+func appendValueWireJSON(b, v []byte, depth int) ([]byte, bool) {
+	if depth > maxStructNesting {
+		return b, false
+	}
+	w, ok := parseValue(v)
+	if !ok {
+		return b, false
+	}
+	switch w.kind {
 	case valueNumber:
-		switch f := math.Float64frombits(bits); {
+		switch f := math.Float64frombits(w.bits); {
 		case math.IsNaN(f):
 			return append(b, `"NaN"`...), true
 		case math.IsInf(f, 1):
@@ -200,44 +247,28 @@ func appendValueWireJSON(b, v []byte, depth int) ([]byte, bool) {
 			return appendFloat(b, f), true
 		}
 	case valueString:
-		if !utf8.Valid(payload) {
+		if !utf8.Valid(w.payload) {
 			return b, false
 		}
-		return appendString(b, string(payload)), true
+		return appendString(b, string(w.payload)), true
 	case valueBool:
-		return strconv.AppendBool(b, bits != 0), true
+		return strconv.AppendBool(b, w.bits != 0), true
 	case valueStruct:
-		return appendObjectWireJSON(b, payload, depth+1)
+		return appendObjectWireJSON(b, w.payload, depth+1)
 	case valueList:
 		b = append(b, '[')
 		first := true
-		for len(payload) > 0 {
-			num, typ, n := protowire.ConsumeTag(payload)
-			if n < 0 {
-				return b, false
-			}
-			payload = payload[n:]
-			if num != listValues || typ != protowire.BytesType {
-				m := protowire.ConsumeFieldValue(num, typ, payload)
-				if m < 0 {
-					return b, false
-				}
-				payload = payload[m:]
-				continue
-			}
-			e, m := protowire.ConsumeBytes(payload)
-			if m < 0 {
-				return b, false
-			}
-			payload = payload[m:]
+		ok := eachListValue(w.payload, func(e []byte) bool {
 			if !first {
 				b = append(b, ',')
 			}
 			first = false
 			var ok bool
-			if b, ok = appendValueWireJSON(b, e, depth+1); !ok {
-				return b, false
-			}
+			b, ok = appendValueWireJSON(b, e, depth+1)
+			return ok
+		})
+		if !ok {
+			return b, false
 		}
 		return append(b, ']'), true
 	}

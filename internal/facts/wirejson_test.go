@@ -227,3 +227,65 @@ func BenchmarkDecodeFields(b *testing.B) {
 		}
 	})
 }
+
+// TestDecodeWireMatchesJSON: decodeWire, DecodeFields' reading of a value
+// straight from its encoding, gives what the JSON path gives whenever it
+// reads a value, and reads most values of the fact types tools put (the
+// rest, values encoding/json refuses or converts, take the JSON path).
+func TestDecodeWireMatchesJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, sample := range factTypes {
+		typ := reflect.TypeOf(sample)
+		read, tried := 0, 0
+		for range 200 {
+			v := reflect.New(typ).Elem()
+			fill(v, r, 0)
+			md, err := Put(nil, "k", v.Interface())
+			if err != nil {
+				continue
+			}
+			enc, ok := AppendStruct(nil, md)
+			f := Fields{}
+			if !ok || !f.AddStruct(enc) {
+				continue
+			}
+			st := &structpb.Struct{}
+			if err := proto.Unmarshal(enc, st); err != nil {
+				t.Fatal(err)
+			}
+			tried++
+			got, want := reflect.New(typ), reflect.New(typ)
+			if !decodeWire(f["k"], got.Interface()) {
+				if !got.Elem().IsZero() {
+					t.Fatalf("%v: decodeWire refused the value but set %#v", typ, got.Elem().Interface())
+				}
+				continue
+			}
+			read++
+			if _, err := Decode(st, "k", want.Interface()); err != nil {
+				t.Fatalf("%v: decodeWire read %#v, the JSON path fails: %v", typ, got.Elem().Interface(), err)
+			}
+			if !reflect.DeepEqual(got.Elem().Interface(), want.Elem().Interface()) {
+				t.Fatalf("%v:\ndecodeWire %#v\nJSON path  %#v", typ, got.Elem().Interface(), want.Elem().Interface())
+			}
+		}
+		switch typ {
+		case reflect.TypeFor[[]Pod](), reflect.TypeFor[[]Event](), reflect.TypeFor[[]Node](), reflect.TypeFor[[]Deployment](),
+			reflect.TypeFor[[]Resource](), reflect.TypeFor[[]LogLine](), reflect.TypeFor[[]Series](), reflect.TypeFor[[]Deploy](),
+			reflect.TypeFor[[]Commit](), reflect.TypeFor[[]TopQuery](), reflect.TypeFor[[]DBEvent](), reflect.TypeFor[[]Monitor]():
+			if read*4 < tried {
+				t.Errorf("%v: decodeWire read %d of %d values", typ, read, tried)
+			}
+		}
+		t.Logf("%v: %d of %d read from the encoding", typ, read, tried)
+	}
+	// A value that already holds something is merged by encoding/json:
+	// the JSON path does it.
+	md, _ := Put(nil, "k", []Pod{{Name: "a"}})
+	enc, _ := AppendStruct(nil, md)
+	f := Fields{}
+	f.AddStruct(enc)
+	if held := []Pod{{Name: "b"}}; decodeWire(f["k"], &held) {
+		t.Error("decodeWire read into a slice that held a pod")
+	}
+}

@@ -99,7 +99,9 @@ type sessionPool struct {
 	// judgements; idle gives it back (lease.go).
 	held *lease
 	idle *time.Timer
-	// others is judge's scratch list of the pool's validated pins.
+	// idx is what judge reads of the pool (poolindex.go).
+	idx poolIndex
+	// others is a scratch list of the pool's validated pins.
 	others []*entry
 	// bytes is the pool's estimated memory (pins encoded, twice for their
 	// profiles); read by pool() without sp.mu.
@@ -149,7 +151,9 @@ func (sp *sessionPool) apply(p *evidencev1.EvidencePin) {
 // replace makes p the pin of e.
 func (sp *sessionPool) replace(e *entry, p *evidencev1.EvidencePin) {
 	before := e.size()
+	wasValidated, wasOnset := e.validatedNow(), e.onsetNow()
 	e.set(p)
+	sp.reindex(e, wasValidated, wasOnset)
 	sp.bytes.Add(e.size() - before)
 }
 
@@ -165,6 +169,7 @@ func (sp *sessionPool) add(e *entry) {
 			sp.observing[k] = append(l, e)
 		}
 	}
+	sp.reindex(e, false, false)
 	sp.bytes.Add(e.size())
 }
 
@@ -401,25 +406,10 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	}
 	out.Version = version + 1
 
-	// others reuses the pool's scratch slice (a session may hold thousands
-	// of pins; caller holds sp.mu).
-	others := sp.others[:0]
-	var poolOnset *time.Time
-	for _, e := range sp.ordered() {
-		if e == self {
-			continue
-		}
-		if e.prof.failing && e.pin.GetValidationStatus() != statusRejected {
-			if e.prof.onset != nil && (poolOnset == nil || e.prof.onset.Before(*poolOnset)) {
-				poolOnset = e.prof.onset
-			}
-		}
-		if e.pin.GetValidationStatus() != statusValidated {
-			continue
-		}
-		others = append(others, e)
-	}
-	sp.others = others
+	// The earliest onset of the pool's failures, the judged pin's included
+	// (its own entry, when it has one, has the same profile), read from
+	// the pool's index instead of a walk of the session's pins.
+	poolOnset := sp.earliestOnset()
 	if prof.failing && prof.onset != nil && (poolOnset == nil || prof.onset.Before(*poolOnset)) {
 		poolOnset = prof.onset
 	}
@@ -455,29 +445,17 @@ func (s *Service) judge(pin *evidencev1.EvidencePin, prof *profile, sp *sessionP
 	case strings.TrimSpace(pin.GetClaim()) == "" && len(pin.GetSupportingEvidence()) == 0 &&
 		strings.TrimSpace(pin.GetRawOutput()) == "" && !bus.HasMetadata(pin):
 		return reject(0, "empty evidence: the call returned no claim, snippets, output or facts")
-	case !prof.hasFacts && !prof.failing && pin.GetNamespace() != "" && outOfScope(prof, pin.GetNamespace(), others):
-		_, scopeNS := scopeOf(others)
+	case !prof.hasFacts && !prof.failing && pin.GetNamespace() != "" && outOfScope(prof, pin.GetNamespace(), sp.validatedOthers(self)):
+		_, scopeNS := scopeOf(sp.others)
 		return reject(math.Min(base, 10), fmt.Sprintf("irrelevant: namespace %q and its entities are outside the incident's evidence (%s) and the result shows nothing abnormal", pin.GetNamespace(), strings.Join(sortedSet(scopeNS), ", ")))
 	}
 
 	// 2. Causal role relative to the pool.
-	role, roleWhy := s.roleFor(prof, others, poolOnset)
+	role, roleWhy := s.roleFor(prof, sp.idx.deep, self, poolOnset)
 	why = append(why, roleWhy)
 
 	// 3. Supports: other tools that saw the same entity in the same state.
-	var supports []string
-	for _, e := range others {
-		if len(supports) >= 10 {
-			break
-		}
-		if e.prof.toolID == prof.toolID && prof.tool != "" {
-			continue
-		}
-		same := prof.failing && e.prof.failing || prof.healthy && e.prof.healthy && !e.prof.failing
-		if same && overlaps(prof.names, e.prof.names) {
-			supports = append(supports, e.pin.GetId())
-		}
-	}
+	supports := sp.supports(prof, self)
 
 	// 4. Contradictions: same entity, opposite health. The fresher observation wins.
 	var contradicted []*evidencev1.EvidencePin
@@ -611,8 +589,10 @@ func outOfScope(prof *profile, ns string, validated []*entry) bool {
 	return len(names) > 0 && !overlaps(prof.names, names) && len(namespaces) > 0 && !namespaces[strings.ToLower(ns)]
 }
 
-// roleFor assigns the causal role of a validated pin relative to the pool.
-func (s *Service) roleFor(prof *profile, others []*entry, onset *time.Time) (evidencev1.CausalRole, string) {
+// roleFor assigns the causal role of a validated pin relative to the pool:
+// explainers lists the pool's validated entries with a deep root cause in
+// arrival order (self, the judged pin's own entry, is skipped).
+func (s *Service) roleFor(prof *profile, explainers []*entry, self *entry, onset *time.Time) (evidencev1.CausalRole, string) {
 	var deep []string
 	for _, k := range sortedKeys(prof.roots) {
 		if deepRootKinds[k] {
@@ -625,8 +605,8 @@ func (s *Service) roleFor(prof *profile, others []*entry, onset *time.Time) (evi
 	case len(prof.deploys) > 0:
 		return s.changeRole(prof, onset)
 	case prof.roots[kindCrash] != "":
-		for _, e := range others {
-			if e.pin.GetCausalRole() != roleRoot || !overlaps(prof.names, e.prof.names) {
+		for _, e := range explainers {
+			if e == self || e.pin.GetCausalRole() != roleRoot || !overlaps(prof.names, e.prof.names) {
 				continue
 			}
 			for k := range e.prof.roots {
