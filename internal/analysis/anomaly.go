@@ -695,12 +695,16 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 		add(catInfra, 3, "", "the abnormal signals are confined to one node", "topology")
 	}
 	// Metrics: saturation shapes.
+	backlogVote := 0.0 // the resource vote of work waiting (a queue, a backlog, a lag)
 	for _, ch := range top.changes {
 		n := strings.ToLower(ch.s.Name)
 		rising := ch.r.tail > ch.r.head || ch.r.shape == "spike"
 		switch {
 		case rising && containsFold(n, "queue", "backlog", "pending", "lag", "inflight", "in_flight", "waiting", "active_threads", "pool", "saturation", "throttl", "rejected"):
 			add(catResource, 2, ch.text(), "a queue, pool or throttling metric grows", "metrics")
+			if containsFold(n, "queue", "backlog", "pending", "lag", "waiting") {
+				backlogVote += 2
+			}
 		case rising && containsFold(n, "memory", "heap", "cpu", "fd", "file_descriptors") && ch.r.shape == "creep":
 			add(catResource, 1.5, ch.text(), "memory or CPU creeps toward its limit", "metrics")
 		case rising && ch.r.tail >= 85 && ch.r.tail <= 100 && containsFold(n, "util", "percent", "usage", "pct"):
@@ -753,6 +757,18 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			v.score *= codeWithoutRelease
 		}
 	}
+	// Work waits when its consumer fails, whatever the reason: a backlog
+	// that grows while the consumer's own errors name another mechanism
+	// (a permission, a parse error, a dependency) and demand is flat is
+	// that failure's effect, not a capacity limit.
+	if v := votes[catResource]; v != nil && backlogVote > 0 && !callerDemandRose {
+		for cat, o := range votes {
+			if cat != catResource && o.kinds["logs"] {
+				v.score -= backlogVote * backlogAsEffect
+				break
+			}
+		}
+	}
 	var list []categoryVote
 	for _, v := range votes {
 		list = append(list, *v)
@@ -772,6 +788,10 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	}
 	return best, list
 }
+
+// backlogAsEffect is the share of a growing backlog's resource vote that
+// goes when the consumer's own errors name another mechanism.
+const backlogAsEffect = 0.75
 
 // ---- the nearest preceding change ----
 

@@ -85,3 +85,21 @@ func TestCrashReportOfARestartingProcessWeighs(t *testing.T) {
 		t.Errorf("code vote %.1f for a restarting process, %.1f otherwise: the crash report of a restarting process must weigh more", restarting, still)
 	}
 }
+
+// A backlog that grows while its consumer's own errors name another
+// mechanism (a permission refused) is that failure's effect: the
+// consumer's mechanism leads. Without such errors, the growing backlog
+// still votes for a capacity limit.
+func TestBacklogIsTheEffectOfAFailingConsumer(t *testing.T) {
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "UploadsStuck", Namespace: "permits", Service: "uploader"}, nil)
+	denied := LogLine{LogLine: facts.LogLine{Service: "uploader", Level: "ERROR", Message: "upload failed: AccessDenied: not authorized to perform sts:AssumeRoleWithWebIdentity, status code: 403"}}
+	backlog := seriesChange{s: Series{Series: facts.Series{Name: "upload_queue_depth"}}, r: rise{head: 3, tail: 1400, peak: 1466, shape: "creep"}, magnitude: 8, kind: "saturation"}
+	top := &candidate{kind: "workload", name: "uploader", entity: "deployment/permits/uploader", errLines: []LogLine{denied, denied, denied}, changes: []seriesChange{backlog}}
+	if best, all := ev.inferCategory(top, nil, nil); best.cat != catConfig {
+		t.Errorf("category %v (votes %+v), want configuration: the refused permission, not the backlog it causes", best.cat, all)
+	}
+	top.errLines = nil
+	if best, _ := ev.inferCategory(top, nil, nil); best.cat != catResource {
+		t.Errorf("without the consumer's errors: %v, want resource exhaustion", best.cat)
+	}
+}
