@@ -103,3 +103,25 @@ func TestBacklogIsTheEffectOfAFailingConsumer(t *testing.T) {
 		t.Errorf("without the consumer's errors: %v, want resource exhaustion", best.cat)
 	}
 }
+
+// Most of a service's errors being failed calls to one downstream is that
+// downstream's failure unless the release names it.
+func TestDependencyShareAndCommitsNamingIt(t *testing.T) {
+	errs := []string{
+		"POST https://eu.api.paygate.example/v4/auth -> 502 Bad Gateway",
+		"POST https://eu.api.paygate.example/v4/auth -> 503 Service Unavailable",
+		"template render failed: missing field",
+	}
+	host, share := dependencyShare(errs, "booking")
+	if host != "eu.api.paygate.example" || share < 0.6 || share > 0.7 {
+		t.Errorf("dependencyShare = %q %.2f, want the payment host at 2/3", host, share)
+	}
+	if h, s := dependencyShare([]string{"nil pointer dereference in handler"}, "booking"); h != "" || s != 0 {
+		t.Errorf("a code error named a dependency: %q %.2f", h, s)
+	}
+	unrelated := []Commit{{Commit: facts.Commit{Message: "emails: new confirmation template"}}}
+	related := []Commit{{Commit: facts.Commit{Message: "payments: new PayGate client"}}}
+	if namedInCommits(host, unrelated) || !namedInCommits(host, related) {
+		t.Errorf("namedInCommits: unrelated %v, related %v", namedInCommits(host, unrelated), namedInCommits(host, related))
+	}
+}

@@ -298,6 +298,14 @@ func detectMetricRegression(ev *Evidence) []Finding {
 			}
 			f.Chain = []string{fmt.Sprintf("Release %s rolls out at %s", d.Revision, hhmm(d.FinishedAt)), fmt.Sprintf("%s changes shape (%s) at %s", s.Name, r.shape, hhmm(r.onset))}
 			f.Remediation = []string{fmt.Sprintf("Roll back %s to %s", svc, d.PreviousRevision), "Fix the offending change before re-deploying"}
+			if host, share := dependencyShare(errTexts, svc); share >= 0.5 && !namedInCommits(host, commits) {
+				// Most of the service's errors are a downstream's failures
+				// (its 5xx, refused or timed-out calls) and nothing the
+				// release shipped names that downstream: the release is
+				// coincident, the dependency's failure explains the errors.
+				f.Score *= explainedPenalty
+				f.inferred(fmt.Sprintf("%.0f%% of %s's error lines are failed calls to %s, which no commit of the release names: the release is coincident with the dependency's failure", 100*share, svc, host))
+			}
 			out = append(out, f)
 			continue
 		}
@@ -724,4 +732,44 @@ func (ev *Evidence) autoscalerBlocked(f *Finding, ns, svc string, onset *time.Ti
 		f.Score = 0.75
 	}
 	return true
+}
+
+// dependencyShare is the downstream host most of texts name with a
+// transport or upstream failure, and the share of texts that name it.
+func dependencyShare(texts []string, self string) (string, float64) {
+	if len(texts) == 0 {
+		return "", 0
+	}
+	count := map[string]int{}
+	best := ""
+	for _, t := range texts {
+		if h := downstreamHost(t, self); h != "" {
+			count[h]++
+			if count[h] > count[best] || count[h] == count[best] && h < best {
+				best = h
+			}
+		}
+	}
+	if best == "" {
+		return "", 0
+	}
+	return best, float64(count[best]) / float64(len(texts))
+}
+
+// namedInCommits: a commit's message, summary or files name host (whole,
+// its first label when that label is a distinctive name, or its
+// provider's name).
+func namedInCommits(host string, commits []Commit) bool {
+	label, _, _ := strings.Cut(host, ".")
+	prov := providerName(host) // "paygate" of eu.api.paygate.example
+	for _, c := range commits {
+		text := strings.ToLower(c.Message + " " + c.Summary)
+		for _, f := range c.Files {
+			text += " " + strings.ToLower(f.Path)
+		}
+		if strings.Contains(text, strings.ToLower(host)) || len(label) >= 4 && strings.Contains(text, strings.ToLower(label)) || prov != "" && strings.Contains(text, prov) {
+			return true
+		}
+	}
+	return false
 }
