@@ -311,12 +311,16 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 
 // changeRows are the change table's rows that span time, in order: a
 // bound a change set, a configuration change just before the onset, a
-// release whose code names the failure's mechanism.
+// producer's commit that changed the symbol a consumer fails on
+// (contract.go), a release whose code names the failure's mechanism.
 func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
 	if f, ok := ev.limitChange(lead, sc); ok {
 		return f, true
 	}
 	if f, ok := ev.nearConfigChange(lead, sc); ok {
+		return f, true
+	}
+	if f, ok := ev.contractChange(lead, sc); ok {
 		return f, true
 	}
 	return ev.codeChange(lead, sc)

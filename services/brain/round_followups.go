@@ -83,6 +83,12 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		// is the next evidence, read the same way.
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
 	}
+	if syms := res.ContractSymbols(); len(syms) > 0 {
+		// A code or data failure that quotes a field or symbol: whether
+		// another service (its producer) changed it is in every service's
+		// commits.
+		context = append(context, s.fresh(ctx, st, intentCommits, map[string]any{"service": "*"})...)
+	}
 	for _, fu := range asked {
 		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
 		if _, ok := defs[c.Intent]; ok && !st.ranEquivalent(c) {

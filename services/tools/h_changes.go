@@ -139,6 +139,9 @@ func handleGetDeployHistory(ctx context.Context, s *Service, c *Call, r *Result)
 func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error {
 	start, end := s.changeWindow(c)
 	q := backend.ChangeQuery{Service: c.Params.String("service"), Namespace: c.Params.String("namespace"), Start: start, End: end}
+	if q.Service == "*" {
+		q.Service = "" // every service's history, whatever the session's service
+	}
 	commits, err := s.be.Changes.Commits(ctx, q)
 	if err != nil {
 		return fmt.Errorf("commit history: %w", err)

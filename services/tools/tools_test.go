@@ -297,6 +297,19 @@ func TestToolsOverFakeBackend(t *testing.T) {
 			severity: evidencev1.Severity_SEVERITY_INFO, noData: true,
 		},
 		{
+			// "*": every service's history, not the session's service.
+			intent: "get_commits", params: map[string]any{"service": "*"},
+			severity: evidencev1.Severity_SEVERITY_INFO, sources: []string{"commits"}, summary: "to all services",
+			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
+				if q := ts.changes.last; q.Service != "" {
+					t.Errorf("query service %q, want every service", q.Service)
+				}
+				if c := decode[[]facts.Commit](t, r, facts.KeyCommits); len(c) != len(ts.changes.commits) {
+					t.Errorf("commits = %d, want every service's %d", len(c), len(ts.changes.commits))
+				}
+			},
+		},
+		{
 			intent: "get_commits", params: map[string]any{"change_type": "db_migration"},
 			severity: evidencev1.Severity_SEVERITY_INFO, sources: []string{"commits"}, summary: "0 of 2 commits",
 		},

@@ -1,0 +1,49 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// A consumer's error quoting a field, and a producer's commit before the
+// onset naming that field (in another case convention), make the commit
+// the cause; the consumer's own commit, a commit after the onset and a
+// commit naming nothing of the error do not.
+func TestContractChange(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2026, 8, 2, h, m, 0, 0, time.UTC); return &x }
+	onset := *at(10, 12)
+	build := func(c facts.Commit) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "DeadLetters", Namespace: "rescue", Service: "triage", StartsAt: timestamppb.New(onset)}, nil)
+		ev.Logs = []LogLine{{LogLine: facts.LogLine{Timestamp: &onset, Service: "triage", Level: "ERROR", Message: "failed to handle animal.admitted: KeyError: 'ward_code'"}}}
+		ev.Commits = []Commit{{Commit: c}}
+		return ev
+	}
+	lead := Finding{Category: catCode, Entity: "deployment/rescue/triage", Score: 0.7, Statement: "triage throws runtime exceptions"}
+	sc := changeScan{onset: onset, hasOnset: true}
+	producer := facts.Commit{SHA: "47c77ebaa", Service: "intake", Message: "api: camelCase JSON everywhere", Summary: "events now carry wardCode", Timestamp: at(8, 40)}
+	ev := build(producer)
+	f, ok := ev.contractChange(lead, sc)
+	if !ok || f.Entity != "commit/47c77eb" || f.Category != catCode || !strings.Contains(f.Statement, "ward_code") {
+		t.Fatalf("contract change = %v %+v", ok, f)
+	}
+	own := producer
+	own.Service = "triage"
+	late := producer
+	late.Timestamp = at(10, 30)
+	unrelated := producer
+	unrelated.Summary = "docs"
+	for name, c := range map[string]facts.Commit{"the consumer's own": own, "after the onset": late, "names nothing": unrelated} {
+		if f, ok := build(c).contractChange(lead, sc); ok {
+			t.Errorf("%s: promoted %s", name, f.Entity)
+		}
+	}
+	if got := symbolKey("wardCode") == symbolKey("ward_code"); !got {
+		t.Error("symbolKey does not fold case conventions")
+	}
+}
