@@ -47,3 +47,32 @@ func TestContractChange(t *testing.T) {
 		t.Error("symbolKey does not fold case conventions")
 	}
 }
+
+// An alert whose own signal is not in the evidence, on a healthy target,
+// with a configuration change touching the target shortly before: the
+// change is the tentative cause (configuration, the changed object); a
+// change long before, or to another target, is not.
+func TestUnobservedChange(t *testing.T) {
+	alertAt := time.Date(2027, 2, 10, 18, 8, 0, 0, time.UTC)
+	build := func(name string, at time.Time) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "BookARoom", Namespace: "bookings", Service: "room-booking", StartsAt: timestamppb.New(alertAt)}, nil)
+		ev.ObjectChanges = []ObjectChange{{ObjectChange: facts.ObjectChange{Kind: "HTTPRoute", Namespace: "bookings", Name: name, At: &at, Action: "edited", Manager: "flux"}}}
+		return ev
+	}
+	lead := Finding{Mode: ModeHealthy, Healthy: true, Category: catUnknown, Entity: "deployment/bookings/room-booking", Score: 0.38}
+	ev := build("room-booking", alertAt.Add(-2*time.Minute))
+	f, ok := ev.boundSetByChange([]Finding{lead})
+	if !ok || f.Entity != "httproute/bookings/room-booking" || f.Category != catConfig || f.Score < minFaultScore {
+		t.Fatalf("unobserved change = %v %+v", ok, f)
+	}
+	for name, ev := range map[string]*Evidence{"long before": build("room-booking", alertAt.Add(-3*time.Hour)), "another target": build("gift-cards", alertAt.Add(-2*time.Minute))} {
+		if f, ok := ev.boundSetByChange([]Finding{lead}); ok {
+			t.Errorf("%s: promoted %s", name, f.Entity)
+		}
+	}
+	observed := lead
+	observed.Category = catHealthy
+	if f, ok := ev.boundSetByChange([]Finding{observed}); ok {
+		t.Errorf("a healthy reading with its signal observed was overridden by %s", f.Entity)
+	}
+}

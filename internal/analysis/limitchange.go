@@ -296,11 +296,16 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 			faults = append(faults, f)
 		}
 	}
+	sc := ev.scanAtAlert(*at)
 	if len(faults) == 0 {
+		for _, f := range findings {
+			if f.Healthy && f.Category == catUnknown {
+				return ev.unobservedChange(f, sc)
+			}
+		}
 		return Finding{}, false
 	}
 	sort.SliceStable(faults, func(i, j int) bool { return faults[i].Score > faults[j].Score })
-	sc := ev.scanAtAlert(*at)
 	for _, lead := range faults[:min(3, len(faults))] {
 		if f, ok := ev.changeRows(lead, sc); ok {
 			return f, true
@@ -554,5 +559,46 @@ func (ev *Evidence) nearConfigChange(lead Finding, sc changeScan) (Finding, bool
 	f.adoptLead(lead, []string{"Change: " + best.text},
 		[]string{"Revert the configuration change (" + best.text + ") and confirm the symptoms stop"},
 		[]string{"change", "config"}, "the failure follows a configuration change to the failing entity")
+	return f, true
+}
+
+// unobservedChange: the alert's own signal is not in the evidence and its
+// target looks healthy (a reading of health below the gate, category
+// unknown), and a configuration change touched the target within
+// changeVoteWindow before the alert: what fails where nothing shows it
+// (in front of the target: its route, its ingress, its proxy) most likely
+// follows that change. A tentative configuration reading, the changed
+// object its entity, not confirmed by the signal.
+func (ev *Evidence) unobservedChange(lead Finding, sc changeScan) (Finding, bool) {
+	names := ev.targetNames()
+	var best *changeRef
+	for _, r := range sc.refs {
+		if r.kind != changeConfig || r.unrelated || r.at.After(sc.at) || sc.at.Sub(*r.at) > changeVoteWindow {
+			continue
+		}
+		for _, n := range names {
+			if r.touches(n) && (best == nil || r.at.After(*best.at)) {
+				rr := r
+				best = &rr
+			}
+		}
+	}
+	if best == nil {
+		return Finding{}, false
+	}
+	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: catConfig, Entity: best.entity, Score: minFaultScore + 0.02}
+	if f.Entity == "" {
+		f.Entity = lead.Entity
+	}
+	f.Statement = fmt.Sprintf("The %s, %s before the alert, is the most likely cause: the alert's own signal is not in the evidence and its target looks healthy, so what fails is in front of it, where that change applies (not confirmed by the alerted signal)",
+		best.text, durHuman(sc.at.Sub(*best.at)))
+	f.validated(fmt.Sprintf("Configuration change %s before the alert (%s): %s", durHuman(sc.at.Sub(*best.at)), hhmm(&sc.at), best.text), best.cite)
+	f.quoteCommits(*best)
+	f.Validated = append(f.Validated, lead.Validated...)
+	f.inferred("The alert's own signal was not found in the evidence; the target's pods and nodes are healthy, so the failure is not in them")
+	f.Chain = []string{"Change: " + best.text, "The path to the target no longer serves what the alert checks", "The alert fires while the target itself looks healthy"}
+	f.Remediation = []string{"Review and, if it explains the alert, revert the configuration change (" + best.text + ")", "Check the alerted signal at its source (the probe, the edge)"}
+	f.Signals = []string{"change", "config", "unobserved"}
+	f.explains(lead.Mode, "a healthy target does not explain an alert whose signal is not observed; the change in front of it may")
 	return f, true
 }

@@ -562,6 +562,12 @@ func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused 
 			intentNames(intent.QueryPrometheus, intent.ReinvestigateService), seriesPins...)
 		return r
 	}
+	if routingObject(lead.GetEntity()) {
+		// A route, an ingress, a setting or a policy fails by what it says,
+		// not by crashing: the healthy pods of the workload it names do not
+		// clear it.
+		return notApplicable(CheckAccusedMetricsNormal, "the accused "+lead.GetEntity()+" is a configuration object; the health of the pods it routes to or configures does not clear it")
+	}
 	var healthyPins, healthyDetail []string
 	for _, v := range views {
 		if !v.validated {
@@ -1199,4 +1205,21 @@ func seriesOnset(series []seriesView, accused []string) (*time.Time, bool) {
 		}
 	}
 	return out, named
+}
+
+// routingObject: entity (kind/namespace/name) is an object that routes to,
+// configures or admits a workload rather than running it: an Ingress, a
+// route, a Service's mapping, a ConfigMap, a Secret, a policy, a
+// certificate.
+func routingObject(entity string) bool {
+	kind, _, ok := strings.Cut(strings.ToLower(entity), "/")
+	if !ok {
+		return false
+	}
+	switch kind {
+	case "ingress", "httproute", "grpcroute", "gateway", "virtualservice", "destinationrule", "service", "configmap", "secret",
+		"networkpolicy", "certificate", "issuer", "clusterissuer", "ingressclass", "poddisruptionbudget", "resourcequota", "limitrange", "priorityclass":
+		return true
+	}
+	return false
 }
