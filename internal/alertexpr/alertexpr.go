@@ -93,21 +93,31 @@ func Find(annotations map[string]string, texts map[string]string) (Expr, bool) {
 // a top-level comparison with a number becomes Op and Threshold.
 func Parse(s string) (Expr, bool) {
 	s = strings.TrimSpace(s)
-	if s == "" || len(s) > maxLen || !strings.ContainsAny(s, "({[") {
+	if s == "" || len(s) > maxLen {
 		return Expr{}, false
 	}
+	bare := !strings.ContainsAny(s, "({[")
 	expr, err := parser.NewParser(parser.Options{}).ParseExpr(s)
 	if err != nil {
 		return Expr{}, false
 	}
-	selects := false
+	selects, metricNames := false, true
 	parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
-		if _, ok := n.(*parser.VectorSelector); ok {
+		if v, ok := n.(*parser.VectorSelector); ok {
 			selects = true
+			if !strings.Contains(v.Name, "_") {
+				metricNames = false
+			}
 		}
 		return nil
 	})
 	if !selects {
+		return Expr{}, false
+	}
+	if bare && (!metricNames || !topComparison(expr)) {
+		// Without a selector's braces or a function's parentheses, only
+		// metric names (with an underscore) compared with a number read
+		// as an expression: a word of prose is no series.
 		return Expr{}, false
 	}
 	out := Expr{Measure: expr.String()}
@@ -151,4 +161,15 @@ func flip(op string) string {
 		return "<="
 	}
 	return op
+}
+
+// topComparison: e (unparenthesised) compares with a number at its top.
+func topComparison(e parser.Expr) bool {
+	b, ok := unparen(e).(*parser.BinaryExpr)
+	if !ok || !b.Op.IsComparisonOperator() {
+		return false
+	}
+	_, l := unparen(b.LHS).(*parser.NumberLiteral)
+	_, r := unparen(b.RHS).(*parser.NumberLiteral)
+	return l || r
 }

@@ -20,6 +20,9 @@ func TestFind(t *testing.T) {
 		{"prose is not an expression", map[string]string{"description": "Error rate above 5% for 10 minutes (see runbook)"}, nil, "", "", 0, false},
 		{"a number alone selects nothing", map[string]string{"expr": "1 > 0"}, nil, "", "", 0, false},
 		{"a text field", nil, map[string]string{"summary": `rate(queue_depth[5m]) >= 100`}, `rate(queue_depth[5m])`, ">=", 100, true},
+		{"bare metric names compared with a number", map[string]string{"description": `node_filesystem_files_free / node_filesystem_files < 0.03`}, nil, `node_filesystem_files_free / node_filesystem_files`, "<", 0.03, true},
+		{"a bare word compared is prose", map[string]string{"description": `latency > 2`}, nil, "", "", 0, false},
+		{"bare metric names without a comparison", map[string]string{"description": `queue_depth_total`}, nil, "", "", 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
