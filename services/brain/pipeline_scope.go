@@ -122,6 +122,9 @@ func (s *Service) resolvePods(ctx context.Context, st *invState, ns string) (pod
 // about those pods' workload, when they all belong to one.
 func (s *Service) resolveNamedPods(ctx context.Context, st *invState) (string, error) {
 	a := st.rec.GetAlert()
+	if a.GetPod() == "" && a.GetService() != "" {
+		return s.resolveUnknownService(ctx, st)
+	}
 	if a.GetPod() != "" || a.GetService() != "" {
 		return "", nil
 	}
@@ -168,6 +171,39 @@ func (s *Service) resolveNamedPods(ctx context.Context, st *invState) (string, e
 	na := proto.CloneOf(a)
 	na.Service = workload
 	return st.adoptResolved(na, fmt.Sprintf("service=%s (the alert's text names its pod %s, pin %s)", workload, first, pin)), nil
+}
+
+// resolveUnknownService: an alert with a namespace whose service names no
+// pod or workload there (a product name, a PagerDuty service, another
+// naming scheme), in a namespace whose pods all belong to one workload, is
+// about that workload.
+func (s *Service) resolveUnknownService(ctx context.Context, st *invState) (string, error) {
+	a := st.rec.GetAlert()
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	if defs != nil && defs[intentListPods] == nil {
+		return "", nil
+	}
+	pods, pin, listed, err := s.resolvePods(ctx, st, a.GetNamespace())
+	if err != nil || !listed || len(pods) == 0 {
+		return "", err
+	}
+	workload := ""
+	for _, p := range pods {
+		if podMatches(p, a.GetService()) {
+			return "", nil // the service is known here
+		}
+		w := firstNonEmpty(p.Workload, p.OwnerName)
+		if w == "" || workload != "" && w != workload {
+			return "", nil // several workloads (or an unowned pod): no single target
+		}
+		workload = w
+	}
+	na := proto.CloneOf(a)
+	na.Service = workload
+	if na.GetResourceKind() == "service" || na.GetResourceKind() == "" {
+		na.ResourceKind, na.ResourceName = "service", workload
+	}
+	return st.adoptResolved(na, fmt.Sprintf("service=%s (the alert's service %s names nothing in %s, whose pods all belong to %s, pin %s)", workload, a.GetService(), a.GetNamespace(), workload, pin)), nil
 }
 
 // scopeNames are the names the alert gives its target, most specific

@@ -125,6 +125,39 @@ func TestResolveNamedPods(t *testing.T) {
 	}
 }
 
+// An alert whose service names nothing in its namespace, where every pod
+// belongs to one workload, is about that workload; a service that exists,
+// or a namespace of several workloads, is left alone.
+func TestResolveUnknownService(t *testing.T) {
+	one := []facts.Pod{
+		{Namespace: "birds", Name: "sightings-api-7f-a1", Workload: "sightings-api"},
+		{Namespace: "birds", Name: "sightings-api-7f-b2", Workload: "sightings-api"},
+	}
+	two := append(append([]facts.Pod(nil), one...), facts.Pod{Namespace: "birds", Name: "feeder-5c-x1", Workload: "feeder"})
+	for _, tc := range []struct {
+		name    string
+		pods    []facts.Pod
+		service string
+		want    string
+	}{
+		{"one workload, another name", one, "birdcount-api", "sightings-api"},
+		{"the service exists", two, "feeder", "feeder"},
+		{"several workloads", two, "birdcount-api", "birdcount-api"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := podListingHarness(t, tc.pods)
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s-" + tc.name, Alert: &investigationv1.Alert{AlertName: "FeedLatency", Namespace: "birds", Service: tc.service}}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			if _, err := h.svc.resolveScope(testCtx(t), st); err != nil {
+				t.Fatal(err)
+			}
+			if got := st.rec.GetAlert().GetService(); got != tc.want {
+				t.Errorf("service %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // podListingHarness is a harness whose tools list pods: every list_pods
 // call answers with pods.
 func podListingHarness(t *testing.T, pods []facts.Pod) *harness {
