@@ -131,6 +131,10 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"fatal error: runtime: out of memory", catResource},
 		{"invalid argument: replicas must be positive", catConfig},
 		{"Exception in thread \"main\" java.lang.IllegalStateException: bad state", catCode},
+		// A date or time value out of range is the input's, not the code's.
+		{"ValueError: day is out of range for month: birth_date='1987-02-31'", catData},
+		{"ValueError: year 59453 is out of range", catData},
+		{"runtime error: index out of range [3] with length 3", catCode},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)
