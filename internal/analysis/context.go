@@ -133,16 +133,10 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 		if !record && !plannedRe.MatchString(m) && !reAnnouncedDemand.MatchString(m) && !reChangeAnnouncement.MatchString(m) && ownLine(l, names) {
 			continue
 		}
-		key := logTemplate(m)
-		if seen[key] {
+		if !firstOfTemplate(seen, m) {
 			continue
 		}
-		seen[key] = true
-		gap := at.Sub(t)
-		if gap < 0 {
-			gap = -gap
-		}
-		cs = append(cs, cand{l: l, record: record, gap: gap})
+		cs = append(cs, cand{l: l, record: record, gap: absDur(at.Sub(t))})
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		if cs[i].record != cs[j].record {
@@ -222,16 +216,10 @@ func (ev *Evidence) ownAccount(at time.Time) []LogLine {
 		if t.Before(at.Add(-ownAccountBefore)) || t.After(at.Add(contextAfter)) {
 			continue
 		}
-		key := logTemplate(l.Message)
-		if seen[key] {
+		if !firstOfTemplate(seen, l.Message) {
 			continue
 		}
-		seen[key] = true
-		gap := at.Sub(t)
-		if gap < 0 {
-			gap = -gap
-		}
-		cs = append(cs, cand{l: l, gap: gap})
+		cs = append(cs, cand{l: l, gap: absDur(at.Sub(t))})
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].gap < cs[j].gap })
 	var out []LogLine
@@ -340,4 +328,23 @@ func (r Result) ContextPeers() []string {
 		return nil
 	}
 	return r.ev.peerNames(*at)
+}
+
+// firstOfTemplate: msg is the first of its message template in seen (and
+// is recorded there).
+func firstOfTemplate(seen map[string]bool, msg string) bool {
+	k := logTemplate(msg)
+	if seen[k] {
+		return false
+	}
+	seen[k] = true
+	return true
+}
+
+// absDur is |d|.
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

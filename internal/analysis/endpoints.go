@@ -60,12 +60,7 @@ func detectServiceNoEndpoints(ev *Evidence) []Finding {
 				lines = append(lines, l)
 			}
 		}
-		if len(lines) > 0 {
-			rep := representative(lines, 1)[0]
-			f.validated(fmt.Sprintf("%s log (%s): %s (%s)", rep.Cite.Source("logs"), logOrigin(rep), quote(rep.Message), plural(len(lines), "line", "lines")), citesOfLogs(lines))
-			stmt += fmt.Sprintf("; requests routed to it fail (e.g. %s)", quote(rep.Message))
-			f.Score += 0.03
-		}
+		stmt += f.quoteRouted(lines, "requests", 0.03)
 		// The pods are healthy: the failure is routing, not the workload.
 		var ready []Pod
 		if near != "" {
@@ -151,12 +146,7 @@ func detectServicePortUnserved(ev *Evidence) []Finding {
 				lines = append(lines, l)
 			}
 		}
-		if len(lines) > 0 {
-			rep := representative(lines, 1)[0]
-			f.validated(fmt.Sprintf("%s log (%s): %s (%s)", rep.Cite.Source("logs"), logOrigin(rep), quote(rep.Message), plural(len(lines), "line", "lines")), citesOfLogs(lines))
-			stmt += fmt.Sprintf("; connections routed to it fail (e.g. %s)", quote(rep.Message))
-			f.Score += 0.04
-		}
+		stmt += f.quoteRouted(lines, "connections", 0.04)
 		if c := ev.nearestChange(r.Name, ev.alertTime(), stmt); c != nil && !c.unrelated {
 			f.inferred(fmt.Sprintf("Nearest change before the alert: %s", c.text), c.cite)
 			for _, cm := range c.commits {
@@ -173,4 +163,18 @@ func detectServicePortUnserved(ev *Evidence) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// quoteRouted quotes the log lines of callers whose what (requests,
+// connections) routed to a Service fail: a claim with the most telling
+// line, bonus added to the score; the statement's clause is returned, ""
+// when there are none.
+func (f *Finding) quoteRouted(lines []LogLine, what string, bonus float64) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	rep := representative(lines, 1)[0]
+	f.validated(fmt.Sprintf("%s log (%s): %s (%s)", rep.Cite.Source("logs"), logOrigin(rep), quote(rep.Message), plural(len(lines), "line", "lines")), citesOfLogs(lines))
+	f.Score += bonus
+	return fmt.Sprintf("; %s routed to it fail (e.g. %s)", what, quote(rep.Message))
 }

@@ -533,18 +533,9 @@ func (ev *Evidence) nearConfigChange(lead Finding, sc changeScan) (Finding, bool
 	if _, n := splitEntity(ev.workloadEntity()); n != "" {
 		names = appendUnique(names, n)
 	}
-	var best *changeRef
-	for _, r := range sc.refs {
-		if r.at.After(onset) || onset.Sub(*r.at) > configChangeNear {
-			continue
-		}
-		for _, n := range names {
-			if r.touches(n) && (best == nil || r.at.After(*best.at)) {
-				rr := r
-				best = &rr
-			}
-		}
-	}
+	best := latestTouching(sc.refs, names, func(r changeRef) bool {
+		return !r.at.After(onset) && onset.Sub(*r.at) <= configChangeNear
+	})
 	if best == nil {
 		return Finding{}, false
 	}
@@ -571,18 +562,9 @@ func (ev *Evidence) nearConfigChange(lead Finding, sc changeScan) (Finding, bool
 // object its entity, not confirmed by the signal.
 func (ev *Evidence) unobservedChange(lead Finding, sc changeScan) (Finding, bool) {
 	names := ev.targetNames()
-	var best *changeRef
-	for _, r := range sc.refs {
-		if r.kind != changeConfig || r.unrelated || r.at.After(sc.at) || sc.at.Sub(*r.at) > changeVoteWindow {
-			continue
-		}
-		for _, n := range names {
-			if r.touches(n) && (best == nil || r.at.After(*best.at)) {
-				rr := r
-				best = &rr
-			}
-		}
-	}
+	best := latestTouching(sc.refs, names, func(r changeRef) bool {
+		return r.kind == changeConfig && !r.unrelated && !r.at.After(sc.at) && sc.at.Sub(*r.at) <= changeVoteWindow
+	})
 	if best == nil {
 		return Finding{}, false
 	}
@@ -601,4 +583,22 @@ func (ev *Evidence) unobservedChange(lead Finding, sc changeScan) (Finding, bool
 	f.Signals = []string{"change", "config", "unobserved"}
 	f.explains(lead.Mode, "a healthy target does not explain an alert whose signal is not observed; the change in front of it may")
 	return f, true
+}
+
+// latestTouching is the latest of refs that keep accepts and that touches
+// one of names; nil when none.
+func latestTouching(refs []changeRef, names []string, keep func(changeRef) bool) *changeRef {
+	var best *changeRef
+	for _, r := range refs {
+		if !keep(r) {
+			continue
+		}
+		for _, n := range names {
+			if r.touches(n) && (best == nil || r.at.After(*best.at)) {
+				rr := r
+				best = &rr
+			}
+		}
+	}
+	return best
 }
