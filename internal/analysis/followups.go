@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"sort"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -97,6 +98,9 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 		// host its API answers on: its status page, a watcher of it.
 		if p := providerName(dep); p != "" {
 			out = append(out, FollowUp{Intent: intent.SearchLogs, Params: map[string]any{"query": `"` + p + `"`, "namespace": "all"}})
+			if strings.HasPrefix(f.Entity, "host/") {
+				out = append(out, FollowUp{Intent: intent.GetStatusPage, Params: map[string]any{"provider": p}})
+			}
 		}
 	}
 	if ev.droppedConnections(f) {
@@ -130,6 +134,58 @@ func providerName(host string) string {
 		return ""
 	}
 	return label
+}
+
+// maxExternalProviders bounds the outside providers ExternalProviders names.
+const maxExternalProviders = 2
+
+// ExternalProviders are the providers (providerName) of the hosts outside
+// the cluster that failing lines name (a URL's host, the target of a failed
+// call), the leading finding's own host first, then by how many failing
+// lines name them; at most maxExternalProviders. Their status pages are
+// the next evidence.
+func (r Result) ExternalProviders() []string {
+	if r.ev == nil {
+		return nil
+	}
+	var out []string
+	if len(r.Findings) > 0 && strings.HasPrefix(r.Findings[0].Entity, "host/") {
+		if p := providerName(strings.TrimPrefix(r.Findings[0].Entity, "host/")); p != "" {
+			out = append(out, p)
+		}
+	}
+	count := map[string]int{}
+	var order []string
+	for _, l := range r.ev.Logs {
+		if !isErrorLog(l.LogLine) && logLevel(l.LogLine) != "WARN" || !depErrRe.MatchString(l.Message) {
+			continue
+		}
+		host := ""
+		if u := urlHostRe.FindStringSubmatch(l.Message); u != nil {
+			host = u[1]
+		} else if m := depTargetRe.FindStringSubmatch(l.Message); m != nil {
+			host, _, _ = strings.Cut(strings.TrimRight(m[1], ".:"), ":")
+		}
+		if strings.Count(host, ".") < 2 {
+			continue
+		}
+		p := providerName(host)
+		if p == "" {
+			continue
+		}
+		if count[p] == 0 {
+			order = append(order, p)
+		}
+		count[p]++
+	}
+	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
+	for _, p := range order {
+		if len(out) >= maxExternalProviders {
+			break
+		}
+		out = appendUnique(out, p)
+	}
+	return out
 }
 
 // dependencyName names the finding's failing dependency: a Service's
