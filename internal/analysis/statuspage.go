@@ -72,9 +72,33 @@ func (ev *Evidence) corroboratingStatus(provider string, onset time.Time) []Stat
 	return out
 }
 
+// statusOnset is the onset status-page incidents are judged against: the
+// incident's (incidentOnset), else its first error line, else the
+// evidence's reference time.
+func (ev *Evidence) statusOnset() time.Time {
+	if t, ok := ev.incidentOnset(); ok {
+		return t
+	}
+	for _, l := range ev.errorLogs() {
+		if l.Timestamp != nil {
+			return *l.Timestamp
+		}
+	}
+	return ev.Now
+}
+
+// stamp is a time of a status page: the time of day when it is the
+// reference's day, else with its date.
+func stamp(t *time.Time, ref time.Time) string {
+	if t == nil || ref.IsZero() || t.UTC().Format(time.DateOnly) == ref.UTC().Format(time.DateOnly) {
+		return hhmm(t)
+	}
+	return t.UTC().Format("2006-01-02 15:04Z")
+}
+
 // statusClaim is the incident as a claim: its page, name, status, impact,
 // components and latest update, the provider's words quoted.
-func statusClaim(x StatusIncident) string {
+func statusClaim(x StatusIncident, ref time.Time) string {
 	kind := "incident"
 	if x.Maintenance {
 		kind = "maintenance"
@@ -82,10 +106,10 @@ func statusClaim(x StatusIncident) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Status page %s: %s %s is %s (impact %s", quote(x.Page), kind, quote(x.Name), strings.ReplaceAll(x.Status, "_", " "), x.Impact)
 	if x.CreatedAt != nil {
-		fmt.Fprintf(&b, ", since %s", hhmm(x.CreatedAt))
+		fmt.Fprintf(&b, ", since %s", stamp(x.CreatedAt, ref))
 	}
 	if end := statusEnd(x); end != nil {
-		fmt.Fprintf(&b, ", ended %s", hhmm(end))
+		fmt.Fprintf(&b, ", ended %s", stamp(end, ref))
 	}
 	b.WriteString(")")
 	if len(x.Components) > 0 {
@@ -115,7 +139,7 @@ func (ev *Evidence) statusPageView(f *Finding, host string, onset time.Time) {
 		if i >= 2 {
 			break
 		}
-		f.validated(statusClaim(x), x.Cite)
+		f.validated(statusClaim(x, onset), x.Cite)
 	}
 	f.Score = min(f.Score+0.1, 0.95)
 	f.Sources = appendUnique(f.Sources, corr[0].Cite.Sources...)
@@ -135,10 +159,7 @@ func (r *ruler) statusPages(leads []Finding) {
 		host = parts[1]
 	}
 	provider := providerName(host)
-	onset, ok := ev.incidentOnset()
-	if !ok {
-		onset = ev.Now
-	}
+	onset := ev.statusOnset()
 	text := leadText(leads)
 	var ended, other []StatusIncident
 	for _, x := range ev.StatusIncidents {
@@ -155,10 +176,10 @@ func (r *ruler) statusPages(leads []Finding) {
 	sort.SliceStable(ended, func(i, j int) bool { return statusEnd(ended[i]).After(*statusEnd(ended[j])) })
 	for _, x := range ended {
 		r.add("statuspage|"+x.Page+"|"+x.Name, "Outage of the provider behind "+quote(x.Page),
-			fmt.Sprintf("%s, %s before the onset (%s): history, not this failure", statusClaim(x), durHuman(onset.Sub(*statusEnd(x))), hhmmT(onset)), x.Cite)
+			fmt.Sprintf("%s, %s before the onset (%s): history, not this failure", statusClaim(x, onset), durHuman(onset.Sub(*statusEnd(x))), hhmmT(onset)), x.Cite)
 	}
 	for _, x := range other {
 		r.add("statuspage|"+x.Page+"|"+x.Name, "Outage of the provider behind "+quote(x.Page),
-			fmt.Sprintf("%s: another provider than the failing %s (%s)", statusClaim(x), host, provider), x.Cite)
+			fmt.Sprintf("%s: another provider than the failing %s (%s)", statusClaim(x, onset), host, provider), x.Cite)
 	}
 }
