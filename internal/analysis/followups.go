@@ -4,9 +4,8 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/net/publicsuffix"
-
 	"github.com/rcamesh/rcamesh/internal/signal"
+	"github.com/rcamesh/rcamesh/internal/target"
 
 	"github.com/rcamesh/rcamesh/internal/intent"
 )
@@ -117,24 +116,9 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 	return out, false
 }
 
-// providerName is the name an outside host's operator goes by: the label
-// before its public suffix (mailvolt of api.mailvolt.example); "" for a
-// name of the cluster, an address, or when it is the host itself.
-func providerName(host string) string {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if !strings.Contains(host, ".") || isIPLike(host) || strings.Contains(host, ".svc") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") {
-		return ""
-	}
-	etld1, err := publicsuffix.EffectiveTLDPlusOne(host)
-	if err != nil {
-		return ""
-	}
-	label := etld1[:strings.IndexByte(etld1, '.')]
-	if len(label) < 4 || label == host {
-		return ""
-	}
-	return label
-}
+// providerName is the name an outside host's operator goes by
+// (target.Provider).
+func providerName(host string) string { return target.Provider(host) }
 
 // maxExternalProviders bounds the outside providers ExternalProviders names.
 const maxExternalProviders = 2
