@@ -42,3 +42,26 @@ func TestPlanStatusPage(t *testing.T) {
 		})
 	}
 }
+
+// A request for a status page is routed to the tool, with the provider it
+// names (a host stands for its provider); "status" alone stays pod status.
+func TestNaturalStatusPage(t *testing.T) {
+	reg := fuzzRegistry(t)
+	for _, tc := range []struct{ q, intent, provider string }{
+		{"check the status page of paynova", "get_status_page", "paynova"},
+		{"is there anything on mailvolt's status page?", "get_status_page", "mailvolt"},
+		{"status page for api.mailvolt.example", "get_status_page", "mailvolt"},
+		{"show the status pages", "get_status_page", ""},
+		{"what's the status of pods in shop", "check_pod_status", ""},
+	} {
+		t.Run(tc.q, func(t *testing.T) {
+			p := ParseNatural(reg, tc.q, testContext())
+			if p == nil || p.Primary.Tool.GetIntent() != tc.intent {
+				t.Fatalf("plan %+v, want %s", p, tc.intent)
+			}
+			if got, _ := p.Primary.Params["provider"].(string); got != tc.provider {
+				t.Errorf("provider = %q, want %q", got, tc.provider)
+			}
+		})
+	}
+}
