@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/statuspage"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/integrations"
@@ -45,7 +46,10 @@ func NewStatusPages(c *integrations.StatusPage) *StatusPages {
 	for _, u := range c.URLs {
 		urls = append(urls, strings.TrimRight(u, "/"))
 	}
-	return &StatusPages{URLs: urls, Client: &http.Client{Timeout: c.Timeout}, RetryWait: 200 * time.Millisecond}
+	// GET only, whatever a caller of the client tries (the transport
+	// refuses writes).
+	hc := &http.Client{Timeout: c.Timeout, Transport: backend.ReadOnlyTransport(http.DefaultTransport)}
+	return &StatusPages{URLs: urls, Client: hc, RetryWait: 200 * time.Millisecond}
 }
 
 // StatusIncidents implements backend.StatusPages: the pages whose base URL

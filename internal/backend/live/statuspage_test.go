@@ -94,6 +94,13 @@ func TestStatusPagesRead(t *testing.T) {
 			t.Errorf("%s requested %d times, want once", p, c.Load())
 		}
 	}
+	// The client cannot write, whoever uses it.
+	if resp, err := sp.Client.Post(srv.URL+"/api/v2/incidents.json", "application/json", strings.NewReader("{}")); !errors.Is(err, backend.ErrReadOnly) {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		t.Errorf("POST through the status-page client: err = %v, want ErrReadOnly", err)
+	}
 	// Another provider's name matches neither the page nor its address.
 	if other, err := sp.StatusIncidents(t.Context(), "paynorth"); err != nil || len(other) != 0 {
 		t.Errorf("paynorth: %v %v, want nothing", other, err)
@@ -199,6 +206,9 @@ func TestBuildStatusPage(t *testing.T) {
 	}
 	if cfg.StatusPage.Timeout != 10*time.Second {
 		t.Errorf("default timeout = %v", cfg.StatusPage.Timeout)
+	}
+	if c, err := integrations.Parse([]byte("statuspage: {urls: [" + srv.URL + "], timeout: 3s}\n")); err != nil || c.StatusPage.Timeout != 3*time.Second {
+		t.Errorf("timeout: 3s read as %v (%v)", c, err)
 	}
 	set, st := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if set.Status == nil || set.Source(backend.AreaStatusPage) != "statuspage" || len(st) != 1 || !st[0].Available {
