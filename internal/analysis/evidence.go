@@ -87,6 +87,10 @@ type (
 		facts.ObjectChange
 		Cite
 	}
+	StatusIncident struct {
+		facts.StatusIncident
+		Cite
+	}
 )
 
 // Evidence is the decoded view of an investigation's pins: every fact by
@@ -110,6 +114,9 @@ type Evidence struct {
 	TopQueries  []TopQuery
 	DBEvents    []DBEvent
 	Monitors    []Monitor
+	// StatusIncidents are outside providers' status-page incidents and
+	// maintenances (get_status_page), newest first.
+	StatusIncidents []StatusIncident
 	// ObjectChanges are creations and edits of objects (the change
 	// ledger's object rows).
 	ObjectChanges []ObjectChange
@@ -169,6 +176,7 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 	dbev := map[string]int{}
 	mons := map[string]int{}
 	objch := map[string]int{}
+	status := map[string]int{}
 	for _, p := range pins {
 		if p == nil {
 			continue
@@ -311,7 +319,20 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 				upsert(&ev.Monitors, mons, x.Name, Monitor{x, c}, func(o *Monitor) *Cite { return &o.Cite })
 			}
 		}
+		var sis []facts.StatusIncident
+		if decode(facts.KeyStatusIncidents, &sis) {
+			for _, x := range sis {
+				ts := ""
+				if x.CreatedAt != nil {
+					ts = x.CreatedAt.UTC().Format(time.RFC3339)
+				}
+				upsert(&ev.StatusIncidents, status, x.Page+"|"+x.Name+"|"+ts, StatusIncident{x, c}, func(o *StatusIncident) *Cite { return &o.Cite })
+			}
+		}
 	}
+	sort.SliceStable(ev.StatusIncidents, func(i, j int) bool {
+		return timeOf(ev.StatusIncidents[i].CreatedAt).After(timeOf(ev.StatusIncidents[j].CreatedAt))
+	})
 	sort.SliceStable(ev.Logs, func(i, j int) bool { return timeOf(ev.Logs[i].Timestamp).Before(timeOf(ev.Logs[j].Timestamp)) })
 	sort.SliceStable(ev.DBEvents, func(i, j int) bool { return timeOf(ev.DBEvents[i].Time).Before(timeOf(ev.DBEvents[j].Time)) })
 	// The changes deployers announce in the logs join the object edits,

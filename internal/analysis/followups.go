@@ -1,11 +1,11 @@
 package analysis
 
 import (
+	"sort"
 	"strings"
 
-	"golang.org/x/net/publicsuffix"
-
 	"github.com/rcamesh/rcamesh/internal/signal"
+	"github.com/rcamesh/rcamesh/internal/target"
 
 	"github.com/rcamesh/rcamesh/internal/intent"
 )
@@ -97,6 +97,9 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 		// host its API answers on: its status page, a watcher of it.
 		if p := providerName(dep); p != "" {
 			out = append(out, FollowUp{Intent: intent.SearchLogs, Params: map[string]any{"query": `"` + p + `"`, "namespace": "all"}})
+			if strings.HasPrefix(f.Entity, "host/") {
+				out = append(out, FollowUp{Intent: intent.GetStatusPage, Params: map[string]any{"provider": p}})
+			}
 		}
 	}
 	if ev.droppedConnections(f) {
@@ -113,23 +116,60 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 	return out, false
 }
 
-// providerName is the name an outside host's operator goes by: the label
-// before its public suffix (mailvolt of api.mailvolt.example); "" for a
-// name of the cluster, an address, or when it is the host itself.
-func providerName(host string) string {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if !strings.Contains(host, ".") || isIPLike(host) || strings.Contains(host, ".svc") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") {
-		return ""
+// providerName is the name an outside host's operator goes by
+// (target.Provider).
+func providerName(host string) string { return target.Provider(host) }
+
+// maxExternalProviders bounds the outside providers ExternalProviders names.
+const maxExternalProviders = 2
+
+// ExternalProviders are the providers (providerName) of the hosts outside
+// the cluster that failing lines name (a URL's host, the target of a failed
+// call), the leading finding's own host first, then by how many failing
+// lines name them; at most maxExternalProviders. Their status pages are
+// the next evidence.
+func (r Result) ExternalProviders() []string {
+	if r.ev == nil {
+		return nil
 	}
-	etld1, err := publicsuffix.EffectiveTLDPlusOne(host)
-	if err != nil {
-		return ""
+	var out []string
+	if len(r.Findings) > 0 && strings.HasPrefix(r.Findings[0].Entity, "host/") {
+		if p := providerName(strings.TrimPrefix(r.Findings[0].Entity, "host/")); p != "" {
+			out = append(out, p)
+		}
 	}
-	label := etld1[:strings.IndexByte(etld1, '.')]
-	if len(label) < 4 || label == host {
-		return ""
+	count := map[string]int{}
+	var order []string
+	for _, l := range r.ev.Logs {
+		if !isErrorLog(l.LogLine) && logLevel(l.LogLine) != "WARN" || !depErrRe.MatchString(l.Message) {
+			continue
+		}
+		host := ""
+		if u := urlHostRe.FindStringSubmatch(l.Message); u != nil {
+			host = u[1]
+		} else if m := depTargetRe.FindStringSubmatch(l.Message); m != nil {
+			host, _, _ = strings.Cut(strings.TrimRight(m[1], ".:"), ":")
+		}
+		if strings.Count(host, ".") < 2 {
+			continue
+		}
+		p := providerName(host)
+		if p == "" {
+			continue
+		}
+		if count[p] == 0 {
+			order = append(order, p)
+		}
+		count[p]++
 	}
-	return label
+	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
+	for _, p := range order {
+		if len(out) >= maxExternalProviders {
+			break
+		}
+		out = appendUnique(out, p)
+	}
+	return out
 }
 
 // dependencyName names the finding's failing dependency: a Service's

@@ -278,6 +278,14 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 				f.validated(fmt.Sprintf("%s{instance=%s} went from %s to %s", ps.Name, inst, num(r.head), num(r.tail)), ps.Cite)
 			}
 		}
+		if strings.HasPrefix(ent, "host/") {
+			// The provider's own word on the outage: its status page.
+			onset := timeOf(g.lines[0].Timestamp)
+			if onset.IsZero() {
+				onset, _ = ev.incidentOnset()
+			}
+			ev.statusPageView(&f, host, onset)
+		}
 		f.inferred(fmt.Sprintf("%s is down, overloaded or unreachable from the callers", t))
 		f.Chain = []string{fmt.Sprintf("%s stops answering", t), "Callers' requests to it fail or time out", "Callers return errors to their clients"}
 		f.Remediation = []string{fmt.Sprintf("Investigate %s (health, saturation, recent changes) rather than the callers", t), "Add timeouts/circuit breaking in the callers"}

@@ -60,6 +60,7 @@ func (ev *Evidence) ruleOut(leads []Finding, findings []Finding) []*investigatio
 	r.commits(leads)
 	r.changes(leads)
 	r.exporterDatabases(leads)
+	r.statusPages(leads)
 	if len(ev.Logs) > 0 && !r.leads[ModeDNSFailure] {
 		dns := false
 		for _, l := range ev.Logs {

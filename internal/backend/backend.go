@@ -43,6 +43,7 @@ const (
 	AreaTopQueries  = "top_queries"
 	AreaDBEvents    = "db_events"
 	AreaMonitors    = "monitors"
+	AreaStatusPage  = "statuspage" // outside providers' public status pages
 )
 
 // PodLogOptions select what PodLogs returns (kubectl logs semantics).
@@ -132,6 +133,15 @@ type MonitorSource interface {
 	Monitors(ctx context.Context) ([]facts.Monitor, error)
 }
 
+// StatusPages reads outside providers' public status pages (Atlassian
+// Statuspage: /api/v2/incidents.json and summary.json).
+type StatusPages interface {
+	// StatusIncidents returns the incidents and scheduled maintenances of
+	// every page whose name or address contains provider
+	// (case-insensitive; "" for every page), newest first.
+	StatusIncidents(ctx context.Context, provider string) ([]facts.StatusIncident, error)
+}
+
 // KindResolution is where objects of one kind live.
 type KindResolution struct {
 	GVR        schema.GroupVersionResource
@@ -170,6 +180,7 @@ type Set struct {
 	Changes  ChangeHistory
 	Database DatabaseTelemetry
 	Monitors MonitorSource
+	Status   StatusPages
 	// Sources maps an Area to the evidence source that answers it; an area
 	// missing here has no data source at all.
 	Sources map[string]string

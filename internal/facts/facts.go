@@ -17,20 +17,21 @@ import (
 
 // Metadata keys under which tools publish facts in ToolResult.metadata.
 const (
-	KeyPods        = "pods"         // []Pod
-	KeyEvents      = "events"       // []Event
-	KeyNodes       = "nodes"        // []Node
-	KeyDeployments = "deployments"  // []Deployment
-	KeyResources   = "resources"    // []Resource (describe_resource)
-	KeyLogLines    = "log_lines"    // []LogLine (pod logs and log search hits)
-	KeySeries      = "series"       // []Series (query_prometheus, database metrics)
-	KeyDeploys     = "deploys"      // []Deploy
-	KeyCommits     = "commits"      // []Commit
-	KeyTopQueries  = "top_queries"  // []TopQuery
-	KeyDBEvents    = "db_events"    // []DBEvent
-	KeyMonitors    = "monitors"     // []Monitor
-	KeyQuery       = "query"        // string: the query a tool ran (PromQL, query_string, ...)
-	KeyResolvedPod = "resolved_pod" // string: a wildcard resolved to this pod
+	KeyPods            = "pods"             // []Pod
+	KeyEvents          = "events"           // []Event
+	KeyNodes           = "nodes"            // []Node
+	KeyDeployments     = "deployments"      // []Deployment
+	KeyResources       = "resources"        // []Resource (describe_resource)
+	KeyLogLines        = "log_lines"        // []LogLine (pod logs and log search hits)
+	KeySeries          = "series"           // []Series (query_prometheus, database metrics)
+	KeyDeploys         = "deploys"          // []Deploy
+	KeyCommits         = "commits"          // []Commit
+	KeyTopQueries      = "top_queries"      // []TopQuery
+	KeyDBEvents        = "db_events"        // []DBEvent
+	KeyMonitors        = "monitors"         // []Monitor
+	KeyStatusIncidents = "status_incidents" // []StatusIncident (a provider's public status page)
+	KeyQuery           = "query"            // string: the query a tool ran (PromQL, query_string, ...)
+	KeyResolvedPod     = "resolved_pod"     // string: a wildcard resolved to this pod
 )
 
 // Condition is a Kubernetes-style condition.
@@ -310,6 +311,42 @@ type Monitor struct {
 	// rules API behind it); its State is the alert's at delivery, not the
 	// rule's now.
 	FromAlert bool `json:"from_alert,omitempty"`
+}
+
+// StatusIncident is one incident (or scheduled maintenance) of an outside
+// provider's public status page (the Atlassian Statuspage API's
+// incidents.json / summary.json). Every text field is the provider's own
+// words: untrusted data.
+type StatusIncident struct {
+	Page    string `json:"page"`               // the page's name ("PayNorth Status")
+	PageURL string `json:"page_url,omitempty"` // the page's address
+	Name    string `json:"name"`
+	// Status is investigating, identified, monitoring, resolved or
+	// postmortem (scheduled, in_progress, verifying, completed for a
+	// maintenance).
+	Status string `json:"status,omitempty"`
+	// Impact is none, minor, major, critical or maintenance.
+	Impact      string     `json:"impact,omitempty"`
+	Maintenance bool       `json:"maintenance,omitempty"`
+	CreatedAt   *time.Time `json:"created_at,omitempty"`
+	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
+	ResolvedAt  *time.Time `json:"resolved_at,omitempty"`
+	// Components are the affected components, "name (status)" when the
+	// page gives their status.
+	Components []string `json:"components,omitempty"`
+	// LatestUpdate is the body of the newest incident update.
+	LatestUpdate   string     `json:"latest_update,omitempty"`
+	LatestUpdateAt *time.Time `json:"latest_update_at,omitempty"`
+}
+
+// Open reports whether the incident had not ended (resolved, postmortem,
+// completed) when the page was read.
+func (s StatusIncident) Open() bool {
+	switch s.Status {
+	case "resolved", "postmortem", "completed":
+		return false
+	}
+	return s.ResolvedAt == nil
 }
 
 // Put stores v under key in a metadata map (as a JSON round trip would:

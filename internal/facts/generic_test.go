@@ -16,7 +16,7 @@ import (
 // of other kinds handlers put.
 var factTypes = []any{
 	[]Pod{}, []Event{}, []Node{}, []Deployment{}, []Resource{}, []LogLine{}, []Series{}, []Deploy{},
-	[]Commit{}, []TopQuery{}, []DBEvent{}, []Monitor{}, []ObjectChange{}, Pod{}, &Pod{},
+	[]Commit{}, []TopQuery{}, []DBEvent{}, []Monitor{}, []StatusIncident{}, []ObjectChange{}, Pod{}, &Pod{},
 	"", 0, 0.0, int32(0), uint8(0), true, []string{}, map[string]string{}, map[string]any{}, []any{},
 	time.Time{}, &time.Time{}, time.Duration(0),
 	// Left to encoding/json, value by value:

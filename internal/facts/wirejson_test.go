@@ -272,7 +272,7 @@ func TestDecodeWireMatchesJSON(t *testing.T) {
 		switch typ {
 		case reflect.TypeFor[[]Pod](), reflect.TypeFor[[]Event](), reflect.TypeFor[[]Node](), reflect.TypeFor[[]Deployment](),
 			reflect.TypeFor[[]Resource](), reflect.TypeFor[[]LogLine](), reflect.TypeFor[[]Series](), reflect.TypeFor[[]Deploy](),
-			reflect.TypeFor[[]Commit](), reflect.TypeFor[[]TopQuery](), reflect.TypeFor[[]DBEvent](), reflect.TypeFor[[]Monitor]():
+			reflect.TypeFor[[]Commit](), reflect.TypeFor[[]TopQuery](), reflect.TypeFor[[]DBEvent](), reflect.TypeFor[[]Monitor](), reflect.TypeFor[[]StatusIncident]():
 			if read*4 < tried {
 				t.Errorf("%v: decodeWire read %d of %d values", typ, read, tried)
 			}

@@ -22,6 +22,7 @@ type Config struct {
 	Prometheus *Prometheus `yaml:"prometheus"`
 	Logs       *Logs       `yaml:"logs"`
 	Git        *Git        `yaml:"git"`
+	StatusPage *StatusPage `yaml:"statuspage"`
 }
 
 // Kubernetes selects a cluster: a kubeconfig (and context) or in-cluster.
@@ -116,6 +117,14 @@ type Repository struct {
 	Branch  string `yaml:"branch"`
 }
 
+// StatusPage lists outside providers' public status pages (Atlassian
+// Statuspage base URLs, such as https://status.example.com): read without
+// credentials, GET only.
+type StatusPage struct {
+	URLs    []string      `yaml:"urls"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
 // Load reads and validates a config file.
 func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
@@ -153,6 +162,9 @@ func (c *Config) defaults() {
 			c.Logs.Timeout = 10 * time.Second
 		}
 		c.Logs.Fields = mergeFields(DefaultFields(c.Logs.Type), c.Logs.Fields)
+	}
+	if c.StatusPage != nil && c.StatusPage.Timeout == 0 {
+		c.StatusPage.Timeout = 10 * time.Second
 	}
 }
 
@@ -218,6 +230,16 @@ func (c *Config) Validate() error {
 			}
 			if r.Path == "" {
 				errs = append(errs, fmt.Errorf("git.repositories[%d].path is required", i))
+			}
+		}
+	}
+	if sp := c.StatusPage; sp != nil {
+		if len(sp.URLs) == 0 {
+			errs = append(errs, errors.New("statuspage.urls: at least one status page is required"))
+		}
+		for i, u := range sp.URLs {
+			if err := checkURL(fmt.Sprintf("statuspage.urls[%d]", i), u); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}

@@ -30,6 +30,7 @@ const (
 	GetDBTopQueries      Name = "get_db_top_queries"
 	GetDBEvents          Name = "get_db_events"
 	ListMonitors         Name = "list_monitors"
+	GetStatusPage        Name = "get_status_page"
 	ListFiles            Name = "list_files"
 	SearchCodebase       Name = "search_codebase"
 	FetchCode            Name = "fetch_code"
@@ -40,7 +41,7 @@ var All = []Name{
 	FetchPodLogs, QueryPrometheus, SurveyMetrics, DescribeResource, GetEvents, SearchLogs, CheckPodStatus,
 	ReinvestigateService, ListPods, ListDeployments, ListJobs, GetRecentChanges, GetNodeHealth,
 	GetDeployHistory, GetCommits, GetCommitDiff, QueryDBMetrics, GetDBTopQueries, GetDBEvents, ListMonitors,
-	ListFiles, SearchCodebase, FetchCode,
+	GetStatusPage, ListFiles, SearchCodebase, FetchCode,
 }
 
 // String returns the intent as it travels on the wire.

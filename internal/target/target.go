@@ -13,10 +13,13 @@
 package target
 
 import (
+	"net"
 	"net/url"
 	"regexp"
 	"sort"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/rcamesh/rcamesh/internal/signal"
 )
@@ -497,4 +500,28 @@ func Canonical(labels map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// Provider is the name an outside host's operator goes by: the label
+// before its public suffix (mailvolt of api.mailvolt.example), the name its
+// status page and its announcements use; "" for a name of the cluster
+// (.svc, .local, .internal), an address, a bare name, or when it is the
+// host itself.
+func Provider(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(host), "."))
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if !strings.Contains(host, ".") || net.ParseIP(host) != nil || strings.Contains(host, ".svc") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") {
+		return ""
+	}
+	etld1, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return ""
+	}
+	label := etld1[:strings.IndexByte(etld1, '.')]
+	if len(label) < 4 || label == host {
+		return ""
+	}
+	return label
 }

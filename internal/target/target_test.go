@@ -192,3 +192,22 @@ func TestMissingPrefersTheSpecificSpelling(t *testing.T) {
 		t.Errorf("two db_instance values resolved to %q, want none (ambiguous)", e.Value)
 	}
 }
+
+func TestProvider(t *testing.T) {
+	for host, want := range map[string]string{
+		"api.mailvolt.example":         "mailvolt",
+		"API.Mailvolt.Example:443":     "mailvolt",
+		"eu1.send.parcelwave.co.uk":    "parcelwave",
+		"checkout.shop.svc":            "",
+		"db.corp.internal":             "",
+		"10.2.3.4":                     "",
+		"2001:db8::1":                  "",
+		"redis":                        "",
+		"x.io":                         "",
+		"cragpass.eu2.vaultco.example": "vaultco",
+	} {
+		if got := Provider(host); got != want {
+			t.Errorf("Provider(%q) = %q, want %q", host, got, want)
+		}
+	}
+}

@@ -3,9 +3,12 @@ package brain
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/analysis"
 	"github.com/rcamesh/rcamesh/internal/intent"
 )
 
@@ -30,6 +33,35 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 	if err != nil {
 		return nil
 	}
+	out := s.followUpsOf(ctx, st, defs, res)
+	// The status pages of the outside providers the failing lines name
+	// (the leading finding's first): the provider's own word on an outage,
+	// whatever the leading hypothesis is; once per provider.
+	for _, p := range res.ExternalProviders() {
+		c := pendingCall{Intent: intentStatusPage, Params: map[string]any{"provider": p}, Origin: originExpand}
+		if d, ok := defs[c.Intent]; ok && d.GetAvailable() && !st.ranEquivalent(c) && !slices.ContainsFunc(out, c.same) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// same: the calls have the same intent and parameters.
+func (c pendingCall) same(o pendingCall) bool {
+	if c.Intent != o.Intent || len(c.Params) != len(o.Params) {
+		return false
+	}
+	for k, v := range c.Params {
+		if fmt.Sprint(o.Params[k]) != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// followUpsOf are the follow-ups the evidence calls for, by the rules of
+// followUps.
+func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string]*evidencev1.ToolDefinition, res analysis.Result) []pendingCall {
 	// Objects the failing lines name ("PodDisruptionBudget ns/name") are
 	// described first: their spec and conditions are the next evidence,
 	// whatever the leading hypothesis is.
@@ -91,7 +123,7 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 	}
 	for _, fu := range asked {
 		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
-		if _, ok := defs[c.Intent]; ok && !st.ranEquivalent(c) {
+		if d, ok := defs[c.Intent]; ok && !st.ranEquivalent(c) && (c.Intent != intentStatusPage || d.GetAvailable()) {
 			lead = append(lead, c)
 		}
 	}
@@ -297,6 +329,7 @@ func managedObjectKind(kind string) bool {
 }
 
 const (
+	intentStatusPage = string(intent.GetStatusPage)
 	intentSearchLogs = string(intent.SearchLogs)
 	intentPodLogs    = string(intent.FetchPodLogs)
 )

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // SmartPlan is what the smart path routes a request to: one primary call and
@@ -51,6 +52,9 @@ var (
 	reErrorsTxt    = regexp.MustCompile(`\b(errors?|exceptions?|stack ?traces?|panics?|timeouts?|failures?)\b`)
 	reEvents       = regexp.MustCompile(`\b(events?|warnings?)\b`)
 	reNodes        = regexp.MustCompile(`\b(nodes?|kubelet|notready|node pressure|disk pressure)\b`)
+	reStatusPage   = regexp.MustCompile(`\bstatus ?pages?\b`)
+	reStatusPageOf = regexp.MustCompile(`\bstatus ?pages? (?:of|for) (?:the )?([a-z0-9][a-z0-9.-]*[a-z0-9])`)
+	reOwnersPage   = regexp.MustCompile(`\b([a-z0-9][a-z0-9.-]*[a-z0-9])(?:'s)? status ?pages?\b`)
 	reMonitors     = regexp.MustCompile(`\b(monitors?|alert rules?|alerting rules?)\b`)
 	reReinv        = regexp.MustCompile(`\b(re-?investigate|investigate (?:the )?(?:service )?|rerun (?:the )?investigation|run (?:the )?(?:full )?pipeline)`)
 	reStatus       = regexp.MustCompile(`\b(status|health|healthy|unhealthy|crash(?:es|ed|ing)?|crashloop(?:backoff)?|restart(?:s|ing|ed)?|oom(?:killed)?|running|pending|ready|failing|evicted|list pods|pods)\b`)
@@ -341,6 +345,27 @@ func (b builder) first(intents ...string) *Call {
 	return nil
 }
 
+// statusPageProvider is the provider a request for a status page names
+// ("status page of paynova", "paynova's status page"), "" for none.
+func statusPageProvider(t string) string {
+	m := reStatusPageOf.FindStringSubmatch(t)
+	if m == nil {
+		m = reOwnersPage.FindStringSubmatch(t)
+	}
+	if m == nil {
+		return ""
+	}
+	p := m[1]
+	switch p {
+	case "the", "its", "their", "a", "any", "check", "show", "provider", "providers", "vendor", "our", "my", "public", "every", "all":
+		return ""
+	}
+	if h := target.Provider(p); h != "" {
+		return h // a host: its provider
+	}
+	return p
+}
+
 // dnsQuery matches the usual DNS failure signatures of Go, glibc, Node and Java clients.
 const dnsQuery = `dns OR "no such host" OR NXDOMAIN OR ENOTFOUND OR EAI_AGAIN OR getaddrinfo OR UnknownHostException OR "name resolution" OR "server misbehaving"`
 
@@ -366,6 +391,11 @@ func ParseNatural(reg *Registry, text string, rc *evidencev1.RouterContext) *Sma
 	svc := firstNonEmpty(e.service, knownAs(rc.GetDiscoveredServices(), e.target))
 
 	switch {
+	case reStatusPage.MatchString(t) && b.call("get_status_page") != nil:
+		c := b.call("get_status_page")
+		c.set(statusPageProvider(t), "provider")
+		return plan(c)
+
 	case reDNS.MatchString(t):
 		if c := b.call("check_dns"); c != nil {
 			c.set(ns, "namespace")

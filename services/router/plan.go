@@ -527,6 +527,15 @@ func scoreTool(t *evidencev1.ToolDefinition, v *alertView) *scored {
 		if v.rule != "" {
 			s.add(0.5, "the rule "+v.rule+" behind the alert: its condition, state and sibling monitors")
 		}
+	case "get_status_page":
+		// An alert about failures that names a host outside the cluster
+		// (a dependency's address, a checked URL): its provider's public
+		// status page says whether the outage is on its side. Low: it
+		// adds to the plan, never displaces a specific reason.
+		if p := v.outsideProvider(); p != "" && v.any("errors", "latency", "dns", "synthetic") {
+			s.add(0.5, "the alert names a host outside the cluster: the status page of "+p)
+			c.set(p, "provider")
+		}
 	case "check_dns":
 		if v.sig["dns"] {
 			s.add(4, "DNS resolution checks")
@@ -898,4 +907,18 @@ func (v *alertView) namedObjects() []string {
 		out = append(out, e.Value)
 	}
 	return out
+}
+
+// outsideProvider is the provider (target.Provider) of the first host
+// outside the cluster the alert names, in its labels, annotations or texts;
+// "" when it names none.
+func (v *alertView) outsideProvider() string {
+	a := v.alert
+	texts := target.Fields{"title": a.GetTitle(), "summary": a.GetSummary(), "description": a.GetDescription(), "error": a.GetErrorMessage()}
+	for _, h := range target.Values(target.Extract(a.GetLabels(), a.GetAnnotations(), texts), target.Host) {
+		if p := target.Provider(h); p != "" {
+			return p
+		}
+	}
+	return ""
 }

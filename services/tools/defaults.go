@@ -337,5 +337,19 @@ func defaultTools() []*Tool {
 			Needs: []string{backend.AreaMonitors}, Handler: handleListMonitors,
 			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_METRIC, Domain: evidencev1.Domain_DOMAIN_UNKNOWN,
 		},
+		{
+			Def: &evidencev1.ToolDefinition{
+				Intent: string(intent.GetStatusPage), Label: "Provider Status Page", Icon: "public", SlashCommand: "/statuspage", Category: catLogs,
+				Description: "An outside provider's public status page (Atlassian Statuspage): its open and recent incidents and maintenances, their impact, affected components and latest update.",
+				ParamsSchema: []*evidencev1.ToolParam{
+					pString("provider", "substring of the status page's name or address (default: every configured page)"),
+				},
+				Integrations: []string{backend.AreaStatusPage},
+				Secondary:    true,
+				Usage:        "/statuspage [provider=<name>]",
+			},
+			Needs: []string{backend.AreaStatusPage}, Handler: handleGetStatusPage,
+			Type: evidencev1.EvidenceType_EVIDENCE_TYPE_LOG, Domain: evidencev1.Domain_DOMAIN_NETWORK,
+		},
 	}
 }

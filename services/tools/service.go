@@ -231,6 +231,8 @@ func (s *Service) configured(integration string) bool {
 		return !isNil(be.Database)
 	case backend.AreaMonitors:
 		return !isNil(be.Monitors)
+	case backend.AreaStatusPage:
+		return !isNil(be.Status)
 	case IntegrationBrain:
 		return s.brain != nil
 	case IntegrationCode:
@@ -287,7 +289,7 @@ func (s *Service) ListToolDefinitions(ctx context.Context, req *toolsv1.ListTool
 var integrationOrder = []string{
 	backend.AreaPods, backend.AreaEvents, backend.AreaDeployments, backend.AreaNodes, backend.AreaResources,
 	backend.AreaPodLogs, backend.AreaLogs, backend.AreaMetrics, backend.AreaDeploys, backend.AreaCommits,
-	backend.AreaDBMetrics, backend.AreaTopQueries, backend.AreaDBEvents, backend.AreaMonitors, IntegrationBrain,
+	backend.AreaDBMetrics, backend.AreaTopQueries, backend.AreaDBEvents, backend.AreaMonitors, backend.AreaStatusPage, IntegrationBrain,
 }
 
 // ResolveIntegrations says which integrations are usable and why others are not.

@@ -423,7 +423,7 @@ func TestAvailability(t *testing.T) {
 		seen[d.GetIntent()] = d
 	}
 	for _, intent := range []string{"fetch_pod_logs", "describe_resource", "query_prometheus", "search_logs", "check_pod_status", "get_events", "re_investigate_service",
-		"list_pods", "list_deployments", "get_node_health", "get_deploy_history", "get_commits", "get_commit_diff", "query_db_metrics", "get_db_top_queries", "get_db_events", "list_monitors"} {
+		"list_pods", "list_deployments", "get_node_health", "get_deploy_history", "get_commits", "get_commit_diff", "query_db_metrics", "get_db_top_queries", "get_db_events", "list_monitors", "get_status_page"} {
 		d, ok := seen[intent]
 		if !ok {
 			t.Errorf("tool %s missing from the registry", intent)

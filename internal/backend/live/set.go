@@ -88,6 +88,11 @@ func Build(cfg *integrations.Config, logger *slog.Logger) (*backend.Set, []Statu
 			st = append(st, Status{Name: "git", Available: true})
 		}
 	}
+	if cfg.StatusPage != nil && len(cfg.StatusPage.URLs) > 0 {
+		set.Status = NewStatusPages(cfg.StatusPage)
+		set.Sources[backend.AreaStatusPage] = "statuspage"
+		st = append(st, Status{Name: "statuspage", Available: true})
+	}
 	for _, s := range st {
 		if !s.Available {
 			logger.Warn("integration unavailable", "integration", s.Name, "reason", s.Reason)
@@ -123,6 +128,9 @@ func Check(ctx context.Context, set *backend.Set) []Status {
 	}
 	if set.Logs != nil {
 		out = append(out, status("logs", CheckLogs(ctx, set.Logs)))
+	}
+	if sp, ok := set.Status.(*StatusPages); ok {
+		out = append(out, status("statuspage", CheckStatusPages(ctx, sp)))
 	}
 	return out
 }

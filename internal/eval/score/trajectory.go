@@ -51,6 +51,9 @@ var IntentActions = map[string][]string{
 	"get_commit_diff":        nil,
 	"re_investigate_service": nil,
 	"describe_resource":      nil,
+	// A provider's public status page is outside evidence no opensre
+	// action reads (its scenarios have no status page).
+	"get_status_page": nil,
 }
 
 // describeKindActions maps describe_resource's kind parameter.
