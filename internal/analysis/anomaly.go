@@ -690,6 +690,11 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 		co := top.conditions[0]
 		add(catConfig, 2, co.text(), "the object's own state, set by its spec, blocks the operation ("+co.c.Type+"="+co.c.Status+")", "conditions")
 	}
+	// Placement: a workload whose failing pods all run on one node while
+	// its pods on other nodes are fine fails through that node.
+	if node, bad, fine, ok := ev.confinedNode(top); ok {
+		add(catInfra, 3, "", fmt.Sprintf("the failing pods (%s) all run on node %s; its pods on %s are fine", joinNames(bad), node, plural(fine, "other node", "other nodes")), "placement")
+	}
 	// Node: a node-level candidate is infrastructure.
 	if top.kind == "node" {
 		add(catInfra, 3, "", "the abnormal signals are confined to one node", "topology")
@@ -787,6 +792,59 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 		return categoryVote{cat: catUnknown}, list
 	}
 	return best, list
+}
+
+// confinedNode: the workload candidate's failing pods (those its error
+// lines and abnormal series name), two or more, all run on one node, and
+// two or more of its other pods run on other nodes without failing. ok is
+// false otherwise; fine counts the other nodes.
+func (ev *Evidence) confinedNode(top *candidate) (node string, bad []string, fine int, ok bool) {
+	if top.kind != "workload" {
+		return "", nil, 0, false
+	}
+	nodeOf := map[string]string{}
+	var mine []Pod
+	for _, p := range ev.Pods {
+		if p.Node != "" && (strings.EqualFold(firstNonEmptyStr(p.Workload, p.OwnerName), top.name) || strings.HasPrefix(p.Name, top.name+"-")) {
+			nodeOf[p.Name] = p.Node
+			mine = append(mine, p)
+		}
+	}
+	failing := map[string]bool{}
+	for _, l := range top.errLines {
+		if l.Pod != "" {
+			failing[l.Pod] = true
+		}
+	}
+	for _, ch := range top.changes {
+		if p := labelOf(ch.s.Series, "pod"); p != "" {
+			failing[p] = true
+		}
+	}
+	for p := range failing {
+		n := nodeOf[p]
+		if n == "" || node != "" && n != node {
+			return "", nil, 0, false // an unplaced pod, or a second node: not confined
+		}
+		node = n
+		bad = append(bad, p)
+	}
+	if node == "" || len(bad) < 2 {
+		return "", nil, 0, false
+	}
+	others := map[string]bool{}
+	healthy := 0
+	for _, p := range mine {
+		if !failing[p.Name] && p.Node != node {
+			healthy++
+			others[p.Node] = true
+		}
+	}
+	if healthy < 2 || len(others) < 1 {
+		return "", nil, 0, false
+	}
+	sort.Strings(bad)
+	return node, bad, len(others), true
 }
 
 // backlogAsEffect is the share of a growing backlog's resource vote that
@@ -1147,9 +1205,16 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		cv, tentative = votes[0], true
 	}
 	f.Category = cv.cat
+	placement := ""
+	if cv.cat == catInfra && cv.kinds["placement"] {
+		if node, bad, _, ok := ev.confinedNode(top); ok {
+			f.Entity = "node/" + node // the node the failure is confined to
+			placement = fmt.Sprintf("The failure is confined to node %s: the failing pods (%s) all run there and the workload's pods on other nodes are fine", node, joinNames(bad))
+		}
+	}
 	// Statement.
 	what := map[string]string{"workload": "workload", "node": "node", "dependency": "downstream dependency", "database": "database", "object": strings.SplitN(top.entity, "/", 2)[0]}[top.kind]
-	lead := "No known failure signature matched"
+	lead := firstNonEmptyStr(placement, "No known failure signature matched")
 	if !tentative && change != nil && change.entity != "" && onset != nil && cv.kinds["changes"] {
 		if cat, _, ok := changeVote(change.kind); ok && cat == cv.cat {
 			// The change is the cause and the abnormal entity its effect:

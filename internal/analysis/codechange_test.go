@@ -125,3 +125,35 @@ func TestDependencyShareAndCommitsNamingIt(t *testing.T) {
 		t.Errorf("namedInCommits: unrelated %v, related %v", namedInCommits(host, unrelated), namedInCommits(host, related))
 	}
 }
+
+// A workload whose failing pods all run on one node, while its pods on
+// other nodes are fine, fails through that node; failing pods on two
+// nodes, or a single failing pod, are not confined.
+func TestConfinedNode(t *testing.T) {
+	pod := func(name, node string) Pod {
+		return Pod{Pod: facts.Pod{Name: name, Node: node, Workload: "game"}}
+	}
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "Slow", Namespace: "play", Service: "game"}, nil)
+	ev.Pods = []Pod{pod("game-a", "w3"), pod("game-b", "w3"), pod("game-c", "w1"), pod("game-d", "w2"), pod("game-e", "w4")}
+	errs := func(pods ...string) []LogLine {
+		var out []LogLine
+		for _, p := range pods {
+			out = append(out, LogLine{LogLine: facts.LogLine{Pod: p, Level: "WARN", Message: "ping timeout, reconnecting"}})
+		}
+		return out
+	}
+	top := &candidate{kind: "workload", name: "game", entity: "deployment/play/game", errLines: errs("game-a", "game-b")}
+	node, bad, fine, ok := ev.confinedNode(top)
+	if !ok || node != "w3" || len(bad) != 2 || fine != 3 {
+		t.Fatalf("confinedNode = %q %v %d %v, want w3, 2 pods, 3 other nodes", node, bad, fine, ok)
+	}
+	if best, _ := ev.inferCategory(top, nil, nil); best.cat != catInfra {
+		t.Errorf("category %v, want infrastructure", best.cat)
+	}
+	for name, lines := range map[string][]LogLine{"two nodes": errs("game-a", "game-c"), "one pod": errs("game-a")} {
+		top.errLines = lines
+		if _, _, _, ok := ev.confinedNode(top); ok {
+			t.Errorf("%s: confined", name)
+		}
+	}
+}
