@@ -135,6 +135,9 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"ValueError: day is out of range for month: birth_date='1987-02-31'", catData},
 		{"ValueError: year 59453 is out of range", catData},
 		{"runtime error: index out of range [3] with length 3", catCode},
+		// A token the service cannot verify against its keys is a key or
+		// credential setting.
+		{"Jwt verification failed: Jwks doesn't have key to match kid or alg from Jwt", catConfig},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)
