@@ -116,8 +116,8 @@ func headTail(s string) string {
 // quoteMax bounds a quoted text; quoteTail is how much of a long text's
 // end is kept.
 const (
-	quoteMax  = 420
-	quoteTail = 160
+	quoteMax  = 640
+	quoteTail = 200
 )
 
 func plural(n int, one, many string) string {
