@@ -66,3 +66,38 @@ func TestAppliedChangeIsTheNearestChange(t *testing.T) {
 		t.Errorf("commits = %+v, want the merge it applied", c.commits)
 	}
 }
+
+// A managed database's event that records a parameter group's
+// modification is a configuration row of the ledger, the group its entity;
+// an event that changes nothing is not a row.
+func TestDBEventChanges(t *testing.T) {
+	at := time.Date(2028, 2, 13, 4, 5, 0, 0, time.UTC)
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "X"}, nil)
+	ev.DBEvents = []DBEvent{
+		{DBEvent: facts.DBEvent{Time: &at, SourceID: "club-prod", Message: "Finished applying modification to DB parameter group club-pg15 (pending-reboot): max_connections"}},
+		{DBEvent: facts.DBEvent{Time: &at, SourceID: "club-prod", Message: "Backing up DB instance"}},
+	}
+	rs := ev.dbEventChanges()
+	if len(rs) != 1 || rs[0].kind != changeConfig || rs[0].entity != "dbparametergroup/club-pg15" {
+		t.Fatalf("rows = %+v, want one configuration change of the parameter group", rs)
+	}
+}
+
+// A refusal at a limit (too many clients) is at a bound its own words
+// name: a configuration change naming that limit before the onset set it.
+func TestRefusalIsAtABound(t *testing.T) {
+	alertAt := time.Date(2028, 2, 13, 4, 19, 0, 0, time.UTC)
+	changed := alertAt.Add(-14 * time.Minute)
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "ClubDBConnections", StartsAt: timestamppb.New(alertAt)}, nil)
+	lead := Finding{Mode: "connection_exhaustion", Category: catResource, Entity: "db/club-prod", Score: 0.8, Statement: "Connection exhaustion on club-prod: clients are refused: sorry, too many clients already (max_connections=120)"}
+	change := changeRef{text: "config change recorded by the database club-prod at 04:05: parameter group club-pg15 modified: max_connections", at: &changed, kind: changeConfig, entity: "dbparametergroup/club-pg15"}
+	sc := changeScan{at: alertAt, refs: []changeRef{change}, onset: alertAt.Add(-10 * time.Minute), hasOnset: true}
+	f, ok := ev.limitChange(lead, sc)
+	if !ok || f.Entity != "dbparametergroup/club-pg15" || f.Category != catConfig {
+		t.Fatalf("limit change = %v %+v, want the parameter group's configuration change", ok, f)
+	}
+	lead.Statement = "club-prod is slow"
+	if f, ok := ev.limitChange(lead, sc); ok {
+		t.Errorf("a failure that names no limit was tied to %s", f.Entity)
+	}
+}

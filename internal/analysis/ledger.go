@@ -85,6 +85,38 @@ func (ev *Evidence) announcedChanges() []changeRef {
 			at:   l.Timestamp, kind: kind, cite: l.Cite,
 		})
 	}
+	return append(out, ev.dbEventChanges()...)
+}
+
+var (
+	// reDBModification: a database event that records a modification.
+	reDBModification = regexp.MustCompile(`(?i)\b(applying|applied|modification|modified|updated parameter|parameter group)\b`)
+	// reParameterGroup: the parameter group a database event names.
+	reParameterGroup = regexp.MustCompile(`(?i)\bparameter group ([A-Za-z0-9][A-Za-z0-9._-]*)`)
+)
+
+// dbEventChanges are the changes a managed database's own events record
+// (a parameter group's modification applied at a reboot, an instance
+// modified), each classified by what it changes; a parameter group's
+// modification is a setting whenever it is applied, the group its entity.
+func (ev *Evidence) dbEventChanges() []changeRef {
+	var out []changeRef
+	for _, e := range ev.DBEvents {
+		if e.Time == nil || !reChangeAnnouncement.MatchString(e.Message) && !reDBModification.MatchString(e.Message) {
+			continue
+		}
+		kind, entity := changeKindOf(e.Message), ""
+		if m := reParameterGroup.FindStringSubmatch(e.Message); m != nil {
+			kind, entity = changeConfig, "dbparametergroup/"+m[1]
+		}
+		if kind == "" {
+			continue
+		}
+		out = append(out, changeRef{
+			text: fmt.Sprintf("%s change recorded by the database %s at %s: %s", kind, firstNonEmptyStr(e.SourceID, "instance"), hhmm(e.Time), quote(e.Message)),
+			at:   e.Time, kind: kind, cite: e.Cite, entity: entity,
+		})
+	}
 	return out
 }
 

@@ -196,6 +196,11 @@ func (ev *Evidence) limitChange(lead Finding, sc changeScan) (Finding, bool) {
 	if sc.hasOnset {
 		onset = sc.onset // the change must precede the failure, not only the alert
 	}
+	if len(bounds) == 0 && lead.Category == catResource && capacityFamily.re.MatchString(lead.Statement) {
+		// A refusal at a limit (too many clients, a connection limit, a
+		// full pool) is at a bound its own words name.
+		bounds = []string{lead.Statement}
+	}
 	if len(bounds) == 0 {
 		return Finding{}, false
 	}

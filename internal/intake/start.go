@@ -123,6 +123,11 @@ var looseLayouts = []string{
 	time.UnixDate,
 	"Mon Jan _2 15:04:05 MST 2006",
 	"Mon Jan _2 15:04:05 2006",
+	// A US date with a 12-hour clock (month first: the AM/PM convention's).
+	"01/02/2006 03:04:05 PM MST",
+	"01/02/2006 03:04:05 PM",
+	"1/2/2006 3:04:05 PM MST",
+	"1/2/2006 3:04:05 PM",
 }
 
 // parseLooseTime is parseTime plus looseLayouts; a zone name other than

@@ -21,6 +21,7 @@ func TestInferStart(t *testing.T) {
 		{"split date and clock, dotted date", map[string]any{"event_date": "2027.04.02", "event_time": "06:15:00", "event_id": "99120"}, true},
 		{"space instead of T, milliseconds, nested", map[string]any{"heartbeat": map[string]any{"time": "2027-04-02 06:15:00.000", "timezone": "UTC"}}, true},
 		{"zone name UTC", map[string]any{"LONGDATETIME": "2027-04-02 06:15:00 UTC"}, true},
+		{"US date, 12-hour clock", map[string]any{"TriggerTime": "04/02/2027 06:15:00 AM UTC"}, true},
 		{"numeric offset", map[string]any{"long_date_time": "2027-04-02 07:15:00 +0100"}, true},
 		{"since beats sent", map[string]any{"alert_sent_at": "2027-04-02T06:20:00Z", "down_since": "2027-04-02T06:15:00Z"}, true},
 		{"bare start word", map[string]any{"started": "2027-04-02T06:15:00Z", "resolved_at": "2027-04-02T06:10:00Z"}, true},
