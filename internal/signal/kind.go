@@ -285,6 +285,11 @@ var subsystemPrefixes = []struct {
 	{"rabbitmq_", SubsystemDatastore}, {"kafka_server_", SubsystemDatastore}, {"cassandra_", SubsystemDatastore}, {"etcd_", SubsystemDatastore},
 	{"node_", SubsystemPlatform}, {"container_", SubsystemPlatform}, {"kube_", SubsystemPlatform}, {"kubelet_", SubsystemPlatform},
 	{"machine_", SubsystemPlatform}, {"apiserver_", SubsystemPlatform}, {"coredns_", SubsystemPlatform},
+	// The telemetry pipeline's own activity (log, metric and trace
+	// shippers and stores) is the platform's, not the application's demand.
+	{"loki_", SubsystemPlatform}, {"promtail_", SubsystemPlatform}, {"prometheus_", SubsystemPlatform}, {"alertmanager_", SubsystemPlatform},
+	{"fluentbit_", SubsystemPlatform}, {"fluentd_", SubsystemPlatform}, {"vector_", SubsystemPlatform}, {"otelcol_", SubsystemPlatform},
+	{"tempo_", SubsystemPlatform}, {"cortex_", SubsystemPlatform}, {"thanos_", SubsystemPlatform}, {"jaeger_", SubsystemPlatform},
 }
 
 // Subsystem is the subsystem a metric name belongs to, SubsystemApp for

@@ -68,6 +68,7 @@ func TestSubsystemAndRuntimeCollector(t *testing.T) {
 		{"node_network_receive_bytes_total", SubsystemPlatform, Unknown},
 		{"http_server_request_duration_seconds_count", SubsystemApp, Traffic},
 		{"checkout_orders_total", SubsystemApp, Unknown},
+		{"rate(loki_distributor_lines_received_total[5m])", SubsystemPlatform, Traffic},
 	}
 	for _, tc := range tests {
 		if got := Subsystem(tc.name); got != tc.subsystem {
