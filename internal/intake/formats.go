@@ -139,10 +139,12 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	a.Severity = firstStr(obj, "severity", "priority", "level")
 	a.State = firstStr(obj, "state", "status")
 	a.AlertSource = firstStr(obj, "source", "alert_source", "origin")
-	a.Namespace = firstStr(obj, "namespace")
-	a.Service = firstStr(obj, "service", "service_name")
-	a.Pod = firstStr(obj, "pod", "pod_name")
-	a.Cluster = firstStr(obj, "cluster", "cluster_name")
+	// An entity given as an object (a service with its display name and
+	// project) is named by its name, never by its JSON.
+	a.Namespace = firstName(obj, "namespace")
+	a.Service = firstName(obj, "service", "service_name")
+	a.Pod = firstName(obj, "pod", "pod_name")
+	a.Cluster = firstName(obj, "cluster", "cluster_name")
 	a.ErrorMessage = firstStr(obj, "error_message", "error", "exception")
 	a.Summary = firstStr(obj, "summary")
 	a.Description = firstStr(obj, "description", "details", "detail", "body")

@@ -20,6 +20,11 @@ func TestLooseShapes(t *testing.T) {
 			wantName: "orders-backlog", wantSummary: "CRITICAL: backlog 5400 > 1000",
 		},
 		{
+			name:     "a service given as an object",
+			payload:  `{"title":"Trip quote latency","service":{"displayName":"Trip quote","name":"trip-quote","project":"coach-prod"},"namespace":"coach"}`,
+			wantName: "Trip quote latency", wantNS: "coach", wantSvc: "trip-quote",
+		},
+		{
 			name:     "chat card in markdown",
 			payload:  `{"roomId":"Y2lz","markdown":"## **[FIRING:1] CheckoutErrors**\n**Service:** checkout-api\n**Namespace:** shop\n**Runbook:** see the wiki page\nerror ratio 12% over 5m"}`,
 			wantName: "[FIRING:1] CheckoutErrors", wantNS: "shop", wantSvc: "checkout-api",
