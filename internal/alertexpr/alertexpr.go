@@ -8,6 +8,7 @@
 package alertexpr
 
 import (
+	"net/url"
 	"sort"
 	"strings"
 
@@ -67,6 +68,19 @@ func Find(annotations map[string]string, texts map[string]string) (Expr, bool) {
 					return e, true
 				}
 			}
+		}
+	}
+	// A Prometheus rule's generator URL carries its expression
+	// (/graph?g0.expr=...), as Alertmanager forwards it.
+	urlKeys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		urlKeys = append(urlKeys, k)
+	}
+	sort.Strings(urlKeys)
+	for _, k := range urlKeys {
+		if e, ok := fromURL(annotations[k]); ok {
+			e.From = k
+			return e, true
 		}
 	}
 	keys := make([]string, 0, len(annotations)+len(texts))
@@ -172,4 +186,23 @@ func topComparison(e parser.Expr) bool {
 	_, l := unparen(b.LHS).(*parser.NumberLiteral)
 	_, r := unparen(b.RHS).(*parser.NumberLiteral)
 	return l || r
+}
+
+// fromURL reads the expression a Prometheus graph URL carries in its
+// g0.expr (or expr) query parameter.
+func fromURL(raw string) (Expr, bool) {
+	if !strings.Contains(raw, "expr=") || len(raw) > 2*maxLen {
+		return Expr{}, false
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
+		return Expr{}, false
+	}
+	q := u.Query()
+	for _, k := range []string{"g0.expr", "expr"} {
+		if v := q.Get(k); v != "" {
+			return Parse(v)
+		}
+	}
+	return Expr{}, false
 }

@@ -22,6 +22,7 @@ func TestFind(t *testing.T) {
 		{"a text field", nil, map[string]string{"summary": `rate(queue_depth[5m]) >= 100`}, `rate(queue_depth[5m])`, ">=", 100, true},
 		{"bare metric names compared with a number", map[string]string{"description": `node_filesystem_files_free / node_filesystem_files < 0.03`}, nil, `node_filesystem_files_free / node_filesystem_files`, "<", 0.03, true},
 		{"a bare word compared is prose", map[string]string{"description": `latency > 2`}, nil, "", "", 0, false},
+		{"the rule's generator URL", map[string]string{"generator_url": `http://prometheus.monitoring.svc:9090/graph?g0.expr=delta%28room_requests_total%5B10m%5D%29+%3C+0&g0.tab=1`}, nil, `delta(room_requests_total[10m])`, "<", 0, true},
 		{"bare metric names without a comparison", map[string]string{"description": `queue_depth_total`}, nil, "", "", 0, false},
 	}
 	for _, tc := range tests {

@@ -255,6 +255,7 @@ func TestAlertExprHeld(t *testing.T) {
 		{"above its threshold", withThreshold, []float64{2, 2, 2, 2, 12, 14, 15, 16}, true, true},
 		{"under its threshold again", withThreshold, []float64{2, 2, 2, 2, 12, 14, 15, 4}, false, true},
 		{"no expression in the alert", map[string]string{"summary": "401s up"}, []float64{2, 2, 190}, false, false},
+		{"the rule's generator URL", map[string]string{"generator_url": `http://prometheus:9090/graph?g0.expr=sum%28rate%28http_requests_total%7Bservice%3D%22lesson-api%22%2Ccode%3D%22401%22%7D%5B5m%5D%29%29+%3E+10`}, []float64{2, 2, 2, 2, 12, 14, 15, 4}, false, true},
 	}
 	for _, tc := range tests {
 		h, holds, measured := build(tc.ann, tc.vs...).alertExprHeld()

@@ -529,6 +529,9 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	var parts []string
 	kinds := ev.alertSymptoms()
 	unobserved := len(kinds) > 0 && len(ev.alertedSeries(kinds)) == 0
+	if _, holds, measured := ev.alertExprHeld(); measured && !holds {
+		unobserved = false // the alert's own expression, measured, no longer holds
+	}
 	if recent := ev.recentWarnings(); len(recent) > 0 {
 		// A warning burst that left no trace: every pod Ready with 0
 		// restarts and every node Ready. Weaker than a clean bill.
