@@ -411,6 +411,10 @@ func TestLogDetectors(t *testing.T) {
 			line("web-1", "ERROR", "Get \"http://inventory.shop.svc.cluster.local/items\": dial tcp: lookup inventory.shop.svc.cluster.local: no such host"),
 			line("web-2", "ERROR", "lookup inventory.shop.svc.cluster.local: no such host"),
 		}, want{mode: ModeDNSFailure, category: catConfig, entity: "service/shop/inventory"}},
+		{"a provider's public name that no longer resolves is the provider's", []facts.LogLine{
+			line("web-1", "ERROR", "fetch failed: getaddrinfo ENOTFOUND api.scribevendor.example"),
+			line("web-2", "ERROR", "lookup api.scribevendor.example: no such host"),
+		}, want{mode: ModeDNSFailure, category: catDependency, entity: "host/api.scribevendor.example"}},
 		{"downstream refuses connections", []facts.LogLine{
 			line("web-1", "ERROR", "upstream payments-gw:8443 failed: connection refused"),
 			line("web-2", "ERROR", "upstream payments-gw:8443 failed: connection refused"),

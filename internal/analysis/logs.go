@@ -105,9 +105,16 @@ func detectDNS(ev *Evidence) []Finding {
 			f.Score = 0.85
 		}
 		kind := "does not resolve (NXDOMAIN / not found)"
-		if g.server {
+		switch {
+		case g.server:
 			f.Category = catDependency
 			kind = "cannot be resolved because the DNS server fails or times out"
+		case providerName(h) != "":
+			// A public name of another organisation that no longer
+			// resolves: its domain or its DNS is gone, the provider's
+			// failure, not a setting of this cluster.
+			f.Category, f.Entity = catDependency, "host/"+h
+			kind = "does not resolve (NXDOMAIN / not found): a public name of the provider " + providerName(h) + ", whose domain or DNS stopped answering for it"
 		}
 		caller := ev.alertField("service", "workload_name", "kube_deployment")
 		if caller == "" && len(g.lines) > 0 {
