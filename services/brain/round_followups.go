@@ -109,10 +109,10 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 			context = append(context, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
 		}
 		context = append(context, s.clusterEvents(ctx, st)...)
-	} else {
-		// A fault: what other systems logged about the suspect (a
-		// deployer's sync of its objects, a ticket, a change record) is the
-		// change ledger's next evidence, whatever the mechanism read so far.
+	} else if res.Hypotheses[0].GetCategory() == investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNKNOWN {
+		// The mechanism is not established: what other systems logged
+		// about the suspect (a deployer's sync of its objects, a ticket)
+		// is the next evidence, read the same way.
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
 	}
 	if syms := res.ContractSymbols(); len(syms) > 0 {
