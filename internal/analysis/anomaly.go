@@ -802,11 +802,10 @@ func (ev *Evidence) confinedNode(top *candidate) (node string, bad []string, fin
 	if top.kind != "workload" {
 		return "", nil, 0, false
 	}
-	nodeOf := map[string]string{}
+	nodeOf := ev.podNodes()
 	var mine []Pod
 	for _, p := range ev.Pods {
 		if p.Node != "" && (strings.EqualFold(firstNonEmptyStr(p.Workload, p.OwnerName), top.name) || strings.HasPrefix(p.Name, top.name+"-")) {
-			nodeOf[p.Name] = p.Node
 			mine = append(mine, p)
 		}
 	}

@@ -5,12 +5,11 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 var (
-	// portUnservedRe: the tools' signal of a Service port whose target no
-	// selected pod declares.
-	portUnservedRe = regexp.MustCompile(`targetPort not served: (.+)`)
 	noPodsSignalRe = regexp.MustCompile(`(?i)selector (\S+) matches no pods|selector matches no pods`)
 	noEndpointLog  = regexp.MustCompile(`(?i)(does not have any active endpoints?|no endpoints available for service|no available endpoints)`)
 	labelPairRe    = regexp.MustCompile(`([a-z0-9./-]+)=([a-z0-9._-]+)`)
@@ -124,8 +123,8 @@ func detectServicePortUnserved(ev *Evidence) []Finding {
 		}
 		detail := ""
 		for _, sig := range r.Signals {
-			if m := portUnservedRe.FindStringSubmatch(sig); m != nil {
-				detail = m[1]
+			if d, ok := strings.CutPrefix(sig, facts.SignalTargetPortUnserved); ok {
+				detail = d
 			}
 		}
 		key := r.Namespace + "/" + r.Name

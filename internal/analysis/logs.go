@@ -531,6 +531,17 @@ func externalHost(h string) bool {
 // dependency.
 const ModeNodeNetwork = "node_network"
 
+// podNodes maps each placed pod of the evidence to its node.
+func (ev *Evidence) podNodes() map[string]string {
+	out := map[string]string{}
+	for _, p := range ev.Pods {
+		if p.Node != "" {
+			out[p.Name] = p.Node
+		}
+	}
+	return out
+}
+
 // commonCallerNode: at least two distinct dependencies fail with transport
 // errors, every failing line comes from pods on one node, and pods on other
 // nodes are in evidence: the node's network is the common cause, the
@@ -539,13 +550,10 @@ func (ev *Evidence) commonCallerNode(byHost map[string][]LogLine) (Finding, bool
 	if len(byHost) < 2 {
 		return Finding{}, false
 	}
-	nodeOf := map[string]string{}
+	nodeOf := ev.podNodes()
 	nodes := map[string]bool{}
-	for _, p := range ev.Pods {
-		if p.Node != "" {
-			nodeOf[p.Name] = p.Node
-			nodes[p.Node] = true
-		}
+	for _, n := range nodeOf {
+		nodes[n] = true
 	}
 	node := ""
 	var lines []LogLine

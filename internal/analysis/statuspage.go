@@ -90,10 +90,10 @@ func (ev *Evidence) statusOnset() time.Time {
 // stamp is a time of a status page: the time of day when it is the
 // reference's day, else with its date.
 func stamp(t *time.Time, ref time.Time) string {
-	if t == nil || ref.IsZero() || t.UTC().Format(time.DateOnly) == ref.UTC().Format(time.DateOnly) {
+	if t == nil || ref.IsZero() {
 		return hhmm(t)
 	}
-	return t.UTC().Format("2006-01-02 15:04Z")
+	return hhmmDay(t, ref)
 }
 
 // statusClaim is the incident as a claim: its page, name, status, impact,

@@ -182,6 +182,11 @@ type Resource struct {
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
 }
 
+// SignalTargetPortUnserved starts the Resource signal of a Service port
+// whose target no selected pod declares: the describe tool writes it, the
+// analysis reads what follows it.
+const SignalTargetPortUnserved = "targetPort not served: "
+
 // LogLine is one log record, from pod logs or a log search.
 type LogLine struct {
 	Timestamp *time.Time `json:"timestamp,omitempty"`

@@ -51,8 +51,7 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 		// workload by a label is resolved for that workload.
 		return "", nil
 	}
-	defs := s.toolDefs(ctx, st.rec.GetSessionId())
-	if defs != nil && defs[intentListPods] == nil {
+	if !s.canListPods(ctx, st) {
 		return "namespace unknown; no pod listing tool to resolve it", nil
 	}
 	pods, pin, listed, err := s.resolvePods(ctx, st, "all")
@@ -141,36 +140,49 @@ func (s *Service) resolveNamedPods(ctx context.Context, st *invState) (string, e
 	if len(podLike) == 0 {
 		return "", nil
 	}
-	defs := s.toolDefs(ctx, st.rec.GetSessionId())
-	if defs != nil && defs[intentListPods] == nil {
+	if !s.canListPods(ctx, st) {
 		return "", nil
 	}
 	pods, pin, listed, err := s.resolvePods(ctx, st, a.GetNamespace())
 	if err != nil || !listed {
 		return "", err
 	}
-	workload, first := "", ""
+	var named []facts.Pod
 	for _, n := range podLike {
 		for _, p := range pods {
-			if p.Name != n {
-				continue
-			}
-			w := firstNonEmpty(p.Workload, p.OwnerName)
-			if w == "" || workload != "" && w != workload {
-				return "", nil // pods of several workloads: no single target
-			}
-			workload = w
-			if first == "" {
-				first = p.Name
+			if p.Name == n {
+				named = append(named, p)
 			}
 		}
 	}
+	workload := oneWorkload(named) // pods of several workloads: no single target
 	if workload == "" {
 		return "", nil
 	}
 	na := proto.CloneOf(a)
 	na.Service = workload
-	return st.adoptResolved(na, fmt.Sprintf("service=%s (the alert's text names its pod %s, pin %s)", workload, first, pin)), nil
+	return st.adoptResolved(na, fmt.Sprintf("service=%s (the alert's text names its pod %s, pin %s)", workload, named[0].Name, pin)), nil
+}
+
+// canListPods: a tool serves the pod listing target resolution reads
+// (unknown tool definitions count as yes: the call says).
+func (s *Service) canListPods(ctx context.Context, st *invState) bool {
+	defs := s.toolDefs(ctx, st.rec.GetSessionId())
+	return defs == nil || defs[intentListPods] != nil
+}
+
+// oneWorkload is the workload every one of pods belongs to; "" when there
+// are none, one is unowned, or they belong to several.
+func oneWorkload(pods []facts.Pod) string {
+	workload := ""
+	for _, p := range pods {
+		w := firstNonEmpty(p.Workload, p.OwnerName)
+		if w == "" || workload != "" && w != workload {
+			return ""
+		}
+		workload = w
+	}
+	return workload
 }
 
 // resolveUnknownService: an alert with a namespace whose service names no
@@ -179,24 +191,21 @@ func (s *Service) resolveNamedPods(ctx context.Context, st *invState) (string, e
 // about that workload.
 func (s *Service) resolveUnknownService(ctx context.Context, st *invState) (string, error) {
 	a := st.rec.GetAlert()
-	defs := s.toolDefs(ctx, st.rec.GetSessionId())
-	if defs != nil && defs[intentListPods] == nil {
+	if !s.canListPods(ctx, st) {
 		return "", nil
 	}
 	pods, pin, listed, err := s.resolvePods(ctx, st, a.GetNamespace())
-	if err != nil || !listed || len(pods) == 0 {
+	if err != nil || !listed {
 		return "", err
 	}
-	workload := ""
 	for _, p := range pods {
 		if podMatches(p, a.GetService()) {
 			return "", nil // the service is known here
 		}
-		w := firstNonEmpty(p.Workload, p.OwnerName)
-		if w == "" || workload != "" && w != workload {
-			return "", nil // several workloads (or an unowned pod): no single target
-		}
-		workload = w
+	}
+	workload := oneWorkload(pods) // several workloads (or an unowned pod): no single target
+	if workload == "" {
+		return "", nil
 	}
 	na := proto.CloneOf(a)
 	na.Service = workload

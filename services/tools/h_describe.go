@@ -710,5 +710,5 @@ func unservedTargetPorts(svc *corev1.Service, pods []corev1.Pod) string {
 	if len(miss) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("targetPort not served: %s, which no selected pod declares (the pods declare %s)", strings.Join(miss, ", "), strings.Join(listed, ", "))
+	return fmt.Sprintf("%s%s, which no selected pod declares (the pods declare %s)", facts.SignalTargetPortUnserved, strings.Join(miss, ", "), strings.Join(listed, ", "))
 }
