@@ -421,8 +421,8 @@ func Lookup(labels map[string]string, k Kind) string {
 		return ""
 	}
 	folded := make(map[string]string, len(labels))
-	for key, v := range labels {
-		if v = strings.TrimSpace(v); v != "" {
+	for _, key := range sortedKeys(labels) { // deterministic when two spellings fold alike, as in Canonical
+		if v := strings.TrimSpace(labels[key]); v != "" {
 			fk := Fold(key)
 			if _, dup := folded[fk]; !dup {
 				folded[fk] = v
