@@ -113,6 +113,12 @@ func ToolDefinitions(ctx context.Context, c ToolDefinitionLister, session string
 	return nil, fmt.Errorf("mesh: ListToolDefinitions has more than %d pages", maxToolPages)
 }
 
+// EveryNamespace reports whether a namespace parameter means every
+// namespace ("all", "*", "_all") rather than one.
+func EveryNamespace(ns string) bool {
+	return ns == "all" || ns == "*" || ns == "_all"
+}
+
 // ContextValue reads the RouterContext field or extra key a tool
 // parameter's default_from_context names (the tools service fills the
 // parameter from it; the brain leaves such a parameter to it).

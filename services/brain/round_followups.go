@@ -109,7 +109,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 			context = append(context, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
 		}
 		context = append(context, s.clusterEvents(ctx, st)...)
-	} else if res.Hypotheses[0].GetCategory() == investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNKNOWN {
+	} else {
 		// The mechanism is not established: what other systems logged
 		// about the suspect (a deployer's sync of its objects, a ticket)
 		// is the next evidence, read the same way.

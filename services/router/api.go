@@ -66,7 +66,10 @@ func sessionKnowledge(rc *evidencev1.RouterContext, pins []*evidencev1.EvidenceP
 	k.pods = addUnique(k.pods, sp, rc.GetActivePod())
 	k.pods = addUnique(k.pods, sp, rc.GetPodNames()...)
 	for _, p := range pins {
-		k.namespaces = addUnique(k.namespaces, sn, p.GetNamespace())
+		if ns := p.GetNamespace(); !mesh.EveryNamespace(ns) {
+			// A cluster-wide call's pin names no namespace the session is in.
+			k.namespaces = addUnique(k.namespaces, sn, ns)
+		}
 		k.services = addUnique(k.services, ss, p.GetService())
 		var pods []facts.Pod
 		if ok, _ := facts.Decode(p.GetMetadata(), facts.KeyPods, &pods); ok {

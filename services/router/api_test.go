@@ -93,6 +93,23 @@ func TestListTools(t *testing.T) {
 			t.Errorf("fetch_pod_logs = %v", logs)
 		}
 	})
+	t.Run("a cluster-wide pin names no namespace", func(t *testing.T) {
+		// The session's pins: its pods in shop, and a search across every
+		// namespace. Its namespace is still shop, the one it knows.
+		h.brain.pins["s4"] = []*evidencev1.EvidencePin{podPin(t, "p1", "shop", "cart-7d-abc", true, 5),
+			{Id: "p2", SourceTool: "search_logs", Namespace: "all", Claim: "3 lines match"}}
+		resp, err := h.client.ListTools(ctx, &routerv1.ListToolsRequest{SessionId: "s4"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs := toolByIntent(resp.GetTools(), "fetch_pod_logs")
+		if !logs.GetAvailable() {
+			t.Fatalf("fetch_pod_logs unavailable: %s", logs.GetUnavailableReason())
+		}
+		if opts := findParam(logs, "namespace").GetOptions(); strings.Contains(strings.Join(opts, ","), "all") {
+			t.Errorf("namespace options = %v, want no cluster-wide wildcard", opts)
+		}
+	})
 	t.Run("bad metadata", func(t *testing.T) {
 		mctx := metadata.AppendToOutgoingContext(ctx, ContextMetadataKey, "{not json")
 		_, err := h.client.ListTools(mctx, &routerv1.ListToolsRequest{SessionId: "s3"})

@@ -14,11 +14,12 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/mesh"
 )
 
 // allNamespaces maps "all"/"*" to the empty namespace (every namespace).
 func allNamespaces(ns string) string {
-	if ns == "all" || ns == "*" || ns == "_all" {
+	if mesh.EveryNamespace(ns) {
 		return ""
 	}
 	return ns
