@@ -774,6 +774,15 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			}
 		}
 	}
+	// A replica cut before the onset explains the saturation that follows
+	// (queues full, throttling, latency) when demand did not rise: the
+	// saturation is the cut's effect, its vote the cut's.
+	if v := votes[catResource]; v != nil && change != nil && change.cut && !change.unrelated && !callerDemandRose && onset != nil && change.at != nil &&
+		onset.Sub(*change.at) <= changeVoteWindow && onset.Sub(*change.at) >= -time.Minute {
+		moved := v.score * (1 - cutSaturationKept)
+		v.score -= moved
+		add(catConfig, moved, change.text, "the workload's replicas were cut before it saturated (a capacity change)", "changes")
+	}
 	var list []categoryVote
 	for _, v := range votes {
 		list = append(list, *v)
@@ -846,6 +855,10 @@ func (ev *Evidence) confinedNode(top *candidate) (node string, bad []string, fin
 	return node, bad, len(others), true
 }
 
+// cutSaturationKept is the share of the saturation's resource vote left
+// to it when a replica cut before the onset explains it.
+const cutSaturationKept = 0.25
+
 // backlogAsEffect is the share of a growing backlog's resource vote that
 // goes when the consumer's own errors name another mechanism.
 const backlogAsEffect = 0.75
@@ -869,6 +882,8 @@ type changeRef struct {
 	service string
 	// commits are what a deploy shipped (releaseCommits).
 	commits []Commit
+	// cut: a replica cut (replicacut.go), whose effect is saturation.
+	cut bool
 }
 
 // nearestChange finds the latest deploy, rollout or commit of the entity (or
@@ -929,6 +944,19 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 	// when both are equally close.
 	for _, r := range append(ev.announcedChanges(), ev.objectChanges()...) {
 		consider(r, true) // replaces best only when strictly later: a release wins ties
+	}
+	for _, r := range ev.replicaCuts() {
+		// A cut recorded in the same minute as a rollout is what the
+		// rollout's manifest set (an apply that also reset the count): the
+		// cut is the change that explains saturation.
+		prev := best
+		if best != nil && best.at != nil && r.at != nil && !best.at.After(r.at.Add(time.Minute)) {
+			best = nil
+		}
+		consider(r, r.service == name || name == "")
+		if best == nil || best.unrelated && prev != nil {
+			best = prev
+		}
 	}
 	if specific != nil && (best == nil || len(sharedIdentifiers(best.text, symptoms)) == 0) {
 		return specific

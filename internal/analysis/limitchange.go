@@ -322,7 +322,8 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 // changeRows are the change table's rows that span time, in order: a
 // bound a change set, a configuration change just before the onset, a
 // producer's commit that changed the symbol a consumer fails on
-// (contract.go), a release whose code names the failure's mechanism.
+// (contract.go), a replica cut before a saturation (replicacut.go), a
+// release whose code names the failure's mechanism.
 func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
 	if f, ok := ev.limitChange(lead, sc); ok {
 		return f, true
@@ -331,6 +332,9 @@ func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
 		return f, true
 	}
 	if f, ok := ev.contractChange(lead, sc); ok {
+		return f, true
+	}
+	if f, ok := ev.cutChange(lead, sc); ok {
 		return f, true
 	}
 	return ev.codeChange(lead, sc)

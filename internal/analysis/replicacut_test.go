@@ -1,0 +1,81 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// A workload's replicas cut to half or less in one step, minutes before it
+// saturates with flat demand, is the configuration change that explains the
+// saturation; a rolling update's step, a rollout's old ReplicaSet scaled to
+// zero, a cut after the onset, another namespace's cut, or demand that
+// doubled leave the capacity failure as it is.
+func TestCutChange(t *testing.T) {
+	alertAt := time.Date(2027, 3, 4, 9, 30, 0, 0, time.UTC)
+	at := func(m int) *time.Time { x := time.Date(2027, 3, 4, 9, m, 0, 0, time.UTC); return &x }
+	event := func(ns, msg string, when *time.Time) Event {
+		return Event{Event: facts.Event{Namespace: ns, Type: "Normal", Reason: "ScalingReplicaSet", Message: msg,
+			InvolvedKind: "Deployment", InvolvedName: "ledger-api", FirstSeen: when, LastSeen: when}}
+	}
+	flat := func(name string, v float64) Series {
+		return Series{Series: facts.Series{Name: name, Labels: map[string]string{"service": "ledger-api", "namespace": "books"}, Baseline: v, Latest: v, Mean: v, Peak: v}}
+	}
+	lead := Finding{Mode: ModeCPUThrottling, Category: catResource, Score: 0.7, Entity: "deployment/books/ledger-api",
+		Statement: "CPU throttling of ledger-api: the CPU limit caps the containers"}
+	tests := []struct {
+		name       string
+		events     []Event
+		series     []Series
+		wantCut    bool
+		wantInText string
+	}{
+		{"old order of the counts", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 2 from 12", at(12))}, nil, true, "from 12 to 2"},
+		{"new order of the counts", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 from 9 to 3", at(12))}, nil, true, "from 9 to 3"},
+		{"desired replicas series", nil, []Series{{Series: facts.Series{Name: "kube_deployment_spec_replicas", Labels: map[string]string{"deployment": "ledger-api", "namespace": "books"},
+			Baseline: 10, Latest: 4, Shape: "drop", OnsetAt: at(11)}}}, true, "from 10 to 4"},
+		{"a rolling update's step", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 9 from 12", at(12))}, nil, false, ""},
+		{"a rollout's old ReplicaSet to zero", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 0 from 12", at(12))}, nil, false, ""},
+		{"after the onset", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 2 from 12", at(25))}, nil, false, ""},
+		{"another namespace", []Event{event("archive", "Scaled down replica set ledger-api-6f7d8c9b5 to 2 from 12", at(12))}, nil, false, ""},
+		{"demand doubled", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 2 from 12", at(12))},
+			[]Series{{Series: facts.Series{Name: "http_requests_total", Labels: map[string]string{"service": "ledger-api", "namespace": "books"},
+				Baseline: 100, Latest: 400, Mean: 250, Peak: 400, Shape: "step", OnsetAt: at(14)}}}, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "LedgerLatency", Namespace: "books", Service: "ledger-api", StartsAt: timestamppb.New(alertAt)}, nil)
+			ev.Events = tc.events
+			ev.Series = append([]Series{flat("container_cpu_usage_seconds_total", 1)}, tc.series...)
+			sc := changeScan{at: alertAt, onset: *at(18), hasOnset: true}
+			f, ok := ev.cutChange(lead, sc)
+			if ok != tc.wantCut {
+				t.Fatalf("cutChange = %v (%s), want %v", ok, f.Statement, tc.wantCut)
+			}
+			if !ok {
+				return
+			}
+			if f.Category != catConfig || f.Entity != "deployment/books/ledger-api" || f.Score <= lead.Score {
+				t.Errorf("finding %s %s %.2f, want a configuration error of the workload above the lead", f.Category, f.Entity, f.Score)
+			}
+			if !strings.Contains(f.Statement, tc.wantInText) || !strings.Contains(f.Statement, "CPU throttling") {
+				t.Errorf("statement %q must give the cut (%s) and keep the saturation it explains", f.Statement, tc.wantInText)
+			}
+			if _, ok := f.Explains[lead.Mode]; !ok {
+				t.Errorf("the finding must explain the capacity lead (%s)", lead.Mode)
+			}
+		})
+	}
+	notCapacity := lead
+	notCapacity.Category = catCode
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "LedgerLatency", Namespace: "books", Service: "ledger-api", StartsAt: timestamppb.New(alertAt)}, nil)
+	ev.Events = []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 2 from 12", at(12))}
+	if _, ok := ev.cutChange(notCapacity, changeScan{at: alertAt, onset: *at(18), hasOnset: true}); ok {
+		t.Error("a code defect lead was promoted to a replica cut")
+	}
+}
