@@ -654,12 +654,21 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	}
 	// Logs: one vote per template, weighted by its share (a repeated line
 	// counts more, but not linearly).
+	deadlock := false
 	for _, t := range templates(top.errLines) {
 		w := 1 + math.Log2(float64(len(t.lines)))
 		if top.restarts > 0 && reCrashHeader.MatchString(t.lines[0].Message) {
 			// The runtime's own crash report of a process that keeps
 			// restarting is the failure itself, not one symptom among
 			// others: it outweighs a rise of load that preceded it.
+			w += 2
+		}
+		if reDeadlockReport.MatchString(t.lines[0].Message) {
+			deadlock = true
+			// A runtime's or database's own report that threads or
+			// transactions wait on each other is the failure's mechanism,
+			// not one symptom: the blocked threads and the queue behind
+			// them are its effects.
 			w += 2
 		}
 		classify(t.lines[0].Message, w, "logs")
@@ -704,6 +713,9 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	for _, ch := range top.changes {
 		n := strings.ToLower(ch.s.Name)
 		rising := ch.r.tail > ch.r.head || ch.r.shape == "spike"
+		if deadlock && containsFold(n, "thread") {
+			continue // threads blocked behind a deadlock are its effect
+		}
 		switch {
 		case rising && containsFold(n, "queue", "backlog", "pending", "lag", "inflight", "in_flight", "waiting", "active_threads", "pool", "saturation", "throttl", "rejected"):
 			add(catResource, 2, ch.text(), "a queue, pool or throttling metric grows", "metrics")
@@ -854,6 +866,10 @@ func (ev *Evidence) confinedNode(top *candidate) (node string, bad []string, fin
 	sort.Strings(bad)
 	return node, bad, len(others), true
 }
+
+// reDeadlockReport: a runtime's or a database's report of a deadlock
+// (the JVM's thread dump, Go's runtime, PostgreSQL, MySQL).
+var reDeadlockReport = regexp.MustCompile(`(?i)(found (?:one|\d+) [a-z-]*\s*deadlock|all goroutines are asleep - deadlock|deadlock detected|deadlock found)`)
 
 // cutSaturationKept is the share of the saturation's resource vote left
 // to it when a replica cut before the onset explains it.

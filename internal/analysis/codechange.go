@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 // A third row of the change table: a release whose code names the
@@ -59,6 +61,11 @@ func (ev *Evidence) failureTexts(lead Finding) []string {
 	}
 	seen := map[string]bool{}
 	names := ev.targetNames()
+	if _, n := splitEntity(lead.Entity); n != "" && len(names) > 0 {
+		// The lead's own entity (the caller the failure surfaced in) says
+		// what failed too.
+		names = append(append([]string(nil), names...), n)
+	}
 	for _, l := range ev.errorLogs() {
 		t := logTemplate(l.Message)
 		if seen[t] || len(seen) >= 20 {
@@ -113,6 +120,11 @@ func (ev *Evidence) codeChange(lead Finding, sc changeScan) (Finding, bool) {
 				ids = append(ids, id)
 			}
 		}
+		if lock := lockWaitIn(failure); lock != "" && shipsMigration(r.commits) {
+			// A schema migration takes locks on the tables it alters:
+			// sessions that wait on a lock after one shipped wait on it.
+			ids = appendUnique(ids, lock)
+		}
 		if len(ids) == 0 {
 			continue
 		}
@@ -147,4 +159,37 @@ func (ev *Evidence) codeChange(lead Finding, sc changeScan) (Finding, bool) {
 		[]string{"Roll back or fix the change (" + ch.text + ")", "Test the change's load on the resource before the next release"},
 		[]string{"code", "change"}, "the capacity or dependency failure is what the changed code does under load")
 	return f, true
+}
+
+// reLockWait: sessions of a database waiting on a lock, in the words of
+// MySQL, PostgreSQL and their drivers (not a deadlock, which a retry ends).
+var reLockWait = regexp.MustCompile(`(?i)(lock wait timeout|waiting for (?:table )?(?:metadata )?lock|metadata lock|canceling statement due to lock timeout|lock timeout|could not obtain lock|lock not available|locknotavailable)`)
+
+// lockWaitIn is the first lock wait the failure's texts name, lower-cased,
+// or "".
+func lockWaitIn(texts []string) string {
+	for _, t := range texts {
+		if m := reLockWait.FindString(t); m != "" {
+			return strings.ToLower(m)
+		}
+	}
+	return ""
+}
+
+// shipsMigration reports whether one of the commits changes a database
+// schema (its change type, or a file under a migrations folder).
+func shipsMigration(commits []Commit) bool {
+	for _, c := range commits {
+		for _, t := range c.ChangeTypes {
+			if t == facts.ChangeDBMigration {
+				return true
+			}
+		}
+		for _, f := range c.Files {
+			if f.ChangeType == facts.ChangeDBMigration || strings.Contains(strings.ToLower(f.Path), "migration") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -157,3 +157,59 @@ func TestConfinedNode(t *testing.T) {
 		}
 	}
 }
+
+// A release that ships a schema migration before the caller's sessions
+// wait on a table lock is the cause of the pile-up behind them, even when
+// the alert is about the database and the lock waits are logged by the
+// caller: the lock wait ties them, not a shared symbol. The same release
+// without a migration, or lock waits absent, is not this row.
+func TestCodeChangeMigrationLocks(t *testing.T) {
+	alertAt := time.Date(2027, 6, 2, 9, 30, 0, 0, time.UTC)
+	at := func(h, m int) *time.Time { x := time.Date(2027, 6, 2, h, m, 0, 0, time.UTC); return &x }
+	build := func(c facts.Commit, msg string) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "DBConnectionsHigh", Namespace: "rent", Service: "rentdb", StartsAt: timestamppb.New(alertAt)}, nil)
+		for i := 0; i < 3; i++ {
+			ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(9, 10+i), Service: "lease-api", Pod: "lease-api-7d8f6cbb95-m2jwl", Level: "ERROR", Message: msg}})
+		}
+		ev.Commits = []Commit{{Commit: c}}
+		ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: "lease-api", Namespace: "rent", Revision: c.SHA[:7], PreviousRevision: "2222222", StartedAt: at(9, 4), FinishedAt: at(9, 6)}}}
+		return ev
+	}
+	lead := Finding{Mode: ModeConnExhaustion, Category: catResource, Score: 0.7, Entity: "deployment/rent/lease-api", Statement: "lease-api fails because its connection pool is exhausted: Too many connections"}
+	migration := facts.Commit{SHA: "5e6f7a8b9c", Service: "lease-api", Message: "feat: deposit terms", Timestamp: at(8, 40),
+		Files:       []facts.CommitFile{{Path: "db/migrations/0042_add_deposit_terms.sql", ChangeType: facts.ChangeDBMigration}, {Path: "src/lease.go", ChangeType: facts.ChangeFeature}},
+		ChangeTypes: []string{facts.ChangeDBMigration, facts.ChangeFeature}}
+	waits := "Error 1205 (HY000): Lock wait timeout exceeded; try restarting transaction"
+	ev := build(migration, waits)
+	f, ok := ev.codeChange(lead, ev.scanChanges(alertAt))
+	if !ok {
+		t.Fatal("no finding for the release whose migration the sessions wait behind")
+	}
+	if f.Category != catCode || f.Entity != "commit/5e6f7a8" || !strings.Contains(f.Statement, "lock wait timeout") {
+		t.Errorf("finding %s on %s: %q, want a code defect on the commit naming the lock wait", f.Category, f.Entity, f.Statement)
+	}
+	noMigration := migration
+	noMigration.Files, noMigration.ChangeTypes = migration.Files[1:], []string{facts.ChangeFeature}
+	for name, ev := range map[string]*Evidence{"no migration shipped": build(noMigration, waits), "no lock waits": build(migration, "dial tcp 10.0.3.9:3306: connect: connection refused")} {
+		if f, ok := ev.codeChange(lead, ev.scanChanges(alertAt)); ok {
+			t.Errorf("%s: promoted to %s: %s", name, f.Entity, f.Statement)
+		}
+	}
+}
+
+// A deadlock the runtime reports outweighs the threads blocked behind it:
+// they are its effect, not a saturated pool.
+func TestDeadlockReportOutweighsBlockedThreads(t *testing.T) {
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "ThreadsBlocked", Namespace: "press", Service: "binder"}, nil)
+	line := LogLine{LogLine: facts.LogLine{Service: "binder", Level: "ERROR", Message: "Found one Java-level deadlock:"}}
+	var changes []seriesChange
+	for _, pod := range []string{"binder-6f5d8c7b94-j7lj9", "binder-6f5d8c7b94-jv8b6", "binder-6f5d8c7b94-pvp2f"} {
+		s := facts.Series{Name: "jvm_threads_states_threads", Labels: map[string]string{"pod": pod, "state": "blocked"}, Baseline: 0, Latest: 200, Peak: 200, Shape: "creep"}
+		changes = append(changes, seriesChange{s: Series{Series: s}, r: rise{head: 0, tail: 200, shape: "creep"}, magnitude: 5})
+	}
+	top := &candidate{kind: "workload", name: "binder", entity: "deployment/press/binder", errLines: []LogLine{line}, changes: changes}
+	best, all := ev.inferCategory(top, nil, nil)
+	if best.cat != catCode {
+		t.Errorf("category %v (votes %+v), want a code defect", best.cat, all)
+	}
+}

@@ -138,6 +138,16 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// A token the service cannot verify against its keys is a key or
 		// credential setting.
 		{"Jwt verification failed: Jwks doesn't have key to match kid or alg from Jwt", catConfig},
+		// A credential the server refuses, in the words of several servers
+		// and drivers, is a credential setting, not the pool that dialled.
+		{"redis: connection pool: failed to dial after 5 attempts: WRONGPASS invalid username-password pair or user is disabled.", catConfig},
+		{"NOAUTH Authentication required.", catConfig},
+		{"SQLSTATE[HY000] [1045] Access denied for user 'app'@'10.0.3.7' (using password: YES)", catConfig},
+		{"amqp: ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN", catConfig},
+		{"upload failed: invalid access key for bucket exports", catConfig},
+		// A deadlock the runtime or the database reports is the code's.
+		{"Found one Java-level deadlock:", catCode},
+		{"ERROR: deadlock detected", catCode},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)
