@@ -575,6 +575,24 @@ func TestMetricRegressionAndDeploys(t *testing.T) {
 			pin(t, "com", "get_commits", "commits", facts.KeyCommits, []facts.Commit{commit}))
 		check(t, res, d, want{mode: ModeDeployRegression, category: catConfig, entity: "commit/a1b2c3d", has: []string{"a1b2c3d", "9f8e7d6"}})
 	})
+	for _, c := range []struct {
+		name   string
+		commit facts.Commit
+		cat    investigationv1.RootCauseCategory
+	}{
+		{"a base image bump is configuration", facts.Commit{SHA: "a1b2c3d4e5", Service: "checkout", Timestamp: at(-60), Message: "build: runtime image node:22-alpine",
+			ChangeTypes: []string{facts.ChangeDependencyBump}, Files: []facts.CommitFile{{Path: "Dockerfile", ChangeType: facts.ChangeDependencyBump}}}, catConfig},
+		{"a library bump is code", facts.Commit{SHA: "a1b2c3d4e5", Service: "checkout", Timestamp: at(-60), Message: "deps: bump http client",
+			ChangeTypes: []string{facts.ChangeDependencyBump}, Files: []facts.CommitFile{{Path: "package.json", ChangeType: facts.ChangeDependencyBump}}}, catCode},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, d := analyze(t, &investigationv1.Alert{Service: "checkout"},
+				pin(t, "prom", "query_prometheus", "prometheus", facts.KeySeries, []facts.Series{errs}),
+				pin(t, "dep", "get_deploy_history", "deploys", facts.KeyDeploys, []facts.Deploy{{Service: "checkout", Revision: "a1b2c3d", PreviousRevision: "9f8e7d6", StartedAt: &before, FinishedAt: &before}}),
+				pin(t, "com", "get_commits", "commits", facts.KeyCommits, []facts.Commit{c.commit}))
+			check(t, res, d, want{mode: ModeDeployRegression, category: c.cat, entity: "commit/a1b2c3d"})
+		})
+	}
 	t.Run("deploy after onset is a red herring", func(t *testing.T) {
 		res, d := analyze(t, &investigationv1.Alert{Service: "checkout"},
 			pin(t, "prom", "query_prometheus", "prometheus", facts.KeySeries, []facts.Series{errs, metric("http_requests_rate", svc, step(100, 400, 20, 9)...)}),

@@ -60,12 +60,46 @@ func commitKind(c facts.Commit) string {
 		}
 		return changeCode
 	}
+	if buildEnvironmentOnly(c) {
+		return changeConfig
+	}
 	for _, t := range types {
 		if t != facts.ChangeConfig && t != facts.ChangeTimeoutRetry {
 			return changeCode
 		}
 	}
 	return changeConfig
+}
+
+// reBuildEnvFile: a file that names what the service is built and run on
+// (its container image's base, its language toolchain's version), not the
+// code or libraries it links.
+var reBuildEnvFile = regexp.MustCompile(`(?i)(^|/)((docker|container)file[^/]*|[^/]+\.(docker|container)file|go\.mod|go\.sum|\.tool-versions|\.nvmrc|\.node-version|\.python-version|\.ruby-version|\.java-version|runtime\.txt)$`)
+
+// reContainerFile: a container build file.
+var reContainerFile = regexp.MustCompile(`(?i)(^|/)((docker|container)file[^/]*|[^/]+\.(docker|container)file)$`)
+
+// buildEnvironmentOnly: a commit that changes only the build environment
+// (a container build file, with the toolchain's version files), as a
+// version bump or a setting: a base image or toolchain change is build
+// configuration, whatever its defaults then change at run time.
+func buildEnvironmentOnly(c facts.Commit) bool {
+	if len(c.Files) == 0 {
+		return false
+	}
+	container := false
+	for _, f := range c.Files {
+		if !reBuildEnvFile.MatchString(f.Path) || f.ChangeType != "" && f.ChangeType != facts.ChangeConfig && f.ChangeType != facts.ChangeDependencyBump {
+			return false
+		}
+		container = container || reContainerFile.MatchString(f.Path)
+	}
+	for _, t := range c.ChangeTypes {
+		if t != facts.ChangeConfig && t != facts.ChangeDependencyBump {
+			return false
+		}
+	}
+	return container
 }
 
 // announcedChanges are the non-error log lines that announce a change,

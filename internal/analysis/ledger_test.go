@@ -53,3 +53,29 @@ func TestAnnouncedChangeVotes(t *testing.T) {
 		t.Errorf("a change after the onset was taken: %+v", ch)
 	}
 }
+
+// A commit that changes only the build environment (a container build
+// file, with the toolchain's version files) is configuration; a library
+// bump, or a build file changed with code, is code.
+func TestCommitKindBuildEnvironment(t *testing.T) {
+	file := func(path, typ string) facts.CommitFile { return facts.CommitFile{Path: path, ChangeType: typ} }
+	tests := []struct {
+		name  string
+		types []string
+		files []facts.CommitFile
+		want  string
+	}{
+		{"base image bump", []string{facts.ChangeDependencyBump}, []facts.CommitFile{file("Dockerfile", facts.ChangeDependencyBump)}, changeConfig},
+		{"toolchain bump with its module file", []string{facts.ChangeDependencyBump}, []facts.CommitFile{file("build/Dockerfile", facts.ChangeDependencyBump), file("go.mod", facts.ChangeDependencyBump)}, changeConfig},
+		{"named container file", []string{facts.ChangeConfig, facts.ChangeDependencyBump}, []facts.CommitFile{file("images/api.Dockerfile", ""), file(".tool-versions", "")}, changeConfig},
+		{"a library bump", []string{facts.ChangeDependencyBump}, []facts.CommitFile{file("go.mod", facts.ChangeDependencyBump), file("go.sum", facts.ChangeDependencyBump)}, changeCode},
+		{"a Python library bump", []string{facts.ChangeDependencyBump}, []facts.CommitFile{file("requirements.txt", facts.ChangeDependencyBump)}, changeCode},
+		{"build file and code", []string{facts.ChangeDependencyBump, facts.ChangeFeature}, []facts.CommitFile{file("Dockerfile", facts.ChangeDependencyBump), file("src/main.go", facts.ChangeFeature)}, changeCode},
+		{"build file as a refactor", []string{facts.ChangeRefactor}, []facts.CommitFile{file("Dockerfile", facts.ChangeRefactor)}, changeCode},
+	}
+	for _, tc := range tests {
+		if got := commitKind(facts.Commit{ChangeTypes: tc.types, Files: tc.files}); got != tc.want {
+			t.Errorf("%s: kind %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -293,6 +293,13 @@ func detectMetricRegression(ev *Evidence) []Finding {
 					f.Statement += fmt.Sprintf("; commit %s changes %s settings", short(culprit.SHA), strings.ReplaceAll(ctype, "_", "/"))
 				default:
 					f.Statement += fmt.Sprintf("; commit %s (%s) is the most likely culprit", short(culprit.SHA), clip(culprit.Message, 80))
+					if commitKind(culprit.Commit) == changeConfig {
+						// The category is the change's mechanism: a commit that
+						// changes only settings or the build environment (a base
+						// image, a toolchain) is configuration.
+						f.Category = catConfig
+						f.Statement += ", a configuration change (it changes settings or the build environment only)"
+					}
 				}
 				f.Score = 0.8
 			}
