@@ -687,9 +687,16 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	// Dependency: the top entity is a downstream host named in errors with
 	// transport/upstream symptoms.
 	if top.kind == "dependency" {
-		add(catDependency, 2+math.Log2(float64(len(top.errLines))), top.errLines[0].Message, fmt.Sprintf("errors from %s name %s with transport or upstream failures", joinNames(top.callers), top.name), "logs")
+		w := 2 + math.Log2(float64(len(top.errLines)))
 		if len(top.callers) >= 2 {
-			add(catDependency, 1, "", "", "logs") // several callers see it fail
+			w++ // several callers see it fail
+		}
+		if name, ok := ev.dependencyNormal(top.entity, top.name); ok {
+			// Its own signals are normal: the calls fail on the callers'
+			// side (healthydep.go).
+			add(catConfig, w, top.errLines[0].Message, fmt.Sprintf("calls from %s to %s fail while %s's own signals (its series, pods and logs) are normal: the callers' side of the call (a timeout, keep-alive, TLS or route setting) is misconfigured", joinNames(top.callers), top.name, name), "topology")
+		} else {
+			add(catDependency, w, top.errLines[0].Message, fmt.Sprintf("errors from %s name %s with transport or upstream failures", joinNames(top.callers), top.name), "logs")
 		}
 	}
 	// An object whose own condition is abnormal (a budget that allows no

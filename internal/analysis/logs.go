@@ -297,6 +297,7 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 		f.Chain = []string{fmt.Sprintf("%s stops answering", t), "Callers' requests to it fail or time out", "Callers return errors to their clients"}
 		f.Remediation = []string{fmt.Sprintf("Investigate %s (health, saturation, recent changes) rather than the callers", t), "Add timeouts/circuit breaking in the callers"}
 		f.Signals = []string{"dependency", t}
+		ev.callersSide(&f, host, g.lines)
 		out = append(out, f)
 	}
 	return out

@@ -1,0 +1,93 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A topology row of the cause-to-effect table: a dependency its callers'
+// errors name, whose own signals in the same evidence are normal (its
+// server-side series move as before, its pods run and are ready, it logs
+// no error), did not fail: what fails is the callers' side of the call (a
+// timeout set in the wrong unit, a keep-alive or TLS setting, a proxy or
+// route in between), a configuration error. A dependency outside the
+// cluster, or one without signals of its own, keeps its vote.
+
+// inClusterWorkload is the workload name a dependency's host names in the
+// cluster (its Service's first label), or "" for an outside host.
+func inClusterWorkload(entity, host string) string {
+	if !strings.HasPrefix(entity, "service/") {
+		return "" // a host or provider API outside the cluster
+	}
+	h := strings.ToLower(host)
+	if i := strings.LastIndex(h, ":"); i > 0 {
+		h = h[:i]
+	}
+	return strings.Split(h, ".")[0]
+}
+
+// dependencyNormal reports whether the dependency (an in-cluster Service,
+// its entity and host as the callers name it) shows its own signals and
+// all of them are normal: no abnormal series, error line, restart or
+// unready pod of the workload of that name, and at least one series or pod
+// of its own in the evidence. It returns the workload's name.
+func (ev *Evidence) dependencyNormal(entity, host string) (string, bool) {
+	w := inClusterWorkload(entity, host)
+	if w == "" || len(w) < 3 {
+		return "", false
+	}
+	own := 0
+	for _, c := range ev.anomalyCandidates() {
+		if c.kind == "workload" && strings.EqualFold(c.name, w) {
+			if len(c.errLines) > 0 || c.restarts > 0 || len(c.notReady) > 0 || len(c.badPods) > 0 || len(c.conditions) > 0 {
+				return "", false
+			}
+			for _, ch := range c.changes {
+				if ch.r.shape != "flat" {
+					return "", false
+				}
+			}
+		}
+	}
+	for _, p := range ev.Pods {
+		if strings.EqualFold(ev.workloadOf(p.Pod), w) {
+			if !podHealthy(p.Pod) {
+				return "", false
+			}
+			own++
+		}
+	}
+	for _, s := range ev.Series {
+		if strings.EqualFold(labelOf(s.Series, "service", "service_name", "app", "job", "deployment", "destination_workload", "destination_service_name"), w) ||
+			strings.HasPrefix(strings.ToLower(labelOf(s.Series, "pod")), strings.ToLower(w)+"-") {
+			own++
+		}
+	}
+	return w, own > 0
+}
+
+// callersSide turns a dependency finding whose dependency's own signals are
+// normal into the callers' configuration error: the one calling workload
+// its entity (the dependency when several call it).
+func (ev *Evidence) callersSide(f *Finding, host string, lines []LogLine) {
+	name, ok := ev.dependencyNormal(f.Entity, host)
+	if !ok {
+		return
+	}
+	var callers []string
+	ns := ""
+	for _, l := range lines {
+		if svc := ev.logService(l); svc != "" && !strings.EqualFold(svc, name) {
+			callers = appendUnique(callers, svc)
+			ns = firstNonEmptyStr(ns, l.Namespace)
+		}
+	}
+	f.Category = catConfig
+	if len(callers) == 1 {
+		f.Entity = deploymentEntity(firstNonEmptyStr(ns, ev.alertNamespace()), callers[0])
+	}
+	f.Statement = fmt.Sprintf("Calls from %s to %s fail while %s's own signals (its series, pods and logs) are normal: the callers' side of the call (a timeout, keep-alive, TLS or route setting) is misconfigured; %s",
+		joinNames(callers), host, name, f.Statement)
+	f.inferred(fmt.Sprintf("%s answers its other traffic normally: the failure is in how the callers call it", name))
+	f.Remediation = append([]string{fmt.Sprintf("Check the callers' settings for calls to %s (timeouts and their units, keep-alive, TLS, proxy and route) against what it serves", host)}, f.Remediation...)
+}

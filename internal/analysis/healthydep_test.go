@@ -1,0 +1,72 @@
+package analysis
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// Calls to an in-cluster dependency that fail while the dependency's own
+// signals are normal are the callers' configuration error, the calling
+// workload its entity; a dependency whose own signals are abnormal, one
+// without signals of its own, or a host outside the cluster stays the
+// failing dependency.
+func TestDependencyWithNormalSignals(t *testing.T) {
+	base := time.Date(2027, 5, 6, 10, 0, 0, 0, time.UTC)
+	callerLines := func(url string) []LogLine {
+		var out []LogLine
+		for i := 0; i < 6; i++ {
+			ts := base.Add(time.Duration(i) * time.Minute)
+			out = append(out, LogLine{LogLine: facts.LogLine{Timestamp: &ts, Namespace: "cover", Service: "quote-api", Pod: "quote-api-84fd6b7c5d-sf772", Level: "ERROR",
+				Message: fmt.Sprintf(`pricing call failed: Post "%s/price": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, url)}})
+		}
+		return out
+	}
+	own := func(shape string, baseline, latest float64) Series {
+		return Series{Series: facts.Series{Name: "http_server_request_duration_seconds_count", Labels: map[string]string{"service_name": "risk-pricer", "namespace": "cover"},
+			Baseline: baseline, Latest: latest, Mean: (baseline + latest) / 2, Peak: max(baseline, latest), Shape: shape}}
+	}
+	tests := []struct {
+		name    string
+		url     string
+		series  []Series
+		wantCat investigationv1.RootCauseCategory
+		wantEnt string
+	}{
+		{"dependency's own signals normal", "http://risk-pricer.cover.svc.cluster.local:8080", []Series{own("flat", 20, 20)}, catConfig, "deployment/cover/quote-api"},
+		{"no signals of its own", "http://risk-pricer.cover.svc.cluster.local:8080", nil, catDependency, "service/cover/risk-pricer"},
+		{"a host outside the cluster", "https://api.riskgate.example", nil, catDependency, "host/api.riskgate.example"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "QuoteErrors", Namespace: "cover", Service: "quote-api"}, nil)
+			ev.Logs = callerLines(tc.url)
+			ev.Series = tc.series
+			var got *Finding
+			for _, f := range detectDependencyFailure(ev) {
+				if f.Mode == ModeDependencyFailure {
+					f := f
+					got = &f
+				}
+			}
+			if got == nil {
+				t.Fatal("no dependency finding")
+			}
+			if got.Category != tc.wantCat || got.Entity != tc.wantEnt {
+				t.Errorf("%s on %s (%s), want %s on %s", got.Category, got.Entity, got.Statement, tc.wantCat, tc.wantEnt)
+			}
+		})
+	}
+	// Its own server errors rising: the dependency failed.
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "QuoteErrors", Namespace: "cover", Service: "quote-api"}, nil)
+	ev.Logs = callerLines("http://risk-pricer.cover.svc.cluster.local:8080")
+	ts := base.Add(2 * time.Minute)
+	ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: &ts, Namespace: "cover", Service: "risk-pricer", Pod: "risk-pricer-5c7d9f8b6-q2wxz", Level: "ERROR", Message: "price model worker pool saturated, request dropped"}})
+	ev.Series = []Series{own("flat", 20, 20)}
+	if name, ok := ev.dependencyNormal("service/cover/risk-pricer", "risk-pricer.cover.svc.cluster.local:8080"); ok {
+		t.Errorf("%s logs errors of its own, yet its signals read as normal", name)
+	}
+}
