@@ -125,7 +125,8 @@ func TestConsumeDurableBatches(t *testing.T) {
 }
 
 // TestPublishPinsTracedContinuesEachTrace: each event of a batch published
-// with its own trace context carries that trace to its readers.
+// with its own trace context carries that trace to its readers (and its
+// own content: each is encoded into a buffer of its own).
 func TestPublishPinsTracedContinuesEachTrace(t *testing.T) {
 	ctx := testCtx(t)
 	b := bustest.New(t)
@@ -146,7 +147,11 @@ func TestPublishPinsTracedContinuesEachTrace(t *testing.T) {
 	defer cancel()
 	errDone := errors.New("done")
 	err = b.Follow(fctx, bus.SessionFilter("tr"), 0, func(hctx context.Context, ev *evidencev1.SessionEvent) error {
-		got[ev.GetPin().GetPin().GetId()] = trace.SpanContextFromContext(hctx).TraceID()
+		p := ev.GetPin().GetPin()
+		if p.GetClaim() != "claim "+p.GetId() {
+			t.Errorf("pin %s stored with claim %q", p.GetId(), p.GetClaim())
+		}
+		got[p.GetId()] = trace.SpanContextFromContext(hctx).TraceID()
 		if len(got) == 3 {
 			return errDone
 		}

@@ -338,12 +338,26 @@ func (b *Bus) PublishPinsTraced(ctx context.Context, evs []*evidencev1.PinEvent,
 			span.End()
 		}
 	}()
+	// Each event is encoded into a pooled buffer (publish's), given back
+	// once the client no longer holds the message.
+	bufs := make([]*[]byte, len(evs))
 	seqs, err = b.publishBatch(ctx, ids, func(i int) (*nats.Msg, error) {
 		mctx := ctx
 		if len(traces) > 0 {
 			mctx = traces[i]
 		}
-		return b.message(mctx, subjects[i], EventKindPin, checked[i])
+		buf := payloadBuffers.Get().(*[]byte)
+		msg, err := b.messageIn(mctx, subjects[i], EventKindPin, checked[i], *buf)
+		if err != nil {
+			payloadBuffers.Put(buf)
+			return nil, err
+		}
+		*buf, bufs[i] = msg.Data, buf
+		return msg, nil
+	}, func(i int) {
+		if buf := bufs[i]; buf != nil && cap(*buf) <= maxPooledPayload {
+			payloadBuffers.Put(buf)
+		}
 	})
 	if err != nil {
 		metrics.NATSPublished.WithLabelValues(EventKindPin, "error").Add(float64(len(evs)))
