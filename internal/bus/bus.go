@@ -1081,18 +1081,18 @@ func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string,
 	}
 }
 
-// gather returns the batch that starts with first: the messages this
-// client already holds, up to batching.Max; when that is fewer, it sleeps
-// until batching.Wait after first came and takes those that arrived
-// meanwhile (a sleep, not a wait for each message: waking the consumer as
-// each one arrives cost the cores the work the batch is meant to let
-// through first). An error is the iterator's (a timeout is not one).
 // drainWait is how long gather waits for one more message that the
 // client may already hold: long enough that the client's own wait cannot
 // end first while one is there (a select picks at random among ready
 // cases, and a timer of a microsecond is ready at once).
 const drainWait = 100 * time.Microsecond
 
+// gather returns the batch that starts with first: the messages this
+// client already holds, up to batching.Max; when that is fewer, it sleeps
+// until batching.Wait after first came and takes those that arrived
+// meanwhile (a sleep, not a wait for each message: waking the consumer as
+// each one arrives cost the cores the work the batch is meant to let
+// through first). An error is the iterator's (a timeout is not one).
 func (b *Bus) gather(ctx context.Context, it jetstream.MessagesContext, log *slog.Logger, name string, first jetstream.Msg, batch []received, batching Batching) ([]received, error) {
 	until := time.Now().Add(batching.Wait)
 	add := func(msg jetstream.Msg) {
