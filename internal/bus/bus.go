@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -284,17 +285,18 @@ func (b *Bus) PublishPin(ctx context.Context, ev *evidencev1.PinEvent) (uint64, 
 // sequences in the order of evs, or the first error (events before it in
 // the batch may be stored; republishing the batch is idempotent).
 func (b *Bus) PublishPins(ctx context.Context, evs []*evidencev1.PinEvent) (seqs []uint64, err error) {
+	return b.PublishPinsTraced(ctx, evs, nil)
+}
+
+// PublishPinsTraced is PublishPins for events that each belong to a trace
+// of their own: traces[i], when there is one, is the context event i is
+// published in (its producer span's parent, the trace its readers
+// continue), as PublishPin would publish it alone. Without traces the
+// batch has one producer span.
+func (b *Bus) PublishPinsTraced(ctx context.Context, evs []*evidencev1.PinEvent, traces []context.Context) (seqs []uint64, err error) {
 	if len(evs) == 0 {
 		return nil, nil
 	}
-	ctx, span := b.startProducer(ctx, SessionSubjects, fmt.Sprintf("batch of %d", len(evs)))
-	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
-	}()
 	// Every event is checked before the first is sent; each is then encoded
 	// just before it is sent, so the server stores the first ones while the
 	// rest are encoded.
@@ -306,8 +308,56 @@ func (b *Bus) PublishPins(ctx context.Context, evs []*evidencev1.PinEvent) (seqs
 			return nil, err
 		}
 	}
+	var spans []trace.Span
+	if len(traces) == 0 {
+		var span trace.Span
+		ctx, span = b.startProducer(ctx, SessionSubjects, fmt.Sprintf("batch of %d", len(evs)))
+		spans = []trace.Span{span}
+	} else {
+		traces = slices.Clone(traces)
+		for i := range evs {
+			tctx := ctx
+			if i < len(traces) && traces[i] != nil {
+				tctx = traces[i]
+			}
+			tctx, span := b.startProducer(tctx, subjects[i], ids[i])
+			if i < len(traces) {
+				traces[i] = tctx
+			} else {
+				traces = append(traces, tctx)
+			}
+			spans = append(spans, span)
+		}
+	}
+	defer func() {
+		for _, span := range spans {
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+			span.End()
+		}
+	}()
+	// Each event is encoded into a pooled buffer (publish's), given back
+	// once the client no longer holds the message.
+	bufs := make([]*[]byte, len(evs))
 	seqs, err = b.publishBatch(ctx, ids, func(i int) (*nats.Msg, error) {
-		return b.message(ctx, subjects[i], EventKindPin, checked[i])
+		mctx := ctx
+		if len(traces) > 0 {
+			mctx = traces[i]
+		}
+		buf := payloadBuffers.Get().(*[]byte)
+		msg, err := b.messageIn(mctx, subjects[i], EventKindPin, checked[i], *buf)
+		if err != nil {
+			payloadBuffers.Put(buf)
+			return nil, err
+		}
+		*buf, bufs[i] = msg.Data, buf
+		return msg, nil
+	}, func(i int) {
+		if buf := bufs[i]; buf != nil && cap(*buf) <= maxPooledPayload {
+			payloadBuffers.Put(buf)
+		}
 	})
 	if err != nil {
 		metrics.NATSPublished.WithLabelValues(EventKindPin, "error").Add(float64(len(evs)))
@@ -779,6 +829,40 @@ func (b *Bus) handle(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMe
 // when fn returns an error, up to Config.MaxDeliver deliveries. Undecodable
 // messages are terminated. It blocks until ctx is done and then returns nil.
 func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn func(context.Context, *evidencev1.SessionEvent) error, opts ...ReadOption) error {
+	return b.ConsumeDurableBatches(ctx, durable, filter, Batching{}, func(_ context.Context, batch []Delivery) []error {
+		return []error{fn(batch[0].Ctx, batch[0].Event)}
+	}, opts...)
+}
+
+// Batching is how ConsumeDurableBatches gathers events into a batch: up
+// to Max events (at least 1, at most MaxBatch), those already delivered to
+// this client and those that arrive within Wait of the batch's first.
+// The zero value hands over one event at a time.
+type Batching struct {
+	Max  int
+	Wait time.Duration
+}
+
+// MaxBatch bounds Batching.Max: the client buffers that many messages.
+const MaxBatch = 256
+
+// Delivery is one event of a batch: Ctx carries its consumer span, whose
+// parent is the publisher's trace context (work done for the event, such as
+// publishing an event in answer, belongs under it).
+type Delivery struct {
+	Ctx   context.Context
+	Event *evidencev1.SessionEvent
+}
+
+// ConsumeDurableBatches is ConsumeDurable for a handler of batches: fn gets
+// the events of a batch in stream order and returns, in the same order, the
+// result of each (a nil or short slice: the events without one succeeded).
+// Each message is then acked, redelivered or given up on its own result, as
+// ConsumeDurable does; an undecodable one is terminated without reaching fn.
+// A batch spares fn the per-event costs it can share (a lock, a lease, one
+// wait for the acknowledgements of everything it publishes), and gathering
+// for Wait moves that work off the moment each event arrives.
+func (b *Bus) ConsumeDurableBatches(ctx context.Context, durable, filter string, batching Batching, fn func(context.Context, []Delivery) []error, opts ...ReadOption) error {
 	var ro readOptions
 	for _, o := range opts {
 		o(&ro)
@@ -786,6 +870,8 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 	if durable == "" {
 		return errors.New("bus: durable consumer needs a name")
 	}
+	batching.Max = min(max(batching.Max, 1), MaxBatch)
+	batching.Wait = max(batching.Wait, 0)
 	filter, err := eventFilter(filter)
 	if err != nil {
 		return err
@@ -801,12 +887,28 @@ func (b *Bus) ConsumeDurable(ctx context.Context, durable, filter string, fn fun
 		MaxAckPending: 1024,
 		Replicas:      b.cfg.Replicas,
 	}
-	return b.consumeResilient(ctx, StreamEvents, cfg, 64, func(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) error {
-		ev, err := b.open(ctx, msg.Subject(), md.Sequence.Stream, msg.Headers(), msg.Data(), readOpts{factsEncoded: ro.factsEncoded})
-		if err != nil {
-			return errPoison{err}
+	return b.consumeResilient(ctx, StreamEvents, cfg, max(64, batching.Max), batching, func(ctx context.Context, msgs []received) []error {
+		errs := make([]error, len(msgs))
+		batch := make([]Delivery, 0, len(msgs))
+		at := make([]int, 0, len(msgs)) // batch[k] is msgs[at[k]]
+		for i, m := range msgs {
+			ev, err := b.open(m.ctx, m.msg.Subject(), m.md.Sequence.Stream, m.msg.Headers(), m.msg.Data(), readOpts{factsEncoded: ro.factsEncoded})
+			if err != nil {
+				errs[i] = errPoison{err}
+				continue
+			}
+			batch = append(batch, Delivery{Ctx: m.ctx, Event: ev})
+			at = append(at, i)
 		}
-		return fn(ctx, ev)
+		if len(batch) == 0 {
+			return errs
+		}
+		for k, err := range fn(ctx, batch) {
+			if k < len(at) {
+				errs[at[k]] = err
+			}
+		}
+		return errs
 	})
 }
 
@@ -892,8 +994,8 @@ func (b *Bus) ConsumeWork(ctx context.Context, fn func(context.Context, []byte) 
 	}
 	// One message buffered at a time: an investigation can outlive AckWait of
 	// messages waiting in a client buffer.
-	return b.consumeResilient(ctx, StreamWork, cfg, 1, func(ctx context.Context, msg jetstream.Msg, _ *jetstream.MsgMetadata) error {
-		return fn(ctx, msg.Data())
+	return b.consumeResilient(ctx, StreamWork, cfg, 1, Batching{Max: 1}, func(_ context.Context, msgs []received) []error {
+		return []error{fn(msgs[0].ctx, msgs[0].msg.Data())}
 	})
 }
 
@@ -909,8 +1011,8 @@ func (e errPoison) Unwrap() error { return e.err }
 // missed while the cluster elected, the consumer was deleted) is logged and
 // the consumer is created again after a growing delay; only a connection
 // closed for good ends it with an error.
-func (b *Bus) consumeResilient(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, buffer int,
-	fn func(context.Context, jetstream.Msg, *jetstream.MsgMetadata) error) error {
+func (b *Bus) consumeResilient(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, buffer int, batching Batching,
+	fn func(context.Context, []received) []error) error {
 	log := b.logger.With("consumer", cfg.Durable)
 	wait := 100 * time.Millisecond
 	for {
@@ -918,7 +1020,7 @@ func (b *Bus) consumeResilient(ctx context.Context, stream string, cfg jetstream
 		cons, err := b.js.CreateOrUpdateConsumer(rctx, stream, cfg)
 		cancel()
 		if err == nil {
-			err = b.consume(ctx, cons, cfg.Durable, buffer, fn)
+			err = b.consume(ctx, cons, cfg.Durable, buffer, batching, fn)
 			if err == nil {
 				return nil // ctx is done
 			}
@@ -940,14 +1042,23 @@ func (b *Bus) consumeResilient(ctx context.Context, stream string, cfg jetstream
 	}
 }
 
-func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string, buffer int,
-	fn func(context.Context, jetstream.Msg, *jetstream.MsgMetadata) error) error {
+// received is one message of a batch: its metadata and its context, which
+// carries the message's consumer span.
+type received struct {
+	msg jetstream.Msg
+	md  *jetstream.MsgMetadata
+	ctx context.Context
+}
+
+func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string, buffer int, batching Batching,
+	fn func(context.Context, []received) []error) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(buffer))
 	if err != nil {
 		return fmt.Errorf("bus: consumer %s: %w", name, err)
 	}
 	log := b.logger.With("consumer", name)
 	defer b.release(it, log)
+	batch := make([]received, 0, batching.Max)
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -956,16 +1067,95 @@ func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string,
 			}
 			return fmt.Errorf("bus: consumer %s: %w", name, err)
 		}
+		batch = batch[:0]
+		batch, err = b.gather(ctx, it, log, name, msg, batch, batching)
+		if len(batch) > 0 && b.settle(ctx, log, name, batch, fn) {
+			return nil
+		}
+		if err != nil && !errors.Is(err, nats.ErrTimeout) {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("bus: consumer %s: %w", name, err)
+		}
+	}
+}
+
+// drainWait is how long gather waits for one more message that the
+// client may already hold: long enough that the client's own wait cannot
+// end first while one is there (a select picks at random among ready
+// cases, and a timer of a microsecond is ready at once).
+const drainWait = 100 * time.Microsecond
+
+// gather returns the batch that starts with first: the messages this
+// client already holds, up to batching.Max; when that is fewer, it sleeps
+// until batching.Wait after first came and takes those that arrived
+// meanwhile (a sleep, not a wait for each message: waking the consumer as
+// each one arrives cost the cores the work the batch is meant to let
+// through first). An error is the iterator's (a timeout is not one).
+func (b *Bus) gather(ctx context.Context, it jetstream.MessagesContext, log *slog.Logger, name string, first jetstream.Msg, batch []received, batching Batching) ([]received, error) {
+	until := time.Now().Add(batching.Wait)
+	add := func(msg jetstream.Msg) {
 		md, err := msg.Metadata()
 		if err != nil {
 			log.WarnContext(ctx, "message without metadata terminated", "subject", msg.Subject(), "err", err)
 			_ = msg.Term()
-			continue
+			return
 		}
 		metrics.NATSConsumerPending.WithLabelValues(name).Set(float64(md.NumPending))
-		herr := b.withProgress(ctx, msg, func() error {
-			return b.handle(ctx, msg, md, name, func(hctx context.Context) error { return fn(hctx, msg, md) })
-		})
+		batch = append(batch, received{msg: msg, md: md})
+	}
+	add(first)
+	for slept := batching.Wait <= 0; ; slept = true {
+		for len(batch) < batching.Max {
+			msg, err := it.Next(jetstream.NextMaxWait(drainWait))
+			if errors.Is(err, nats.ErrTimeout) {
+				break
+			}
+			if err != nil {
+				return batch, err
+			}
+			add(msg)
+		}
+		if slept || len(batch) >= batching.Max {
+			return batch, nil
+		}
+		t := time.NewTimer(time.Until(until))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return batch, nil
+		case <-t.C:
+		}
+	}
+}
+
+// settle runs fn over a batch, each message in its consumer span, then
+// acks, redelivers or gives up each message on its result. It reports
+// whether consuming must stop (ctx is done: the messages not acked are
+// handed back at once for another instance).
+func (b *Bus) settle(ctx context.Context, log *slog.Logger, name string, batch []received, fn func(context.Context, []received) []error) (done bool) {
+	spans := make([]trace.Span, len(batch))
+	for i := range batch {
+		r := &batch[i]
+		r.ctx, spans[i] = b.startConsumer(ExtractTrace(ctx, r.msg.Headers()), r.msg.Subject(), name, r.md.Sequence.Stream)
+	}
+	var errs []error
+	_ = b.withProgress(ctx, batch, func() error {
+		errs = fn(ctx, batch)
+		return nil
+	})
+	for i, r := range batch {
+		var herr error
+		if i < len(errs) {
+			herr = errs[i]
+		}
+		if herr != nil {
+			spans[i].RecordError(herr)
+			spans[i].SetStatus(codes.Error, herr.Error())
+		}
+		spans[i].End()
+		msg, md := r.msg, r.md
 		metrics.NATSConsumed.WithLabelValues(name, consumeResult(ctx, herr, md.NumDelivered, b.cfg.MaxDeliver)).Inc()
 		switch {
 		case herr == nil:
@@ -978,7 +1168,7 @@ func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string,
 		case ctx.Err() != nil:
 			// Shutting down: hand the message back at once for another instance.
 			_ = msg.Nak()
-			return nil
+			done = true
 		case md.NumDelivered >= uint64(b.cfg.MaxDeliver):
 			log.ErrorContext(ctx, "handler failed on the last delivery; message given up", "subject", msg.Subject(), "seq", md.Sequence.Stream, "deliveries", md.NumDelivered, "err", herr)
 			_ = msg.TermWithReason("max deliveries: " + herr.Error())
@@ -988,6 +1178,7 @@ func (b *Bus) consume(ctx context.Context, cons jetstream.Consumer, name string,
 			_ = msg.NakWithDelay(delay)
 		}
 	}
+	return done
 }
 
 // consumeResult is the result label of one handled message: what consume does with it.
@@ -1031,11 +1222,11 @@ func (b *Bus) nakDelay(delivered uint64) time.Duration {
 }
 
 // withProgress runs fn while telling the server every AckWait/3 that the
-// message is still being worked on. The reminder is a timer that sets
-// itself again, not a goroutine per message (started, scheduled and
-// stopped for every pin the critic judges in well under AckWait/3); no
+// messages of batch are still being worked on. The reminder is a timer
+// that sets itself again, not a goroutine per batch (started, scheduled
+// and stopped for every pin the critic judges in well under AckWait/3); no
 // reminder is sent once fn has returned.
-func (b *Bus) withProgress(_ context.Context, msg jetstream.Msg, fn func() error) error {
+func (b *Bus) withProgress(_ context.Context, batch []received, fn func() error) error {
 	every := b.cfg.AckWait / 3
 	var (
 		mu      sync.Mutex
@@ -1049,7 +1240,9 @@ func (b *Bus) withProgress(_ context.Context, msg jetstream.Msg, fn func() error
 		if stopped {
 			return
 		}
-		_ = msg.InProgress()
+		for _, r := range batch {
+			_ = r.msg.InProgress()
+		}
 		t.Reset(every)
 	})
 	mu.Unlock()

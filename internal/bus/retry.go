@@ -100,17 +100,31 @@ func (b *Bus) publishAcked(ctx context.Context, msg *nats.Msg, msgID string) (*j
 // id of message i; each is built once, just before it is first sent)
 // asynchronously and returns the stream sequence of each, every ack
 // checked. The messages whose ack did not come (a timeout, no leader) are
-// published again, under the same ids, for up to Config.RetryFor.
-func (b *Bus) publishBatch(ctx context.Context, ids []string, build func(int) (*nats.Msg, error)) ([]uint64, error) {
+// published again, under the same ids, for up to Config.RetryFor. done
+// (when not nil) is called, once publishBatch is over, with each message
+// the client no longer holds: its last publication was answered, with an
+// ack or an error (one still unanswered may yet be sent again by the
+// client, so its buffer must not be reused).
+func (b *Bus) publishBatch(ctx context.Context, ids []string, build func(int) (*nats.Msg, error), done func(int)) ([]uint64, error) {
 	msgs := make([]*nats.Msg, len(ids))
 	seqs := make([]uint64, len(ids))
 	pending := make([]int, len(ids))
 	for i := range pending {
 		pending[i] = i
 	}
+	held := make([]bool, len(ids)) // sent, and its last publication unanswered
+	if done != nil {
+		defer func() {
+			for i, m := range msgs {
+				if m != nil && !held[i] {
+					done(i)
+				}
+			}
+		}()
+	}
 	waits := newRetryWaits(b.cfg.RetryFor)
 	for attempt := 1; ; attempt++ {
-		failed, err := b.publishBatchOnce(ctx, msgs, ids, build, pending, seqs)
+		failed, err := b.publishBatchOnce(ctx, msgs, ids, build, pending, seqs, held)
 		if len(failed) == 0 && err == nil {
 			return seqs, nil
 		}
@@ -125,8 +139,9 @@ func (b *Bus) publishBatch(ctx context.Context, ids []string, build func(int) (*
 // publishBatchOnce is one attempt of publishBatch over the messages at
 // pending (built on first use into msgs): it fills seqs and returns the
 // indices that failed with a retryable error (the last one in err), or a
-// permanent error.
-func (b *Bus) publishBatchOnce(ctx context.Context, msgs []*nats.Msg, ids []string, build func(int) (*nats.Msg, error), pending []int, seqs []uint64) ([]int, error) {
+// permanent error. held[i] is set while message i's publication is
+// unanswered.
+func (b *Bus) publishBatchOnce(ctx context.Context, msgs []*nats.Msg, ids []string, build func(int) (*nats.Msg, error), pending []int, seqs []uint64, held []bool) ([]int, error) {
 	actx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	defer cancel()
 	futures := make([]jetstream.PubAckFuture, len(pending))
@@ -140,6 +155,7 @@ func (b *Bus) publishBatchOnce(ctx context.Context, msgs []*nats.Msg, ids []stri
 			}
 			msgs[i] = m
 		}
+		held[i] = true
 		f, err := b.js.PublishMsgAsync(msgs[i], jetstream.WithMsgID(ids[i]))
 		if err != nil {
 			if !retryable(err) {
@@ -157,8 +173,9 @@ func (b *Bus) publishBatchOnce(ctx context.Context, msgs []*nats.Msg, ids []stri
 		}
 		select {
 		case ack := <-f.Ok():
-			seqs[i] = ack.Sequence
+			seqs[i], held[i] = ack.Sequence, false
 		case err := <-f.Err():
+			held[i] = false
 			if !retryable(err) {
 				return nil, fmt.Errorf("publish %s: %w", msgs[i].Subject, err)
 			}

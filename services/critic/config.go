@@ -10,6 +10,7 @@ import (
 	"time"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/bus"
 )
 
 // The guardrails the critic owns (their owner, flag and record field are the
@@ -65,6 +66,12 @@ type Config struct {
 	// re-read cited code from; empty: it refuses (in one process it
 	// defaults to -triage.code-root).
 	CodeRoot string
+	// BatchMax is the most added pins judged together (one hold of the
+	// session's lease, one wait for the acknowledgements of their
+	// verdicts); BatchWait is how long the critic gathers pins after the
+	// first of a batch before it judges them.
+	BatchMax  int
+	BatchWait time.Duration
 }
 
 // DefaultConfig returns the documented defaults.
@@ -80,6 +87,8 @@ func DefaultConfig() Config {
 		OnsetTolerance:          2 * time.Minute,
 		MaxSessions:             4096,
 		MaxPoolBytes:            256 << 20,
+		BatchMax:                64,
+		BatchWait:               2 * time.Millisecond,
 	}
 }
 
@@ -96,6 +105,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.OnsetTolerance, "critic.onset-tolerance", c.OnsetTolerance, "clock skew allowed between onset and deploy start")
 	fs.IntVar(&c.MaxSessions, "critic.max-sessions", c.MaxSessions, "session pools kept in memory")
 	fs.StringVar(&c.CodeRoot, "critic.code-root", c.CodeRoot, "folder of the checkouts the SAST evaluator re-reads cited code from (empty: -triage.code-root)")
+	fs.IntVar(&c.BatchMax, "critic.batch-max", c.BatchMax, "added pins judged together at most (their verdicts published at once)")
+	fs.DurationVar(&c.BatchWait, "critic.batch-wait", c.BatchWait, "how long the critic gathers added pins after the first of a batch before judging them (0: only those already delivered)")
 	fs.Int64Var(&c.MaxPoolBytes, "critic.max-pool-bytes", c.MaxPoolBytes, "bytes of the session pools kept in memory (least recently used dropped first)")
 }
 
@@ -131,6 +142,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxSessions < 1 {
 		errs = append(errs, fmt.Errorf("critic.max-sessions must be >= 1, got %d", c.MaxSessions))
+	}
+	if c.BatchMax < 1 || c.BatchMax > bus.MaxBatch {
+		errs = append(errs, fmt.Errorf("critic.batch-max must be in [1,%d], got %d", bus.MaxBatch, c.BatchMax))
+	}
+	if c.BatchWait < 0 || c.BatchWait > time.Second {
+		errs = append(errs, fmt.Errorf("critic.batch-wait must be in [0,1s], got %s", c.BatchWait))
 	}
 	if c.MaxPoolBytes < 1 {
 		errs = append(errs, fmt.Errorf("critic.max-pool-bytes must be >= 1, got %d", c.MaxPoolBytes))

@@ -264,34 +264,85 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 	if err := s.ensureLoaded(ctx, session, sp); err != nil {
 		return nil, nil, err
 	}
-	var shared uint64 // the session's latest verdict, as every replica sees it
-	var l *lease
 	if commit && s.bus != nil {
 		defer s.linger(sp) // also when renewing a held lease failed
-		if l, err = s.hold(ctx, session, sp); err != nil {
+		if err := s.catchUpHeld(ctx, session, sp); err != nil {
 			return nil, nil, err
 		}
-		shared = l.seq
-	} else if shared, err = s.sharedStamp(ctx, session, sp); err != nil {
+	} else if err := s.catchUpShared(ctx, session, sp); err != nil {
 		return nil, nil, err
 	}
-	if err := s.catchUp(ctx, session, sp, shared); err != nil {
-		return nil, nil, err
+	d, err := s.judgePin(session, pinID, given, sp)
+	if err != nil || d.done || !commit {
+		return d.out, d.contradicted, err
 	}
-	if l != nil && l.seq == unknownSeq {
+	if s.bus != nil {
+		// The pool's sequence follows its own verdicts (no other replica
+		// publishes one while the lease is held), so release records them.
+		for _, p := range append([]*evidencev1.EvidencePin{d.out}, d.contradicted...) {
+			seq, err := s.bus.PublishPin(ctx, s.verdictEvent(session, p))
+			if err != nil {
+				return nil, nil, fmt.Errorf("critic: publish %s of pin %q: %w", verdictKind(p), p.GetId(), err)
+			}
+			sp.seq = max(sp.seq, seq)
+		}
+	}
+	sp.commit(d)
+	return d.out, d.contradicted, nil
+}
+
+// judgement is one pin decided against a pool.
+type judgement struct {
+	out          *evidencev1.EvidencePin
+	contradicted []*evidencev1.EvidencePin
+	// done: the pin was already decided (revalidation is idempotent);
+	// out is that decision, nothing is to be published or merged.
+	done     bool
+	existing *entry
+	prof     *profile
+}
+
+// catchUpHeld takes (or keeps) the session's lease for judging and brings
+// the pool up to the session's latest verdict. Caller holds sp.mu, the
+// pool is loaded and the caller lingers on the lease afterwards.
+func (s *Service) catchUpHeld(ctx context.Context, session string, sp *sessionPool) error {
+	l, err := s.hold(ctx, session, sp)
+	if err != nil {
+		return err
+	}
+	if err := s.catchUp(ctx, session, sp, l.seq); err != nil {
+		return err
+	}
+	if l.seq == unknownSeq {
 		l.seq = sp.seq // caught up with every verdict
 	}
+	return nil
+}
+
+// catchUpShared brings the pool up to the session's latest verdict as
+// every replica sees it, without the lease (a read). Caller holds sp.mu.
+func (s *Service) catchUpShared(ctx context.Context, session string, sp *sessionPool) error {
+	shared, err := s.sharedStamp(ctx, session, sp)
+	if err != nil {
+		return err
+	}
+	return s.catchUp(ctx, session, sp, shared)
+}
+
+// judgePin judges one pin (given, or the pool's pinID when nil) against the
+// pool. Caller holds sp.mu and the pool is caught up.
+func (s *Service) judgePin(session, pinID string, given *evidencev1.EvidencePin, sp *sessionPool) (judgement, error) {
 	existing := sp.entries[pinID]
 	cand := given
 	if cand == nil || existing != nil && pinVersion(existing.pin) >= pinVersion(cand) && judged(existing.pin) {
 		if existing == nil {
-			return nil, nil, fmt.Errorf("%w: session %q pin %q", errPinNotFound, session, pinID)
+			return judgement{}, fmt.Errorf("%w: session %q pin %q", errPinNotFound, session, pinID)
 		}
 		cand = existing.full()
 	}
 	if judged(cand) {
 		// Already decided: revalidation is idempotent.
-		return cand, nil, nil
+		return judgement{out: cand, done: true}, nil
 	}
 	var prof *profile
 	if existing != nil {
@@ -304,50 +355,125 @@ func (s *Service) revalidate(ctx context.Context, session, pinID string, given *
 	for range contradicted {
 		metrics.PinRevalidations.WithLabelValues(metrics.PinRejected).Inc()
 	}
-	if !commit {
-		return out, contradicted, nil
-	}
-	if s.bus != nil {
-		// The pool's sequence follows its own verdicts (no other replica
-		// publishes one while the lease is held), so release records them.
-		for _, p := range append([]*evidencev1.EvidencePin{out}, contradicted...) {
-			seq, err := s.publish(ctx, session, p)
-			if err != nil {
-				return nil, nil, err
-			}
-			sp.seq = max(sp.seq, seq)
-		}
-	}
-	if existing == nil {
-		sp.add(newEntry(out, prof))
+	return judgement{out: out, contradicted: contradicted, existing: existing, prof: prof}, nil
+}
+
+// commit merges a judgement into the pool. Caller holds sp.mu.
+func (sp *sessionPool) commit(d judgement) {
+	if d.existing == nil {
+		sp.add(newEntry(d.out, d.prof))
 	} else {
-		sp.replace(existing, out)
+		sp.replace(d.existing, d.out)
 	}
-	for _, c := range contradicted {
+	for _, c := range d.contradicted {
 		if e := sp.entries[c.GetId()]; e != nil {
 			sp.replace(e, c)
 		}
 	}
-	return out, contradicted, nil
 }
 
-func (s *Service) publish(ctx context.Context, session string, p *evidencev1.EvidencePin) (uint64, error) {
-	kind := evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED
-	if p.GetValidationStatus() == evidencev1.ValidationStatus_VALIDATION_STATUS_REJECTED {
-		kind = evidencev1.PinEventKind_PIN_EVENT_KIND_REJECTED
+// forget empties the pool (it is read again from the stream on next use):
+// after verdicts were merged into it that may not all have been published.
+// The lease it holds stays held. Caller holds sp.mu.
+func (sp *sessionPool) forget() {
+	sp.loaded = false
+	sp.entries = map[string]*entry{}
+	sp.order = nil
+	sp.observing = map[obsKey][]*entry{}
+	sp.next = 0
+	sp.seq = 0
+	sp.idx = poolIndex{}
+	sp.others = nil
+	sp.bytes.Store(0)
+}
+
+// toJudge is one added pin of a batch, with the context of its delivery
+// (its trace, which its verdict continues).
+type toJudge struct {
+	ctx context.Context
+	pin *evidencev1.EvidencePin
+}
+
+// revalidateBatch judges the added pins of one session (in stream order)
+// under one hold of the session's lock and lease: each is judged against
+// the pool with the verdicts of the pins before it merged, then every
+// verdict is published at once (bus.PublishPinsTraced: every
+// acknowledgement awaited and checked). When publishing fails, the pool
+// forgets the verdicts it merged (it is read again from the stream, which
+// holds those that were stored) and the batch fails: each of its pins is
+// delivered again and judged anew; a verdict already stored is deduplicated
+// by its message id.
+func (s *Service) revalidateBatch(ctx context.Context, session string, pins []toJudge) error {
+	if s.bus == nil {
+		for _, j := range pins {
+			if _, _, err := s.revalidate(j.ctx, session, j.pin.GetId(), j.pin, true); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	ev := &evidencev1.PinEvent{
+	sp := s.pool(session)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if err := s.ensureLoaded(ctx, session, sp); err != nil {
+		return err
+	}
+	defer s.linger(sp)
+	if err := s.catchUpHeld(ctx, session, sp); err != nil {
+		return err
+	}
+	var (
+		evs    []*evidencev1.PinEvent
+		traces []context.Context
+	)
+	for _, j := range pins {
+		d, err := s.judgePin(session, j.pin.GetId(), j.pin, sp)
+		if err != nil {
+			sp.forget()
+			return err
+		}
+		if d.done {
+			continue
+		}
+		for _, p := range append([]*evidencev1.EvidencePin{d.out}, d.contradicted...) {
+			evs = append(evs, s.verdictEvent(session, p))
+			traces = append(traces, j.ctx)
+		}
+		sp.commit(d)
+		s.log.DebugContext(j.ctx, "critic: pin revalidated", "session", session, "pin", d.out.GetId(),
+			"status", d.out.GetValidationStatus().String(), "role", d.out.GetCausalRole().String(), "contradicted", len(d.contradicted))
+	}
+	seqs, err := s.bus.PublishPinsTraced(ctx, evs, traces)
+	if err != nil {
+		sp.forget()
+		return fmt.Errorf("critic: publish %d verdicts of session %q: %w", len(evs), session, err)
+	}
+	for _, seq := range seqs {
+		// The pool's sequence follows its own verdicts (no other replica
+		// publishes one while the lease is held), so release records them.
+		sp.seq = max(sp.seq, seq)
+	}
+	return nil
+}
+
+// verdictEvent is the event that publishes a verdict on a pin.
+func (s *Service) verdictEvent(session string, p *evidencev1.EvidencePin) *evidencev1.PinEvent {
+	kind := verdictKind(p)
+	return &evidencev1.PinEvent{
 		EventId:   fmt.Sprintf("%s:%s:v%d", p.GetId(), bus.PinKindToken(kind), p.GetVersion()),
 		Kind:      kind,
 		SessionId: session,
 		Pin:       p,
 		Time:      timestamppb.New(s.now()),
 	}
-	seq, err := s.bus.PublishPin(ctx, ev)
-	if err != nil {
-		return 0, fmt.Errorf("critic: publish %s of pin %q: %w", bus.PinKindToken(kind), p.GetId(), err)
+}
+
+// verdictKind is the event kind of a verdict: rejected or updated.
+func verdictKind(p *evidencev1.EvidencePin) evidencev1.PinEventKind {
+	if p.GetValidationStatus() == evidencev1.ValidationStatus_VALIDATION_STATUS_REJECTED {
+		return evidencev1.PinEventKind_PIN_EVENT_KIND_REJECTED
 	}
-	return seq, nil
+	return evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED
 }
 
 // verdict helpers ----------------------------------------------------------

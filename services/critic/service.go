@@ -115,7 +115,8 @@ func (s *Service) Run(ctx context.Context) error {
 	// Pins come with their facts encoded: judging reads them once, into
 	// the pin's profile (bus.Metadata); the pool entry keeps the encoding
 	// and a verdict carries it on, instead of each encoding them again.
-	err := s.bus.ConsumeDurable(ctx, bus.ConsumerCritic, bus.PinAddedFilter, s.handle, bus.FactsEncoded())
+	batching := bus.Batching{Max: s.cfg.BatchMax, Wait: s.cfg.BatchWait}
+	err := s.bus.ConsumeDurableBatches(ctx, bus.ConsumerCritic, bus.PinAddedFilter, batching, s.handleBatch, bus.FactsEncoded())
 	s.giveBackAll()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("critic: consume %s: %w", bus.PinAddedFilter, err)
@@ -125,27 +126,49 @@ func (s *Service) Run(ctx context.Context) error {
 
 // handle revalidates one pin.added event; an error naks it for redelivery.
 func (s *Service) handle(ctx context.Context, ev *evidencev1.SessionEvent) error {
-	pe := ev.GetPin()
-	if pe == nil || pe.GetPin() == nil || pe.GetKind() != evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED {
-		return nil
+	return s.handleBatch(ctx, []bus.Delivery{{Ctx: ctx, Event: ev}})[0]
+}
+
+// handleBatch revalidates a batch of pin.added events, each session's pins
+// together (revalidateBatch) in stream order; the result of each event is
+// its session's (an error naks it for redelivery).
+func (s *Service) handleBatch(ctx context.Context, batch []bus.Delivery) []error {
+	errs := make([]error, len(batch))
+	var sessions []string
+	bySession := map[string][]toJudge{}
+	at := map[string][]int{}
+	for i, d := range batch {
+		ev := d.Event
+		pe := ev.GetPin()
+		if pe == nil || pe.GetPin() == nil || pe.GetKind() != evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED {
+			continue
+		}
+		session := sessionOf(pe)
+		pin := pe.GetPin()
+		if session == "" || pin.GetId() == "" {
+			s.log.WarnContext(d.Ctx, "critic: pin event without session or pin id ignored", "seq", ev.GetSequence())
+			continue
+		}
+		if pin.GetSessionId() == "" {
+			pin.SessionId = session
+		}
+		if _, ok := bySession[session]; !ok {
+			sessions = append(sessions, session)
+		}
+		bySession[session] = append(bySession[session], toJudge{ctx: d.Ctx, pin: pin})
+		at[session] = append(at[session], i)
 	}
-	session := sessionOf(pe)
-	pin := pe.GetPin()
-	if session == "" || pin.GetId() == "" {
-		s.log.WarnContext(ctx, "critic: pin event without session or pin id ignored", "seq", ev.GetSequence())
-		return nil
+	for _, session := range sessions {
+		err := s.revalidateBatch(ctx, session, bySession[session])
+		if err == nil {
+			continue
+		}
+		s.log.WarnContext(ctx, "critic: revalidation failed; will retry", "session", session, "pins", len(at[session]), "err", err)
+		for _, i := range at[session] {
+			errs[i] = err
+		}
 	}
-	if pin.GetSessionId() == "" {
-		pin.SessionId = session
-	}
-	out, contradicted, err := s.revalidate(ctx, session, pin.GetId(), pin, true)
-	if err != nil {
-		s.log.WarnContext(ctx, "critic: revalidation failed; will retry", "session", session, "pin", pin.GetId(), "err", err)
-		return err
-	}
-	s.log.DebugContext(ctx, "critic: pin revalidated", "session", session, "pin", out.GetId(),
-		"status", out.GetValidationStatus().String(), "role", out.GetCausalRole().String(), "contradicted", len(contradicted))
-	return nil
+	return errs
 }
 
 // RevalidatePin runs delta revalidation of one pin synchronously.
