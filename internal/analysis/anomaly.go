@@ -60,6 +60,26 @@ func (c *candidate) transientOnly() bool {
 	return true
 }
 
+// failed reports whether anything of the candidate failed: an error line,
+// a Warning event, a restart, an unready or failed pod, an abnormal
+// condition, a database event, or an error or latency series that moved.
+func (c *candidate) failed() bool {
+	if len(c.errLines) > 0 || c.restarts > 0 || len(c.notReady) > 0 || len(c.badPods) > 0 || len(c.conditions) > 0 || len(c.dbEvents) > 0 {
+		return true
+	}
+	for _, e := range c.events {
+		if strings.EqualFold(e.Type, "Warning") {
+			return true
+		}
+	}
+	for _, ch := range c.changes {
+		if ch.kind == "errors" || ch.kind == "latency" {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *candidate) mark(kind string) {
 	if c.kinds == nil {
 		c.kinds = map[string]bool{}
@@ -1253,6 +1273,13 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		// No reading dominates, but one leads: name it as the most likely
 		// reading, with a low confidence and its competitors listed.
 		cv, tentative = votes[0], true
+	}
+	if cv.cat == catUnknown && !tentative && !top.failed() {
+		// No mechanism, and nothing of the entity failed (no error line,
+		// event, restart, unready pod, abnormal condition, error or
+		// latency series): its signals moved, which is no failure to
+		// explain; the reading of health stands.
+		return Finding{}, false
 	}
 	f.Category = cv.cat
 	placement := ""
