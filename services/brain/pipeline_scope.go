@@ -38,7 +38,19 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 		return "", nil
 	}
 	if a.GetNamespace() != "" {
-		return s.resolveNamedPods(ctx, st)
+		empty, err := s.emptyNamespace(ctx, st)
+		if err != nil || !empty {
+			if err != nil {
+				return "", err
+			}
+			return s.resolveNamedPods(ctx, st)
+		}
+		// A namespace with no pod at all is the alerting tool's own
+		// (a Sensu or Grafana tenancy namespace), not where the target
+		// runs: the target is resolved cluster-wide, and the alert keeps
+		// its namespace when nothing matches.
+		a = proto.CloneOf(a)
+		a.Namespace = ""
 	}
 	kind := strings.ToLower(a.GetResourceKind())
 	if strings.HasPrefix(kind, "db") || kind == "database" {
@@ -69,6 +81,10 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 		return "namespace unknown; " + why, nil
 	}
 	na := proto.CloneOf(a)
+	note := ""
+	if orig := st.rec.GetAlert().GetNamespace(); orig != "" && orig != ns {
+		note = fmt.Sprintf("; the alert's namespace %s has no pods", orig)
+	}
 	na.Namespace = ns
 	if na.GetService() == "" && svc != "" && !fromText {
 		// Only a name the alert gives as a label becomes its service; a
@@ -79,7 +95,20 @@ func (s *Service) resolveScope(ctx context.Context, st *invState) (string, error
 			na.ResourceKind, na.ResourceName = "service", svc
 		}
 	}
-	return st.adoptResolved(na, fmt.Sprintf("namespace=%s (%s, pin %s)", ns, why, pin)), nil
+	return st.adoptResolved(na, fmt.Sprintf("namespace=%s (%s, pin %s%s)", ns, why, pin, note)), nil
+}
+
+// emptyNamespace reports whether the alert's namespace holds no pod at all
+// (listed, and empty); false when it cannot be listed.
+func (s *Service) emptyNamespace(ctx context.Context, st *invState) (bool, error) {
+	if !s.canListPods(ctx, st) {
+		return false, nil
+	}
+	pods, _, listed, err := s.resolvePods(ctx, st, st.rec.GetAlert().GetNamespace())
+	if err != nil || !listed {
+		return false, err
+	}
+	return len(pods) == 0, nil
 }
 
 // adoptResolved makes na the investigation's alert, its resolution noted

@@ -158,23 +158,62 @@ func TestResolveUnknownService(t *testing.T) {
 	}
 }
 
+// An alert whose namespace holds no pod (the alerting tool's own tenancy
+// namespace) is resolved cluster-wide: the namespace of the pods its names
+// match becomes its namespace; when none match it keeps its own.
+func TestResolveScopeOfAnEmptyNamespace(t *testing.T) {
+	h := podListingHarness(t, []facts.Pod{
+		{Namespace: "vending", Name: "telemetry-aggregator-7c9d-a1b2c", Workload: "telemetry-aggregator"},
+		{Namespace: "vending", Name: "machine-gateway-6c7d-x9y8z", Workload: "machine-gateway"},
+		{Namespace: "default", Name: "kubernetes-proxy-0", Workload: "kubernetes-proxy"},
+	})
+	for _, tc := range []struct {
+		name   string
+		alert  *investigationv1.Alert
+		wantNS string
+	}{
+		{"an empty namespace, the workload elsewhere", &investigationv1.Alert{AlertName: "ConsumerLag", Namespace: "sensu-prod", Service: "telemetry-aggregator"}, "vending"},
+		{"an empty namespace, nothing matches", &investigationv1.Alert{AlertName: "ConsumerLag", Namespace: "sensu-prod", Service: "ledger-sync"}, "sensu-prod"},
+		{"a namespace with pods", &investigationv1.Alert{AlertName: "ConsumerLag", Namespace: "default", Service: "telemetry-aggregator"}, "default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s-" + tc.name, Alert: tc.alert}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			if _, err := h.svc.resolveScope(testCtx(t), st); err != nil {
+				t.Fatal(err)
+			}
+			if got := st.rec.GetAlert().GetNamespace(); got != tc.wantNS {
+				t.Errorf("namespace %q, want %q", got, tc.wantNS)
+			}
+		})
+	}
+}
+
 // podListingHarness is a harness whose tools list pods: every list_pods
 // call answers with pods.
 func podListingHarness(t *testing.T, pods []facts.Pod) *harness {
 	t.Helper()
 	h := newHarness(t, harnessOpts{})
 	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentListPods, ParamsSchema: []*evidencev1.ToolParam{{Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
-	m, err := facts.Put(nil, facts.KeyPods, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, err := facts.ToStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h.tools.exec = func(_ context.Context, req *toolsv1.ExecuteToolRequest, _ int) (*toolsv1.ExecuteToolResponse, error) {
 		if req.GetIntent() != intentListPods {
 			return nil, nil
+		}
+		// The pods of the namespace asked for ("all": every one).
+		ns := req.GetParams().GetFields()["namespace"].GetStringValue()
+		var in []facts.Pod
+		for _, p := range pods {
+			if ns == "" || ns == "all" || p.Namespace == ns {
+				in = append(in, p)
+			}
+		}
+		m, err := facts.Put(nil, facts.KeyPods, in)
+		if err != nil {
+			return nil, err
+		}
+		md, err := facts.ToStruct(m)
+		if err != nil {
+			return nil, err
 		}
 		return &toolsv1.ExecuteToolResponse{Result: &evidencev1.ToolResult{Success: true, Intent: intentListPods},
 			Pin: &evidencev1.EvidencePin{Id: "pin-pods", SourceTool: intentListPods, Success: true, Version: 1, Metadata: md}}, nil
