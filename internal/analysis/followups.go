@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rcamesh/rcamesh/internal/signal"
 	"github.com/rcamesh/rcamesh/internal/target"
@@ -65,8 +68,14 @@ const (
 
 // dnsFollowUps: a cluster-local name (service/<ns>/<name>, from
 // <name>.<ns>.svc...) that does not resolve: the cluster DNS server's own
-// logs and configuration are the next evidence, and nothing else follows.
-func dnsFollowUps(_ *Evidence, f Finding) ([]FollowUp, bool) {
+// logs and configuration are the next evidence, and nothing else follows;
+// an outside host's name: what its provider and others say of it.
+func dnsFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
+	if strings.HasPrefix(f.Entity, "host/") {
+		// A public name that does not resolve is its provider's failure
+		// (its domain, its DNS): a dependency's follow-ups.
+		return dependencyFollowUps(ev, f)
+	}
 	if !strings.HasPrefix(f.Entity, "service/") || strings.Count(f.Entity, "/") != 2 {
 		return nil, false
 	}
@@ -259,4 +268,44 @@ func (r Result) RefusedStatus() string {
 		}
 	}
 	return code
+}
+
+// maxProviderLines bounds the lines of other systems quoted about a
+// failing outside provider.
+const maxProviderLines = 2
+
+// providerContext adds to f, a failure of the outside host host, what
+// other systems than its callers logged about the host or its provider
+// (a registrar's or a watcher's record, a vendor notice) around the
+// failure, not an error of a caller: at most maxProviderLines lines, one
+// per template, nearest the onset first, each a claim quoted as data.
+func (ev *Evidence) providerContext(f *Finding, host string, callers []string, onset time.Time) {
+	p := providerName(host)
+	if p == "" || onset.IsZero() {
+		return
+	}
+	names := []string{strings.ToLower(host), strings.ToLower(p)}
+	type cand struct {
+		l   LogLine
+		gap time.Duration
+	}
+	var cs []cand
+	seen := map[string]bool{}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || slices.ContainsFunc(callers, func(c string) bool { return strings.EqualFold(c, l.Service) }) {
+			continue
+		}
+		if l.Timestamp.Before(onset.Add(-contextLookBack)) || l.Timestamp.After(onset.Add(contextAfter)) {
+			continue
+		}
+		m := strings.ToLower(l.Message)
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(m, n) }) || !firstOfTemplate(seen, l.Message) {
+			continue
+		}
+		cs = append(cs, cand{l, absDur(onset.Sub(*l.Timestamp))})
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].gap < cs[j].gap })
+	for _, c := range cs[:min(maxProviderLines, len(cs))] {
+		f.validated(fmt.Sprintf("What %s logged about %s (%s): %s", logOrigin(c.l), p, hhmm(c.l.Timestamp), quote(c.l.Message)), c.l.Cite)
+	}
 }
