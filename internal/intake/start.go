@@ -21,7 +21,7 @@ var (
 	reStartField   = regexp.MustCompile(`(?i)(start|since|fired|trigger|creat|opened|began|begin|first|raised|detected|changed|onset)`)
 	reEndField     = regexp.MustCompile(`(?i)(resolv|ended|end_?time|ends|closed|recover|clear|expir)`)
 	reLaterField   = regexp.MustCompile(`(?i)(updat|last|sent|modif|ack|notif|received|delivered|next)`)
-	reTimeField    = regexp.MustCompile(`(?i)(time|date|stamp|_at$|[a-z]At$|^at$|when|since|^(started|began|opened|created|fired|triggered|raised|detected)$)`)
+	reTimeField    = regexp.MustCompile(`(?i)(time|date|stamp|_at$|[a-z]At$|^at$|when|since|^(start|started|began|opened|created|fired|triggered|raised|detected)$)`)
 	reNotTimeField = regexp.MustCompile(`(?i)(zone|offset|out$|duration|interval|period|window|ttl|timeout|elapsed|ms$|seconds$|count)`)
 )
 

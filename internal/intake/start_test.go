@@ -25,6 +25,7 @@ func TestInferStart(t *testing.T) {
 		{"numeric offset", map[string]any{"long_date_time": "2027-04-02 07:15:00 +0100"}, true},
 		{"since beats sent", map[string]any{"alert_sent_at": "2027-04-02T06:20:00Z", "down_since": "2027-04-02T06:15:00Z"}, true},
 		{"bare start word", map[string]any{"started": "2027-04-02T06:15:00Z", "resolved_at": "2027-04-02T06:10:00Z"}, true},
+		{"a field named start in epoch milliseconds, beside its end", map[string]any{"start": float64(want.UnixMilli()), "end": float64(want.Add(time.Hour).UnixMilli())}, true},
 		{"a count named like a time is not an epoch", map[string]any{"time": float64(42)}, false},
 		{"an end time alone is no start", map[string]any{"resolved_at": "2027-04-02T06:15:00Z"}, false},
 		{"an unknown zone name is not trusted", map[string]any{"time": "2027-04-02 06:15:00 PDT"}, false},

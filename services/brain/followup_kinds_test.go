@@ -12,3 +12,22 @@ func TestManagedObjectKind(t *testing.T) {
 		}
 	}
 }
+
+// A workload named as one variant of an application (a blue-green colour,
+// a canary, a version) has the application's name as the base its records
+// use; another name has none.
+func TestVariantBase(t *testing.T) {
+	for name, want := range map[string]string{
+		"ice-schedule-blue":   "ice-schedule",
+		"fare-engine-canary":  "fare-engine",
+		"Quote-API-Green":     "quote-api",
+		"ledger-writer-v2":    "ledger-writer",
+		"checkout-blue":       "", // the base would be one word, too vague to search
+		"payment-api":         "",
+		"blue-green-switcher": "",
+	} {
+		if got := variantBase(name); got != want {
+			t.Errorf("variantBase(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package brain
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -149,13 +150,28 @@ func (s *Service) contextSearches(ctx context.Context, st *invState, ent string)
 		name = st.rec.GetAlert().GetService()
 	}
 	var out []pendingCall
-	for _, n := range []string{name, alertNameOf(st.rec.GetAlert())} {
+	for _, n := range []string{name, variantBase(name), alertNameOf(st.rec.GetAlert())} {
 		if len(n) < 4 || len(out) > 0 && strings.EqualFold(n, name) {
 			continue
 		}
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(n, contextLookback))...)
 	}
 	return out
+}
+
+// reVariantSuffix: the last word of a workload name that marks one variant
+// of an application (a blue-green colour, a canary, a version).
+var reVariantSuffix = regexp.MustCompile(`^(.+-.+)-(blue|green|canary|stable|primary|secondary|shadow|preview|v\d+)$`)
+
+// variantBase is the application a variant's workload name belongs to
+// (ice-schedule of ice-schedule-blue): records of a release or a cutover
+// name the application and its variants in words of their own. "" when
+// the name marks no variant.
+func variantBase(name string) string {
+	if m := reVariantSuffix.FindStringSubmatch(strings.ToLower(name)); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // clusterEvents is a healthy reading's call for what the cluster did
