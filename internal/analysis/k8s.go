@@ -516,7 +516,13 @@ func classifyLogs(lines []LogLine) (logCause, bool) {
 		case depLogRe.MatchString(l.Message):
 			c = logCause{catDependency, "dependency", l}
 		default:
-			continue
+			// Any other mechanism the cause-to-effect table reads (a limit
+			// exhausted, a node fault, bad input data).
+			f, ok := familyOf(l.Message)
+			if !ok {
+				continue
+			}
+			c = logCause{f.cat, strings.ToLower(strings.TrimPrefix(f.cat.String(), "ROOT_CAUSE_CATEGORY_")), l}
 		}
 		// On a tie, a record's header (it carries the time) over a
 		// continuation line of a stack dump ("[signal SIGSEGV ...]",

@@ -107,7 +107,7 @@ func buildEnvironmentOnly(c facts.Commit) bool {
 func (ev *Evidence) announcedChanges() []changeRef {
 	var out []changeRef
 	for _, l := range ev.Logs {
-		if l.Timestamp == nil || isErrorLog(l.LogLine) || !reChangeAnnouncement.MatchString(l.Message) {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || !announcesChange(l.Message) {
 			continue
 		}
 		kind := changeKindOf(l.Message)
@@ -128,6 +128,16 @@ var (
 	// reParameterGroup: the parameter group a database event names.
 	reParameterGroup = regexp.MustCompile(`(?i)\bparameter group ([A-Za-z0-9][A-Za-z0-9._-]*)`)
 )
+
+// reAlarmRaised: a system reporting an alarm, alert or error of its own
+// ("alarm raised alarm=NOSPACE"): a symptom, not a change anyone made.
+var reAlarmRaised = regexp.MustCompile(`(?i)\b(alarms?|alerts?|exceptions?|errors?|warnings?|incidents?)\s+(raised|triggered|fired)\b|\b(raised|triggered|fired)\s+(an?\s+)?(alarm|alert|exception|error|warning|incident)\b`)
+
+// announcesChange: text announces a change someone or something made, not
+// an alarm a system raised.
+func announcesChange(text string) bool {
+	return reChangeAnnouncement.MatchString(text) && !reAlarmRaised.MatchString(text)
+}
 
 // dbEventChanges are the changes a managed database's own events record
 // (a parameter group's modification applied at a reboot, an instance

@@ -17,10 +17,12 @@ func TestChangeKinds(t *testing.T) {
 		{"supplier feed prices_0600.csv loaded (41k rows)", changeData},
 		{"hpa maxReplicas lowered from 12 to 4", changeCapacity},
 		{"GET /healthz 200", ""},
+		// An alarm a system raises is a symptom, not a change.
+		{"alarm raised alarm=NOSPACE from=etcd-0 quota 8GiB", ""},
 	}
 	for _, tc := range tests {
 		got := ""
-		if reChangeAnnouncement.MatchString(tc.text) {
+		if announcesChange(tc.text) {
 			got = changeKindOf(tc.text)
 		}
 		if got != tc.want {

@@ -145,6 +145,11 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"SQLSTATE[HY000] [1045] Access denied for user 'app'@'10.0.3.7' (using password: YES)", catConfig},
 		{"amqp: ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN", catConfig},
 		{"upload failed: invalid access key for bucket exports", catConfig},
+		// No source port left to connect from is a capacity limit; an
+		// address a server cannot bind is a setting.
+		{`dial tcp 10.12.0.44:0->52.66.14.201:443: connect: cannot assign requested address`, catResource},
+		{"listen tcp 10.9.9.9:8080: bind: cannot assign requested address", catConfig},
+		{`etcdserver: mvcc: database space exceeded`, catResource},
 		// A deadlock the runtime or the database reports is the code's.
 		{"Found one Java-level deadlock:", catCode},
 		{"ERROR: deadlock detected", catCode},
