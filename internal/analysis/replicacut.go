@@ -32,10 +32,43 @@ const cutRatio = 0.5
 // minCutFrom: a cut needs at least this many replicas before it.
 const minCutFrom = 3
 
-// isCut reports whether a count going from before to after is a cut.
-func isCut(before, after float64) bool {
-	return before >= minCutFrom && after >= 1 && after <= cutRatio*before
+// isCut reports whether a count going from before to after is a cut; to
+// zero only when toZero (a workload's desired count, or a ReplicaSet no
+// rollout replaced).
+func isCut(before, after float64, toZero bool) bool {
+	if after < 1 {
+		return toZero && before >= 1 && after == 0
+	}
+	return before >= minCutFrom && after <= cutRatio*before
 }
+
+// scaledUpBeside reports whether the deployment controller scaled up
+// another ReplicaSet of workload within rolloutBeside of at: the cut of
+// the old one is then a rollout's step.
+func (ev *Evidence) scaledUpBeside(namespace, workload string, at *time.Time) bool {
+	for _, e := range ev.Events {
+		m := reScaledUp.FindStringSubmatch(e.Message)
+		if m == nil || e.Namespace != namespace || facts.ReplicaSetDeployment(m[1]) != workload {
+			continue
+		}
+		t := e.FirstSeen
+		if t == nil {
+			t = e.LastSeen
+		}
+		if t != nil && at != nil && absDur(t.Sub(*at)) <= rolloutBeside {
+			return true
+		}
+	}
+	return false
+}
+
+// reScaledUp: the deployment controller's event when it scales a
+// ReplicaSet up.
+var reScaledUp = regexp.MustCompile(`(?i)\bscaled up replica set (\S+)`)
+
+// rolloutBeside: a scale-up this close to a ReplicaSet's scale-down is the
+// same rollout.
+const rolloutBeside = 10 * time.Minute
 
 // replicaCuts are the ledger rows of replica cuts: from the deployment
 // controller's ScalingReplicaSet events and from desired-replica series
@@ -70,9 +103,6 @@ func (ev *Evidence) replicaCuts() []changeRef {
 		}
 		f, _ := strconv.ParseFloat(from, 64)
 		t, _ := strconv.ParseFloat(to, 64)
-		if !isCut(f, t) {
-			continue
-		}
 		workload := e.InvolvedName
 		if !strings.EqualFold(e.InvolvedKind, "Deployment") || workload == "" {
 			workload = facts.ReplicaSetDeployment(m[1])
@@ -81,6 +111,9 @@ func (ev *Evidence) replicaCuts() []changeRef {
 		if at == nil {
 			at = e.LastSeen
 		}
+		if !isCut(f, t, !ev.scaledUpBeside(e.Namespace, workload, at)) {
+			continue
+		}
 		add(e.Namespace, workload, f, t, at, quote(e.Reason+": "+e.Message), e.Cite)
 	}
 	for _, s := range ev.Series {
@@ -88,7 +121,7 @@ func (ev *Evidence) replicaCuts() []changeRef {
 		if !strings.HasSuffix(n, "spec_replicas") && n != "kube_statefulset_replicas" {
 			continue
 		}
-		if s.OnsetAt == nil || !isCut(s.Baseline, s.Latest) {
+		if s.OnsetAt == nil || !isCut(s.Baseline, s.Latest, true) {
 			continue
 		}
 		workload := labelOf(s.Series, "deployment", "statefulset")
@@ -96,6 +129,9 @@ func (ev *Evidence) replicaCuts() []changeRef {
 	}
 	return out
 }
+
+// reBacklog: a lead about work waiting (a queue, a backlog, a lag).
+var reBacklog = regexp.MustCompile(`(?i)\b(queue|backlog|lag|messages?_ready|pending|unacked)`)
 
 // ModeReplicaCut: a capacity failure of a workload whose replicas were cut
 // before the onset.
@@ -128,12 +164,15 @@ func (ev *Evidence) cutChange(lead Finding, sc changeScan) (Finding, bool) {
 		onset = sc.onset
 	}
 	_, leadName := splitEntity(lead.Entity)
+	backlog := reBacklog.MatchString(lead.Statement)
 	var best *changeRef
 	for _, r := range ev.replicaCuts() {
 		if r.unrelated || r.at.After(onset.Add(time.Minute)) || onset.Sub(*r.at) > changeVoteWindow {
 			continue
 		}
-		if !strings.EqualFold(r.service, leadName) && !namesTarget(r.service, ev.targetNames()) {
+		if !strings.EqualFold(r.service, leadName) && !namesTarget(r.service, ev.targetNames()) && !(backlog && r.at != nil) {
+			// A backlog that grows is its consumer's: a cut of a workload
+			// in the alert's scope explains it too.
 			continue
 		}
 		if ev.demandRose(r.service) {

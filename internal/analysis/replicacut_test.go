@@ -40,7 +40,10 @@ func TestCutChange(t *testing.T) {
 		{"desired replicas series", nil, []Series{{Series: facts.Series{Name: "kube_deployment_spec_replicas", Labels: map[string]string{"deployment": "ledger-api", "namespace": "books"},
 			Baseline: 10, Latest: 4, Shape: "drop", OnsetAt: at(11)}}}, true, "from 10 to 4"},
 		{"a rolling update's step", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 9 from 12", at(12))}, nil, false, ""},
-		{"a rollout's old ReplicaSet to zero", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 0 from 12", at(12))}, nil, false, ""},
+		{"a rollout's old ReplicaSet to zero", []Event{event("books", "Scaled up replica set ledger-api-7a8b9c0d1f to 12", at(10)), event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 0 from 12", at(12))}, nil, false, ""},
+		{"scaled to zero with no rollout", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 0 from 2", at(12))}, nil, true, "from 2 to 0"},
+		{"desired replicas series to zero", nil, []Series{{Series: facts.Series{Name: "kube_deployment_spec_replicas", Labels: map[string]string{"deployment": "ledger-api", "namespace": "books"},
+			Baseline: 2, Latest: 0, Shape: "drop", OnsetAt: at(11)}}}, true, "from 2 to 0"},
 		{"after the onset", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 2 from 12", at(25))}, nil, false, ""},
 		{"another namespace", []Event{event("archive", "Scaled down replica set ledger-api-6f7d8c9b5 to 2 from 12", at(12))}, nil, false, ""},
 		{"demand doubled", []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 2 from 12", at(12))},
@@ -70,6 +73,16 @@ func TestCutChange(t *testing.T) {
 				t.Errorf("the finding must explain the capacity lead (%s)", lead.Mode)
 			}
 		})
+	}
+	// A backlog that grows on a broker is its consumer's: a cut of a
+	// workload in the alert's scope explains it, though the lead is the
+	// broker's.
+	backlog := Finding{Mode: ModeAnomaly, Category: catResource, Score: 0.6, Entity: "deployment/books/broker",
+		Statement: "queue ledger.entries of broker keeps growing: messages_ready from 40 to 950000"}
+	bev := NewEvidence(&investigationv1.Alert{AlertName: "LedgerBacklog", Namespace: "books", Service: "ledger-api", StartsAt: timestamppb.New(alertAt)}, nil)
+	bev.Events = []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 0 from 2", at(12))}
+	if f, ok := bev.cutChange(backlog, changeScan{at: alertAt, onset: *at(18), hasOnset: true}); !ok || f.Entity != "deployment/books/ledger-api" {
+		t.Errorf("backlog lead: %v %q, want the consumer's cut", ok, f.Entity)
 	}
 	notCapacity := lead
 	notCapacity.Category = catCode
