@@ -731,6 +731,11 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	if node, bad, fine, ok := ev.confinedNode(top); ok {
 		add(catInfra, 3, "", fmt.Sprintf("the failing pods (%s) all run on node %s; its pods on %s are fine", joinNames(bad), node, plural(fine, "other node", "other nodes")), "placement")
 	}
+	// Placement over node groups: the failing pods all run on nodes that
+	// run other software than the nodes of its fine pods (nodegroup.go).
+	if key, bad, fine, pods, ok := ev.confinedNodeGroup(top); ok {
+		add(catInfra, 4, "", nodeGroupWhy(key, bad, fine, pods), "placement")
+	}
 	// Node: a node-level candidate is infrastructure.
 	if top.kind == "node" {
 		add(catInfra, 3, "", "the abnormal signals are confined to one node", "topology")

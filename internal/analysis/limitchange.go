@@ -325,6 +325,9 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 // (contract.go), a replica cut before a saturation (replicacut.go), a
 // release whose code names the failure's mechanism.
 func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
+	if f, ok := ev.nodeGroupRow(lead); ok {
+		return f, true
+	}
 	if f, ok := ev.nodeHolder(lead, sc); ok {
 		return f, true
 	}

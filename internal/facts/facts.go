@@ -129,6 +129,9 @@ type Node struct {
 	Allocatable   map[string]string `json:"allocatable,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
 	InstanceType  string            `json:"instance_type,omitempty"`
+	// Software is what the node runs, from its status' node info: the OS
+	// image, kernel, container runtime and kubelet versions.
+	Software map[string]string `json:"software,omitempty"`
 }
 
 // Deployment is the rollout state of a workload.

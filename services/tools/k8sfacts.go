@@ -280,6 +280,15 @@ func nodeFact(n *corev1.Node) facts.Node {
 		Capacity:      quantities(n.Status.Capacity),
 		Allocatable:   quantities(n.Status.Allocatable),
 	}
+	ni := n.Status.NodeInfo
+	for k, v := range map[string]string{"os_image": ni.OSImage, "kernel": ni.KernelVersion, "container_runtime": ni.ContainerRuntimeVersion, "kubelet": ni.KubeletVersion} {
+		if v != "" {
+			if f.Software == nil {
+				f.Software = map[string]string{}
+			}
+			f.Software[k] = v
+		}
+	}
 	for _, c := range n.Status.Conditions {
 		f.Conditions = append(f.Conditions, facts.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
