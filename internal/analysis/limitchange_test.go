@@ -150,6 +150,7 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{`dial tcp 10.12.0.44:0->52.66.14.201:443: connect: cannot assign requested address`, catResource},
 		{"listen tcp 10.9.9.9:8080: bind: cannot assign requested address", catConfig},
 		{`etcdserver: mvcc: database space exceeded`, catResource},
+		{"ERROR insert batch failed: out of shared memory (SQLSTATE 53200)", catResource},
 		// A deadlock the runtime or the database reports is the code's.
 		{"Found one Java-level deadlock:", catCode},
 		{"ERROR: deadlock detected", catCode},

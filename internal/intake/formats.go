@@ -343,12 +343,59 @@ func parseGrafanaLegacy(obj map[string]any) ([]*investigationv1.Alert, error) {
 	if u := str(obj["ruleUrl"]); u != "" {
 		a.Annotations["rule_url"] = u
 	}
+	// The series that matched the rule carry their own labels: those every
+	// match agrees on name the target (a service, a pod) too.
+	if a.Labels == nil {
+		a.Labels = map[string]string{}
+	}
+	var matches []map[string]string
+	var metrics []string
+	if ms, ok := obj["evalMatches"].([]any); ok {
+		for _, m := range ms {
+			mm, ok := m.(map[string]any)
+			if !ok {
+				continue
+			}
+			matches = append(matches, strMap(mm["tags"]))
+			if n := str(mm["metric"]); n != "" {
+				metrics = append(metrics, n+"="+str(mm["value"]))
+			}
+		}
+	}
+	for k, v := range commonValues(matches) {
+		setMissing(a.Labels, k, v)
+	}
+	if len(metrics) > 0 {
+		a.Annotations["eval_matches"] = strings.Join(metrics, ", ")
+	}
 	a.Severity = a.Labels["severity"]
 	a.Resolved = isResolvedState(a.State)
 	if a.AlertName == "" {
 		return nil, fmt.Errorf("%w: grafana legacy alert needs ruleName or title", ErrBadFormat)
 	}
 	return []*investigationv1.Alert{a}, nil
+}
+
+// commonValues are the key/value pairs every one of ms has (none of ms
+// empty).
+func commonValues(ms []map[string]string) map[string]string {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range ms[0] {
+		same := v != ""
+		for _, m := range ms[1:] {
+			if m[k] != v {
+				same = false
+				break
+			}
+		}
+		if same {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // ---- Datadog webhook ----
