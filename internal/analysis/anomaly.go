@@ -791,7 +791,8 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	}
 	// A non-release change close before the onset votes for its kind's
 	// category (config, infra, data): the cause side of the table.
-	if change != nil && !change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) <= changeVoteWindow && onset.Sub(*change.at) >= -time.Minute {
+	if change != nil && !change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) <= changeVoteWindow && onset.Sub(*change.at) >= -time.Minute &&
+		!(change.cut && !top.failed()) { // a cut nothing failed after is a scale-down, planned or not, not a fault
 		if cat, why, ok := changeVote(change.kind); ok {
 			add(cat, changeWeight(change, *onset, top), change.text, why, "changes")
 		}

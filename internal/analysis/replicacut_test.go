@@ -92,3 +92,21 @@ func TestCutChange(t *testing.T) {
 		t.Error("a code defect lead was promoted to a replica cut")
 	}
 }
+
+// A cut nothing failed after (a scale-down, planned or not) votes for no
+// category; the same cut before errors votes configuration.
+func TestCutWithoutFailureVotesNothing(t *testing.T) {
+	at := time.Date(2027, 3, 4, 21, 0, 0, 0, time.UTC)
+	onset := at.Add(time.Minute)
+	cut := &changeRef{text: "capacity change: replicas of scoring cut from 3 to 0", at: &at, kind: changeCapacity, cut: true, entity: "deployment/fence/scoring", service: "scoring"}
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "ScoringDown", Namespace: "fence", Service: "scoring"}, nil)
+	quiet := &candidate{kind: "workload", name: "scoring", entity: "deployment/fence/scoring"}
+	if best, votes := ev.inferCategory(quiet, cut, &onset); best.cat != catUnknown {
+		t.Errorf("a cut nothing failed after: %v (%+v), want no category", best.cat, votes)
+	}
+	failing := &candidate{kind: "workload", name: "scoring", entity: "deployment/fence/scoring",
+		errLines: []LogLine{{LogLine: facts.LogLine{Service: "scoring", Level: "ERROR", Message: "POST /bouts 503 no healthy upstream"}}}}
+	if best, votes := ev.inferCategory(failing, cut, &onset); best.cat != catConfig {
+		t.Errorf("a cut before errors: %v (%+v), want configuration", best.cat, votes)
+	}
+}
