@@ -199,6 +199,17 @@ func (ev *Evidence) ownAccount(at time.Time) []LogLine {
 	if len(names) == 0 {
 		return nil
 	}
+	out := ev.nearestLines(at, ownAccountBefore, 2, func(l LogLine) bool {
+		return l.Message != "" && logLevel(l.LogLine) != "WARN" && (l.Service != "" || l.Pod != "") && ownLine(l, names) && !reRequestLine.MatchString(l.Message)
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
+	return out
+}
+
+// nearestLines are the non-error log lines from before to contextAfter
+// around at that keep accepts, one per message template, the n nearest at
+// first.
+func (ev *Evidence) nearestLines(at time.Time, before time.Duration, n int, keep func(LogLine) bool) []LogLine {
 	type cand struct {
 		l   LogLine
 		gap time.Duration
@@ -206,27 +217,20 @@ func (ev *Evidence) ownAccount(at time.Time) []LogLine {
 	var cs []cand
 	seen := map[string]bool{}
 	for _, l := range ev.Logs {
-		if l.Timestamp == nil || l.Message == "" || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" {
-			continue
-		}
-		if l.Service == "" && l.Pod == "" || !ownLine(l, names) || reRequestLine.MatchString(l.Message) {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || !keep(l) {
 			continue
 		}
 		t := *l.Timestamp
-		if t.Before(at.Add(-ownAccountBefore)) || t.After(at.Add(contextAfter)) {
-			continue
-		}
-		if !firstOfTemplate(seen, l.Message) {
+		if t.Before(at.Add(-before)) || t.After(at.Add(contextAfter)) || !firstOfTemplate(seen, l.Message) {
 			continue
 		}
 		cs = append(cs, cand{l: l, gap: absDur(at.Sub(t))})
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].gap < cs[j].gap })
 	var out []LogLine
-	for _, c := range cs[:min(2, len(cs))] {
+	for _, c := range cs[:min(n, len(cs))] {
 		out = append(out, c.l)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
 	return out
 }
 

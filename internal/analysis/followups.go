@@ -285,27 +285,12 @@ func (ev *Evidence) providerContext(f *Finding, host string, callers []string, o
 		return
 	}
 	names := []string{strings.ToLower(host), strings.ToLower(p)}
-	type cand struct {
-		l   LogLine
-		gap time.Duration
-	}
-	var cs []cand
-	seen := map[string]bool{}
-	for _, l := range ev.Logs {
-		if l.Timestamp == nil || isErrorLog(l.LogLine) || slices.ContainsFunc(callers, func(c string) bool { return strings.EqualFold(c, l.Service) }) {
-			continue
-		}
-		if l.Timestamp.Before(onset.Add(-contextLookBack)) || l.Timestamp.After(onset.Add(contextAfter)) {
-			continue
-		}
+	lines := ev.nearestLines(onset, contextLookBack, maxProviderLines, func(l LogLine) bool {
 		m := strings.ToLower(l.Message)
-		if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(m, n) }) || !firstOfTemplate(seen, l.Message) {
-			continue
-		}
-		cs = append(cs, cand{l, absDur(onset.Sub(*l.Timestamp))})
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].gap < cs[j].gap })
-	for _, c := range cs[:min(maxProviderLines, len(cs))] {
-		f.validated(fmt.Sprintf("What %s logged about %s (%s): %s", logOrigin(c.l), p, hhmm(c.l.Timestamp), quote(c.l.Message)), c.l.Cite)
+		return !slices.ContainsFunc(callers, func(c string) bool { return strings.EqualFold(c, l.Service) }) &&
+			slices.ContainsFunc(names, func(n string) bool { return strings.Contains(m, n) })
+	})
+	for _, l := range lines {
+		f.validated(fmt.Sprintf("What %s logged about %s (%s): %s", logOrigin(l), p, hhmm(l.Timestamp), quote(l.Message)), l.Cite)
 	}
 }
