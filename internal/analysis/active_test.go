@@ -230,25 +230,3 @@ func TestJobRetrySupersedesTheFailedAttempt(t *testing.T) {
 		t.Error("a failed Job pod with no successful retry was set aside")
 	}
 }
-
-// A workload whose only abnormal signal is a series that moved (not an
-// error or latency series) while nothing of it failed gives no fault to
-// explain when no mechanism reads it; the same series beside an error line
-// of the workload is a candidate.
-func TestNothingFailedIsNoAnomalyToExplain(t *testing.T) {
-	build := func(errLine bool) *Evidence {
-		ev := NewEvidence(&investigationv1.Alert{AlertName: "CatalogCacheEntries", Namespace: "shop", Service: "catalog"}, nil)
-		ev.Series = []Series{{Series: metric("catalog_cache_entries", map[string]string{"service": "catalog", "namespace": "shop"}, step(1000, 4000, 20, 10)...)}}
-		if errLine {
-			ts := t0.Add(12 * time.Minute)
-			ev.Logs = []LogLine{{LogLine: facts.LogLine{Timestamp: &ts, Namespace: "shop", Service: "catalog", Pod: "catalog-6d8f7c9b5-x2x9k", Level: "ERROR", Message: "catalog refresh step returned an unexpected answer"}}}
-		}
-		return ev
-	}
-	if f, ok := build(false).anomalySummary(nil); ok {
-		t.Errorf("a series that moved with nothing failed became a finding: %s %s", f.Category, f.Statement)
-	}
-	if _, ok := build(true).anomalySummary(nil); !ok {
-		t.Error("an error line of the workload beside the moved series gave no finding")
-	}
-}

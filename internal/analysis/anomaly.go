@@ -1280,13 +1280,6 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		// reading, with a low confidence and its competitors listed.
 		cv, tentative = votes[0], true
 	}
-	if cv.cat == catUnknown && !tentative && !top.failed() {
-		// No mechanism, and nothing of the entity failed (no error line,
-		// event, restart, unready pod, abnormal condition, error or
-		// latency series): its signals moved, which is no failure to
-		// explain; the reading of health stands.
-		return Finding{}, false
-	}
 	f.Category = cv.cat
 	placement := ""
 	if cv.cat == catInfra && cv.kinds["placement"] {
