@@ -642,16 +642,8 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	if top.kind == "workload" {
 		callers = []string{top.name}
 	}
-	{
-		for _, c := range callers {
-			for _, x := range ev.Series {
-				if demandSeries(x.Series, c) {
-					if r := riseOf(asRate(x.Series)); r.head > 0 && r.ratio >= 2 {
-						callerDemandRose = true
-					}
-				}
-			}
-		}
+	for _, c := range callers {
+		callerDemandRose = callerDemandRose || ev.demandRose(c)
 	}
 	classify := func(text string, w float64, kind string) {
 		f, ok := familyOf(text)
@@ -857,18 +849,8 @@ func (ev *Evidence) confinedNode(top *candidate) (node string, bad []string, fin
 		return "", nil, 0, false
 	}
 	nodeOf := ev.podNodes()
-	var mine []Pod
-	for _, p := range ev.Pods {
-		if p.Node != "" && (strings.EqualFold(firstNonEmptyStr(p.Workload, p.OwnerName), top.name) || strings.HasPrefix(p.Name, top.name+"-")) {
-			mine = append(mine, p)
-		}
-	}
-	failing := map[string]bool{}
-	for _, l := range top.errLines {
-		if l.Pod != "" {
-			failing[l.Pod] = true
-		}
-	}
+	mine := ev.placedPods(top.name)
+	failing := top.errorPods()
 	for _, ch := range top.changes {
 		if p := labelOf(ch.s.Series, "pod"); p != "" {
 			failing[p] = true
@@ -898,6 +880,28 @@ func (ev *Evidence) confinedNode(top *candidate) (node string, bad []string, fin
 	}
 	sort.Strings(bad)
 	return node, bad, len(others), true
+}
+
+// placedPods are the pods of the workload named name that run on a node.
+func (ev *Evidence) placedPods(name string) []Pod {
+	var out []Pod
+	for _, p := range ev.Pods {
+		if p.Node != "" && (strings.EqualFold(firstNonEmptyStr(p.Workload, p.OwnerName), name) || strings.HasPrefix(p.Name, name+"-")) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// errorPods are the pods the candidate's error lines come from.
+func (c *candidate) errorPods() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range c.errLines {
+		if l.Pod != "" {
+			out[l.Pod] = true
+		}
+	}
+	return out
 }
 
 // reDeadlockReport: a runtime's or a database's report of a deadlock
@@ -946,7 +950,10 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		return nil
 	}
 	var best, specific *changeRef
-	consider := func(r changeRef, same bool) {
+	// consider makes r the best change when it is later than the best so
+	// far; a change that wins ties (tie > 0) replaces a best that is no
+	// later than tie after it, unless it is unrelated.
+	consider := func(r changeRef, same bool, tie time.Duration) {
 		if r.at == nil || r.at.After(onset.Add(time.Minute)) || onset.Sub(*r.at) > changeLookback {
 			return
 		}
@@ -962,13 +969,17 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 			rr := r
 			specific = &rr
 		}
-		if best == nil || r.at.After(*best.at) {
+		later := best == nil || r.at.After(*best.at)
+		if tie > 0 && best != nil {
+			later = !r.unrelated && !best.at.After(r.at.Add(tie))
+		}
+		if later {
 			rr := r
 			best = &rr
 		}
 	}
 	for _, r := range ev.deployRefs(false) {
-		consider(r, r.service == "" || r.service == name)
+		consider(r, r.service == "" || r.service == name, 0)
 	}
 	for _, d := range ev.Deployments {
 		for _, rv := range d.RolloutHistory {
@@ -976,7 +987,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				continue
 			}
 			txt := fmt.Sprintf("rollout of deployment %s to revision %s (ReplicaSet %s, %s) at %s", d.Name, rv.Revision, rv.Name, strings.Join(rv.Images, ", "), hhmm(rv.CreatedAt))
-			consider(changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite, kind: changeCode, service: d.Name}, d.Name == name)
+			consider(changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite, kind: changeCode, service: d.Name}, d.Name == name, 0)
 		}
 	}
 	if best == nil {
@@ -985,27 +996,20 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				continue
 			}
 			txt := fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), hhmm(c.Timestamp))
-			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, commits: []Commit{c}}, c.Service == "" || c.Service == name)
+			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, commits: []Commit{c}}, c.Service == "" || c.Service == name, 0)
 		}
 	}
 	// Changes announced in logs (a flag flipped, a policy synced, a node
 	// drained, a file loaded) are in the ledger too; a release still wins
 	// when both are equally close.
 	for _, r := range append(ev.announcedChanges(), ev.objectChanges()...) {
-		consider(r, true) // replaces best only when strictly later: a release wins ties
+		consider(r, true, 0) // replaces best only when strictly later: a release wins ties
 	}
 	for _, r := range ev.replicaCuts() {
 		// A cut recorded in the same minute as a rollout is what the
 		// rollout's manifest set (an apply that also reset the count): the
-		// cut is the change that explains saturation.
-		prev := best
-		if best != nil && best.at != nil && r.at != nil && !best.at.After(r.at.Add(time.Minute)) {
-			best = nil
-		}
-		consider(r, r.service == name || name == "")
-		if best == nil || best.unrelated && prev != nil {
-			best = prev
-		}
+		// cut is the change that explains saturation, and wins the tie.
+		consider(r, r.service == name || name == "", time.Minute)
 	}
 	if specific != nil && (best == nil || len(sharedIdentifiers(best.text, symptoms)) == 0) {
 		return specific

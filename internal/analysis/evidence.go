@@ -156,6 +156,10 @@ type Evidence struct {
 	candidates []*candidate
 	scanOnce   sync.Once
 	alertScan  changeScan
+	// cuts caches replicaCuts (the nearest change and the cut row read
+	// them).
+	cutsOnce sync.Once
+	cuts     []changeRef
 }
 
 // NewEvidence decodes pins into an Evidence view. Pins from failed calls

@@ -274,15 +274,19 @@ func (r Result) RefusedStatus() string {
 // failing outside provider.
 const maxProviderLines = 2
 
-// providerContext adds to f, a failure of the outside host host, what
-// other systems than its callers logged about the host or its provider
-// (a registrar's or a watcher's record, a vendor notice) around the
-// failure, not an error of a caller: at most maxProviderLines lines, one
-// per template, nearest the onset first, each a claim quoted as data.
-func (ev *Evidence) providerContext(f *Finding, host string, callers []string, onset time.Time) {
+// providerContext adds to f, a failure of the outside host host that the
+// failing lines report, what other systems than their callers logged about
+// the host or its provider (a registrar's or a watcher's record, a vendor
+// notice) around the failure: at most maxProviderLines lines, one per
+// template, nearest the onset first, each a claim quoted as data.
+func (ev *Evidence) providerContext(f *Finding, host string, failing []LogLine, onset time.Time) {
 	p := providerName(host)
 	if p == "" || onset.IsZero() {
 		return
+	}
+	var callers []string
+	for _, l := range failing {
+		callers = appendUnique(callers, l.Service)
 	}
 	names := []string{strings.ToLower(host), strings.ToLower(p)}
 	lines := ev.nearestLines(onset, contextLookBack, maxProviderLines, func(l LogLine) bool {

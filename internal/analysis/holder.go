@@ -100,8 +100,8 @@ func (ev *Evidence) nodeUnderPressure(name string) bool {
 		if n.Name != name {
 			continue
 		}
-		for _, c := range n.Conditions {
-			if strings.HasSuffix(c.Type, "Pressure") && strings.EqualFold(c.Status, "True") {
+		for _, c := range nodePressures(n.Node) {
+			if strings.HasSuffix(c, "Pressure") {
 				return true
 			}
 		}

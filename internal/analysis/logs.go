@@ -131,11 +131,7 @@ func detectDNS(ev *Evidence) []Finding {
 			f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
 		}
 		if strings.HasPrefix(f.Entity, "host/") {
-			var callers []string
-			for _, l := range g.lines {
-				callers = appendUnique(callers, l.Service)
-			}
-			ev.providerContext(&f, h, callers, timeOf(first.Timestamp))
+			ev.providerContext(&f, h, g.lines, timeOf(first.Timestamp))
 		}
 		// Pods healthy: the failure is outside the pods.
 		var healthy, all []Pod
@@ -299,11 +295,7 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 				onset, _ = ev.incidentOnset()
 			}
 			ev.statusPageView(&f, host, onset)
-			var callers []string
-			for _, l := range g.lines {
-				callers = appendUnique(callers, l.Service)
-			}
-			ev.providerContext(&f, host, callers, onset)
+			ev.providerContext(&f, host, g.lines, onset)
 		}
 		f.inferred(fmt.Sprintf("%s is down, overloaded or unreachable from the callers", t))
 		f.Chain = []string{fmt.Sprintf("%s stops answering", t), "Callers' requests to it fail or time out", "Callers return errors to their clients"}

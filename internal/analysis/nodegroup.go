@@ -30,12 +30,7 @@ func (ev *Evidence) confinedNodeGroup(top *candidate) (key, bad, fine string, ba
 	for _, n := range ev.Nodes {
 		soft[n.Name] = n.Software
 	}
-	failing := map[string]bool{}
-	for _, l := range top.errLines {
-		if l.Pod != "" {
-			failing[l.Pod] = true
-		}
-	}
+	failing := top.errorPods()
 	for _, p := range top.badPods {
 		failing[p.Name] = true
 	}
@@ -49,8 +44,8 @@ func (ev *Evidence) confinedNodeGroup(top *candidate) (key, bad, fine string, ba
 		}
 	}
 	var finePods []string
-	for _, p := range ev.Pods {
-		if p.Node != "" && !failing[p.Name] && podHealthy(p.Pod) && (strings.EqualFold(firstNonEmptyStr(p.Workload, p.OwnerName), top.name) || strings.HasPrefix(p.Name, top.name+"-")) {
+	for _, p := range ev.placedPods(top.name) {
+		if !failing[p.Name] && podHealthy(p.Pod) {
 			finePods = append(finePods, p.Name)
 		}
 	}

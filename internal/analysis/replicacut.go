@@ -51,11 +51,7 @@ func (ev *Evidence) scaledUpBeside(namespace, workload string, at *time.Time) bo
 		if m == nil || e.Namespace != namespace || facts.ReplicaSetDeployment(m[1]) != workload {
 			continue
 		}
-		t := e.FirstSeen
-		if t == nil {
-			t = e.LastSeen
-		}
-		if t != nil && at != nil && absDur(t.Sub(*at)) <= rolloutBeside {
+		if t := firstEventTime([]Event{e}); t != nil && at != nil && absDur(t.Sub(*at)) <= rolloutBeside {
 			return true
 		}
 	}
@@ -75,6 +71,13 @@ const rolloutBeside = 10 * time.Minute
 // (kube-state-metrics' spec replicas, a StatefulSet's replicas) that drop
 // in a step.
 func (ev *Evidence) replicaCuts() []changeRef {
+	ev.cutsOnce.Do(func() { ev.cuts = ev.findReplicaCuts() })
+	return ev.cuts
+}
+
+// findReplicaCuts does the work replicaCuts caches: its readers copy the
+// rows they change.
+func (ev *Evidence) findReplicaCuts() []changeRef {
 	ns := ev.alertNamespace()
 	var out []changeRef
 	seen := map[string]bool{}
@@ -107,10 +110,7 @@ func (ev *Evidence) replicaCuts() []changeRef {
 		if !strings.EqualFold(e.InvolvedKind, "Deployment") || workload == "" {
 			workload = facts.ReplicaSetDeployment(m[1])
 		}
-		at := e.FirstSeen
-		if at == nil {
-			at = e.LastSeen
-		}
+		at := firstEventTime([]Event{e})
 		if !isCut(f, t, !ev.scaledUpBeside(e.Namespace, workload, at)) {
 			continue
 		}
