@@ -162,6 +162,14 @@ type Evidence struct {
 	cuts     []changeRef
 }
 
+// keyTime is t in a deduplication key: RFC 3339 in UTC, "" when unknown.
+func keyTime(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
 // NewEvidence decodes pins into an Evidence view. Pins from failed calls
 // count as called (with their error) but carry no facts; undecodable
 // metadata is recorded in DecodeErrors, never fatal.
@@ -300,11 +308,7 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		var de []facts.DBEvent
 		if decode(facts.KeyDBEvents, &de) {
 			for _, x := range de {
-				ts := ""
-				if x.Time != nil {
-					ts = x.Time.UTC().Format(time.RFC3339)
-				}
-				upsert(&ev.DBEvents, dbev, ts+"|"+x.SourceID+"|"+x.Message, DBEvent{x, c}, func(o *DBEvent) *Cite { return &o.Cite })
+				upsert(&ev.DBEvents, dbev, keyTime(x.Time)+"|"+x.SourceID+"|"+x.Message, DBEvent{x, c}, func(o *DBEvent) *Cite { return &o.Cite })
 			}
 		}
 		var ocs []facts.ObjectChange
@@ -326,11 +330,7 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		var sis []facts.StatusIncident
 		if decode(facts.KeyStatusIncidents, &sis) {
 			for _, x := range sis {
-				ts := ""
-				if x.CreatedAt != nil {
-					ts = x.CreatedAt.UTC().Format(time.RFC3339)
-				}
-				upsert(&ev.StatusIncidents, status, x.Page+"|"+x.Name+"|"+ts, StatusIncident{x, c}, func(o *StatusIncident) *Cite { return &o.Cite })
+				upsert(&ev.StatusIncidents, status, x.Page+"|"+x.Name+"|"+keyTime(x.CreatedAt), StatusIncident{x, c}, func(o *StatusIncident) *Cite { return &o.Cite })
 			}
 		}
 	}
