@@ -961,8 +961,12 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 			r.text += " (another service)"
 			// Another service's change is related only when the symptoms
 			// name it (its callers' errors, its host): a call edge.
-			if r.service == "" || !namedIn(r.service, symptoms) {
+			if r.service == "" || !namedIn(r.service, symptoms) && !ev.calls(name, r.service) {
 				r.unrelated = true
+			} else if r.entity == "" && !r.deploy && len(r.commits) == 1 {
+				// A called service's release of settings only: the
+				// commit that changed them is the culprit.
+				r.entity = "commit/" + short(r.commits[0].SHA)
 			}
 		}
 		if !r.unrelated && len(sharedIdentifiers(r.text, symptoms)) > 0 && (specific == nil || r.at.After(*specific.at)) {
@@ -1015,6 +1019,25 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		return specific
 	}
 	return best
+}
+
+// calls reports whether the workload named name calls service: its pod
+// template's environment names the service's host (a call edge).
+func (ev *Evidence) calls(name, service string) bool {
+	if name == "" || service == "" {
+		return false
+	}
+	for _, d := range ev.Deployments {
+		if !strings.EqualFold(d.Name, name) {
+			continue
+		}
+		for _, c := range d.Calls {
+			if strings.EqualFold(c, service) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // commitText quotes a commit: its id, service, subject and description.
@@ -1269,6 +1292,7 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	}
 	change := ev.nearestChange(top.name, onset, top.symptomTexts()...)
 	cv, votes := ev.inferCategory(top, change, onset)
+
 	if cv.cat == catUnknown {
 		// A weak specific finding about the same entity breaks the tie.
 		for _, w := range weak {

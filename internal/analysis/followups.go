@@ -111,6 +111,11 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 			}
 		}
 	}
+	if parts := strings.Split(f.Entity, "/"); len(parts) == 3 && parts[0] == "service" && ev.dependencyUnread(f.Entity, dependencyName(f)) {
+		// An in-cluster dependency no listing has read (another
+		// namespace): its own pods say whether it fails itself.
+		out = append(out, FollowUp{Intent: intent.ListPods, Params: map[string]any{"namespace": parts[1]}})
+	}
 	if ev.droppedConnections(f) {
 		// Dropped on the path: the caller's egress policies and, for an
 		// in-cluster dependency (service/<ns>/<name>), the callee's

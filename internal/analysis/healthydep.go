@@ -66,12 +66,48 @@ func (ev *Evidence) dependencyNormal(entity, host string) (string, bool) {
 	return w, own > 0
 }
 
+// dependencyUnread: the dependency is an in-cluster workload of which no
+// pod, series or log line was read (it runs in another namespace than the
+// listings): whether it fails itself or its callers call it wrongly is
+// still open.
+func (ev *Evidence) dependencyUnread(entity, host string) bool {
+	w := inClusterWorkload(entity, host)
+	if len(w) < 3 {
+		return false
+	}
+	for _, c := range ev.anomalyCandidates() {
+		if c.kind == "workload" && strings.EqualFold(c.name, w) {
+			return false
+		}
+	}
+	for _, p := range ev.Pods {
+		if strings.EqualFold(ev.workloadOf(p.Pod), w) {
+			return false
+		}
+	}
+	for _, s := range ev.Series {
+		if strings.EqualFold(labelOf(s.Series, "service", "service_name", "app", "job", "deployment", "destination_workload", "destination_service_name"), w) ||
+			strings.HasPrefix(strings.ToLower(labelOf(s.Series, "pod")), strings.ToLower(w)+"-") {
+			return false
+		}
+	}
+	return true
+}
+
+// unreadDependencyScore caps a dependency finding whose dependency's own
+// state no pin has read: below the critic's bar, so the loop reads it.
+const unreadDependencyScore = 0.7
+
 // callersSide turns a dependency finding whose dependency's own signals are
 // normal into the callers' configuration error: the one calling workload
 // its entity (the dependency when several call it).
 func (ev *Evidence) callersSide(f *Finding, host string, lines []LogLine) {
 	name, ok := ev.dependencyNormal(f.Entity, host)
 	if !ok {
+		if ev.dependencyUnread(f.Entity, host) && f.Score > unreadDependencyScore {
+			f.Score = unreadDependencyScore
+			f.inferred(fmt.Sprintf("the state of %s itself (its pods, series and logs) is not read yet", host))
+		}
 		return
 	}
 	var callers []string

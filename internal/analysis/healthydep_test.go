@@ -7,6 +7,7 @@ import (
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/intent"
 )
 
 // Calls to an in-cluster dependency that fail while the dependency's own
@@ -68,5 +69,48 @@ func TestDependencyWithNormalSignals(t *testing.T) {
 	ev.Series = []Series{own("flat", 20, 20)}
 	if name, ok := ev.dependencyNormal("service/cover/risk-pricer", "risk-pricer.cover.svc.cluster.local:8080"); ok {
 		t.Errorf("%s logs errors of its own, yet its signals read as normal", name)
+	}
+}
+
+// A dependency in the cluster whose own state no listing read stays below
+// the critic's bar, and its lead asks for its namespace's pods; once a pod
+// of it is read, the cap and the call go.
+func TestUnreadDependencyAsksForItsPods(t *testing.T) {
+	base := time.Date(2027, 5, 6, 10, 0, 0, 0, time.UTC)
+	mk := func(pods []Pod) (Finding, []FollowUp) {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "IntakeErrors", Namespace: "claims", Service: "intake-api"}, nil)
+		for i := 0; i < 6; i++ {
+			ts := base.Add(time.Duration(i) * time.Minute)
+			ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: &ts, Namespace: "claims", Service: "intake-api", Level: "ERROR",
+				Message: `lookup call failed: Post "https://geo-lookup.shared-svc.svc:443/v1/find": connection refused`}})
+		}
+		ev.Pods = pods
+		var got Finding
+		for _, f := range detectDependencyFailure(ev) {
+			if f.Mode == ModeDependencyFailure {
+				got = f
+			}
+		}
+		fus, _ := dependencyFollowUps(ev, got)
+		return got, fus
+	}
+	listsPods := func(fus []FollowUp) bool {
+		for _, fu := range fus {
+			if fu.Intent == intent.ListPods && fu.Params["namespace"] == "shared-svc" {
+				return true
+			}
+		}
+		return false
+	}
+	f, fus := mk(nil)
+	if f.Score > unreadDependencyScore || !listsPods(fus) {
+		t.Errorf("unread dependency: score %.2f, follow-ups %v; want <= %.2f and its namespace's pods", f.Score, fus, unreadDependencyScore)
+	}
+	f, fus = mk([]Pod{{Pod: facts.Pod{Namespace: "shared-svc", Name: "geo-lookup-6b7c8d9f5-abcde", Workload: "geo-lookup", Phase: "Running", Ready: true}}})
+	if listsPods(fus) {
+		t.Errorf("its pods were read, yet the listing is asked again: %v", fus)
+	}
+	if f.Score <= unreadDependencyScore {
+		t.Errorf("read dependency still capped at %.2f", f.Score)
 	}
 }

@@ -371,3 +371,30 @@ func sharedIdentifiers(text string, texts []string) []string {
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
+
+// ReleasesUnread reports whether the lead is not a healthy reading and a deploy of the
+// ledger within changeLookback before the alert shipped commits no pin has
+// read: what it changed (code or settings only) decides its kind, and is
+// in the commits of every service.
+func (r Result) ReleasesUnread() bool {
+	if r.ev == nil || len(r.Findings) > 0 && r.Findings[0].Healthy {
+		return false
+	}
+	at := r.ev.alertTime()
+	if at == nil {
+		return false
+	}
+	for _, d := range r.ev.Deploys {
+		t := d.FinishedAt
+		if t == nil {
+			t = d.StartedAt
+		}
+		if t == nil || t.After(at.Add(time.Minute)) || at.Sub(*t) > changeLookback || d.Revision == "" {
+			continue
+		}
+		if len(r.ev.releaseCommits(d.Deploy)) == 0 {
+			return true
+		}
+	}
+	return false
+}

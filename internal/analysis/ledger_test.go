@@ -81,3 +81,37 @@ func TestCommitKindBuildEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// Another service's release is related to the alerted workload when the
+// workload calls it (its environment names the service's host), not only
+// when the symptoms name it; a release of settings only then makes the
+// commit the culprit. A service it does not call stays unrelated.
+func TestCalledServiceReleaseIsRelated(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2027, 4, 6, 13, m, 0, 0, time.UTC); return &x }
+	for _, tc := range []struct {
+		name          string
+		calls         []string
+		wantUnrelated bool
+		wantEntity    string
+	}{
+		{"called by its environment", []string{"conn-pooler"}, false, "commit/ab12cd3"},
+		{"not called", []string{"ledger-cache"}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(nil, nil)
+			ev.Deployments = []Deployment{{Deployment: facts.Deployment{Namespace: "pay", Name: "refund-api", Calls: tc.calls}}}
+			ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: "conn-pooler", Namespace: "pay", Revision: "ab12cd3", PreviousRevision: "0f0f0f0", StartedAt: at(1), FinishedAt: at(2)}}}
+			ev.Commits = []Commit{{Commit: facts.Commit{SHA: "ab12cd3ef4567890", Service: "pay-infra", Timestamp: at(0), Message: "pooler: lower the pool size", ChangeTypes: []string{"config"}}}}
+			ch := ev.nearestChange("refund-api", at(5), "ERROR: statement s12 does not exist")
+			if ch == nil {
+				t.Fatal("no change found")
+			}
+			if ch.unrelated != tc.wantUnrelated || ch.entity != tc.wantEntity {
+				t.Errorf("unrelated=%v entity=%q, want %v %q (%s)", ch.unrelated, ch.entity, tc.wantUnrelated, tc.wantEntity, ch.text)
+			}
+			if ch.kind != changeConfig {
+				t.Errorf("kind %q, want config (the release shipped a settings-only commit)", ch.kind)
+			}
+		})
+	}
+}

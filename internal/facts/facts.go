@@ -150,6 +150,11 @@ type Deployment struct {
 	ObservedGeneration  int64       `json:"observed_generation,omitempty"`
 	// RolloutHistory lists ReplicaSet revisions, oldest first, when known.
 	RolloutHistory []Revision `json:"rollout_history,omitempty"`
+	// Calls are the hosts the pod template's environment names (a
+	// DATABASE_URL's host, a broker's host:port): the workload's call
+	// edges, in-cluster Services by their name. Credentials in a URL are
+	// never read.
+	Calls []string `json:"calls,omitempty"`
 	// Autoscalers are the HorizontalPodAutoscalers whose scaleTargetRef is
 	// this Deployment, with their conditions (can it scale, can it read its
 	// metrics) and replica bounds as signals.

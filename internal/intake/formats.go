@@ -129,6 +129,15 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 			setMissing(a.Annotations, "sample_message", truncate(sample, 500))
 		}
 	}
+	if !wrapped && hasNested(envelope) {
+		// An envelope read by its generic keys (an error tracker's
+		// message) still names its entities in nested objects: the
+		// notice's host, the request's URL. Every field is read.
+		if a.Labels == nil {
+			a.Labels = map[string]string{}
+		}
+		nestedEntities(nestedOnly(envelope), a.Labels)
+	}
 	// Tags as a Datadog-style list or a map.
 	mergeMissing(a.Labels, tagsMap(firstPresent(obj, "tags", "Tags")))
 	a.AlertName = firstName(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName", "check", "check_name", "monitor", "monitor_name", "test_name")
@@ -201,6 +210,29 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 // a known entity key (the last one, two or three path segments folded:
 // kubernetes.pod.name, container.name, service); it returns the first
 // leaf named message.
+// hasNested reports whether obj has an object among its fields.
+func hasNested(obj map[string]any) bool {
+	for _, v := range obj {
+		if _, ok := v.(map[string]any); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// nestedOnly is obj without its top-level scalar fields: what the generic
+// keys do not already read.
+func nestedOnly(obj map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range obj {
+		switch v.(type) {
+		case map[string]any, []any:
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func nestedEntities(obj map[string]any, labels map[string]string) string {
 	sample := ""
 	leaves := 0

@@ -62,6 +62,7 @@ var formats = map[string]struct {
 	SourceOpenSRE:      {investigationv1.AlertFormat_ALERT_FORMAT_OPENSRE, parseOpenSRE},
 	SourceOpsgenie:     {investigationv1.AlertFormat_ALERT_FORMAT_GENERIC, parseOpsgenie},
 	SourceCloudWatch:   {investigationv1.AlertFormat_ALERT_FORMAT_GENERIC, parseCloudWatch},
+	SourceSlack:        {investigationv1.AlertFormat_ALERT_FORMAT_GENERIC, parseSlack},
 }
 
 // Sources lists the accepted source hints (besides "" and "auto"), sorted.
@@ -208,6 +209,9 @@ func Detect(obj map[string]any) (string, error) {
 	if _, ok := cloudWatchAlarm(obj); ok {
 		return SourceCloudWatch, nil
 	}
+	if _, ok := obj["alerts"]; !ok && len(slackAttachments(obj)) > 0 {
+		return SourceSlack, nil
+	}
 	if _, ok := obj["alerts"]; ok {
 		if _, ok := obj["orgId"]; ok {
 			return SourceGrafana, nil
@@ -268,7 +272,7 @@ func Detect(obj map[string]any) (string, error) {
 	}
 	return "", fmt.Errorf("%w: found keys [%s]; want an Alertmanager/Grafana webhook (alerts[]), "+
 		"an opensre-style object (title, state, commonLabels, commonAnnotations), a Datadog webhook (title, alert_type, tags), "+
-		"a PagerDuty v3 webhook (event.data), an Opsgenie webhook (action, alert), a CloudWatch alarm (AlarmName, bare, via SNS or EventBridge) or a generic alert (alert_name or title, severity, labels, annotations)",
+		"a PagerDuty v3 webhook (event.data), an Opsgenie webhook (action, alert), a CloudWatch alarm (AlarmName, bare, via SNS or EventBridge), a Slack message (attachments[]) or a generic alert (alert_name or title, severity, labels, annotations)",
 		ErrUnknownFormat, strings.Join(keys, ", "))
 }
 

@@ -38,6 +38,17 @@ func textBlock(text string) (labels, annotations map[string]string) {
 	var cur map[string]string
 	for _, raw := range strings.Split(text, "\n") {
 		line := strings.TrimSpace(raw)
+		if m, rest, ok := inlineSection(line, labels, annotations); ok {
+			// "Labels: alertname=X, severity=critical" on one line (a
+			// chat notification's compact template).
+			for _, p := range strings.Split(rest, ",") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && k != "" && !strings.ContainsAny(k, " \t") && strings.TrimSpace(v) != "" {
+					setMissing(m, strings.TrimSpace(k), strings.TrimSpace(v))
+				}
+			}
+			cur = nil
+			continue
+		}
 		switch strings.ToLower(strings.TrimRight(line, ": ")) {
 		case "labels", "common labels", "group labels":
 			cur = labels
@@ -181,4 +192,20 @@ func headline(text string) string {
 		}
 	}
 	return ""
+}
+
+// inlineSection: line is a section header with its pairs on the same line
+// ("Labels: a=b, c=d"); m is the section's map and rest the pairs.
+func inlineSection(line string, labels, annotations map[string]string) (m map[string]string, rest string, ok bool) {
+	head, rest, found := strings.Cut(line, ":")
+	if !found || !strings.Contains(rest, "=") {
+		return nil, "", false
+	}
+	switch strings.ToLower(strings.TrimSpace(head)) {
+	case "labels", "common labels", "group labels":
+		return labels, rest, true
+	case "annotations", "common annotations":
+		return annotations, rest, true
+	}
+	return nil, "", false
 }

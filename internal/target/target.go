@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/signal"
 )
 
@@ -267,6 +268,14 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 				addRanked(Service, v, "job", unkeyedRank)
 				break
 			}
+		}
+	}
+	// A host the alert names by key whose name has a Deployment pod's form
+	// is that pod: a pod's hostname is its name (an error tracker's
+	// notice, an APM agent's host tag).
+	for _, e := range out {
+		if e.Kind == Host && !strings.HasPrefix(e.From, "url:") && facts.IsDeploymentPod(strings.ToLower(e.Value)) {
+			addRanked(Pod, strings.ToLower(e.Value), "host:"+e.From, e.Rank)
 		}
 	}
 	// "<namespace>/<name>" next to a pod or workload the alert names:

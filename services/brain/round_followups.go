@@ -84,6 +84,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// abnormal signals is the suspect to read next, and its error's
 		// history (was it seen, filed, accepted before?).
 		out := s.signatureSearch(ctx, st, res.ErrorSignature())
+		out = append(out, s.releaseCommits(ctx, st, res)...)
 		if code := res.RefusedStatus(); code != "" {
 			// Only client errors: who sends the refused requests is in an
 			// access log, wherever the edge logs it.
@@ -116,6 +117,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// is the next evidence, read the same way.
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
 	}
+	context = append(context, s.releaseCommits(ctx, st, res)...)
 	if syms := res.ContractSymbols(); len(syms) > 0 {
 		// A code or data failure that quotes a field or symbol: whether
 		// another service (its producer) changed it is in every service's
@@ -132,6 +134,15 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		return append(context, lead...)
 	}
 	return append(context, s.entityFollowUps(ctx, st, res.Hypotheses[0].GetEntity())...)
+}
+
+// releaseCommits: a deploy before the alert whose commits no pin read;
+// what it shipped (code, or settings only) is in every service's commits.
+func (s *Service) releaseCommits(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	if !res.ReleasesUnread() {
+		return nil
+	}
+	return s.fresh(ctx, st, intentCommits, map[string]any{"service": "*"})
 }
 
 // contextLookback is how far back a healthy reading's context search

@@ -498,8 +498,8 @@ func handleListDeployments(ctx context.Context, s *Service, c *Call, r *Result) 
 	var deps []facts.Deployment
 	for i := range list.Items {
 		d := &list.Items[i]
-		if name != "" && !nameMatches(name, d.Name) {
-			continue
+		if name != "" && !nameMatches(name, d.Name) && !(facts.IsDeploymentPod(name) && facts.TrimReplicaSuffix(name) == d.Name) {
+			continue // a Deployment pod's name names its Deployment
 		}
 		var rss = rsList
 		if rss == nil {

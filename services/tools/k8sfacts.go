@@ -341,6 +341,7 @@ func deploymentFact(d *appsv1.Deployment, rss []appsv1.ReplicaSet) facts.Deploym
 	for _, c := range d.Status.Conditions {
 		f.Conditions = append(f.Conditions, facts.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 	}
+	f.Calls = calledHosts(&d.Spec.Template.Spec)
 	for i := range rss {
 		rs := &rss[i]
 		if !ownedBy(rs.OwnerReferences, "Deployment", d.Name, string(d.UID)) {

@@ -1,0 +1,49 @@
+package tools
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestCalledHosts(t *testing.T) {
+	env := func(kv ...string) []corev1.EnvVar {
+		var out []corev1.EnvVar
+		for i := 0; i+1 < len(kv); i += 2 {
+			out = append(out, corev1.EnvVar{Name: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		env  []corev1.EnvVar
+		want []string
+	}{
+		{"url with credentials: host only", env("DATABASE_URL", "postgres://app:s3cret@pgbouncer.escrow.svc.cluster.local:6432/deposits"), []string{"pgbouncer"}},
+		{"host:port of a bare Service", env("KAFKA_BROKERS", "kafka-0:9092,kafka-1:9092"), []string{"kafka-0", "kafka-1"}},
+		{"outside host kept whole", env("PAYMENTS_URL", "https://api.paygate.example/v2"), []string{"api.paygate.example"}},
+		{"svc without cluster suffix", env("REDIS", "redis://sessions.cache.svc:6379/0"), []string{"sessions"}},
+		{"loopback and addresses dropped", env("A", "http://localhost:8080", "B", "10.0.0.4:5432"), nil},
+		{"plain values are no host", env("RAILS_ENV", "production", "TIMEOUT", "30s", "RATIO", "3:1"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Env: tt.env}}}
+			got := calledHosts(spec)
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("calledHosts = %q, want %q", got, tt.want)
+			}
+			for _, h := range got {
+				if h == "s3cret" || h == "app" {
+					t.Fatalf("credentials leaked into call edges: %q", got)
+				}
+			}
+		})
+	}
+	// A value from a Secret is never read.
+	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Env: []corev1.EnvVar{{Name: "DB", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "url"}}}}}}}
+	if got := calledHosts(spec); got != nil {
+		t.Fatalf("secret-sourced value read: %q", got)
+	}
+}
