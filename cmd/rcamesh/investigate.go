@@ -22,6 +22,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/backend/fixture"
 	"github.com/rcamesh/rcamesh/internal/eval/score"
+	"github.com/rcamesh/rcamesh/internal/intake"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/modules"
 	"github.com/rcamesh/rcamesh/internal/scenario"
@@ -64,7 +65,7 @@ type investigation struct {
 // pins and report.
 func (m *meshProc) investigateAlert(ctx context.Context, alertJSON []byte, scenarioID string) (*investigation, error) {
 	var payload structpb.Struct
-	if err := protojson.Unmarshal(alertJSON, &payload); err != nil {
+	if err := protojson.Unmarshal(intake.WrapArray(alertJSON), &payload); err != nil {
 		return nil, fmt.Errorf("alert is not a JSON object: %w", err)
 	}
 	bc := brainv1.NewBrainServiceClient(m.conn)

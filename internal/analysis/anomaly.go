@@ -1126,6 +1126,9 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	if f, ok := ev.clientNoise(top); ok {
 		return f, true
 	}
+	if f, ok := ev.smallCounts(top); ok {
+		return f, true
+	}
 	if f, ok := ev.knownIssue(top); ok {
 		return f, true
 	}

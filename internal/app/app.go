@@ -28,6 +28,7 @@ import (
 
 	"github.com/rcamesh/rcamesh/internal/auth"
 	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/intake"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/server"
 	"github.com/rcamesh/rcamesh/internal/telemetry"
@@ -301,7 +302,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 
 	hs := health.NewServer()
 	gs := server.NewGRPCServer(a.logger, append(sec.grpcOptions(), server.WithHealth(hs))...)
-	gwc := server.GatewayConfig{MaxBodyBytes: a.cfg.Server.MaxBodyBytes, DrainTimeout: a.cfg.Server.DrainTimeout}
+	gwc := server.GatewayConfig{MaxBodyBytes: a.cfg.Server.MaxBodyBytes, DrainTimeout: a.cfg.Server.DrainTimeout, BodyMiddleware: intake.ArrayBodies}
 	sec.gateway(&gwc)
 	gw := server.NewGateway(a.logger, gwc)
 	if a.cfg.UI != nil {

@@ -99,6 +99,11 @@ func Parse(raw []byte, sourceHint string) ([]*investigationv1.Alert, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m, ok := v.(map[string]any); ok {
+		if arr, ok := unwrapArray(m); ok {
+			v = arr // an array payload wrapped by WrapArray
+		}
+	}
 	var objs []map[string]any
 	switch t := v.(type) {
 	case map[string]any:

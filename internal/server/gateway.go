@@ -54,6 +54,10 @@ type GatewayConfig struct {
 	// (the MCP endpoint): the same identity as the API, and the role a
 	// module's surface needs.
 	ModuleMiddleware func(http.Handler) http.Handler
+	// BodyMiddleware, when set, wraps the REST mux inside the body limit
+	// and APIMiddleware: it sees the body authentication verified (an
+	// alert payload's shape rewritten for the mux).
+	BodyMiddleware func(http.Handler) http.Handler
 }
 
 // Gateway is the HTTP side of a process: REST through grpc-gateway under
@@ -101,7 +105,11 @@ func NewGateway(logger *slog.Logger, cfg GatewayConfig) *Gateway {
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithErrorHandler(apiError),
 	}, cfg.ServeMuxOptions...)...)
-	api := g.checkRequest(g.limitBody(g.mux))
+	var inner http.Handler = g.mux
+	if cfg.BodyMiddleware != nil {
+		inner = cfg.BodyMiddleware(inner)
+	}
+	api := g.checkRequest(g.limitBody(inner))
 	if cfg.APIMiddleware != nil {
 		api = cfg.APIMiddleware(api)
 	}
