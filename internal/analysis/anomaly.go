@@ -937,6 +937,9 @@ type changeRef struct {
 	commits []Commit
 	// cut: a replica cut (replicacut.go), whose effect is saturation.
 	cut bool
+	// object: the identifier of the object the symptoms name that the
+	// change touched (trail.go).
+	object string
 }
 
 // nearestChange finds the latest deploy, rollout or commit of the entity (or
@@ -1008,6 +1011,9 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 	// when both are equally close.
 	for _, r := range append(ev.announcedChanges(), ev.objectChanges()...) {
 		consider(r, true, 0) // replaces best only when strictly later: a release wins ties
+	}
+	for _, r := range ev.trailChanges(name, onset, symptoms) {
+		consider(r, true, 0) // specific by construction: the symptoms name its object
 	}
 	for _, r := range ev.replicaCuts() {
 		// A cut recorded in the same minute as a rollout is what the
@@ -1322,12 +1328,14 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	// Statement.
 	what := map[string]string{"workload": "workload", "node": "node", "dependency": "downstream dependency", "database": "database", "object": strings.SplitN(top.entity, "/", 2)[0]}[top.kind]
 	lead := firstNonEmptyStr(placement, "No known failure signature matched")
-	if !tentative && change != nil && change.entity != "" && onset != nil && cv.kinds["changes"] {
+	if !tentative && change != nil && (change.entity != "" || change.object != "") && onset != nil && cv.kinds["changes"] {
 		if cat, _, ok := changeVote(change.kind); ok && cat == cv.cat {
 			// The change is the cause and the abnormal entity its effect:
 			// the culprit is the changed object.
 			lead = fmt.Sprintf("The %s, %s before the onset, is the most likely cause", change.text, durHuman(onset.Sub(*change.at)))
-			f.Entity = change.entity
+			if change.entity != "" {
+				f.Entity = change.entity
+			}
 		}
 	}
 	f.Statement = fmt.Sprintf("%s; the strongest abnormal signal is on %s %s: %s", lead, what, top.name, strings.Join(parts, "; "))

@@ -151,6 +151,21 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"listen tcp 10.9.9.9:8080: bind: cannot assign requested address", catConfig},
 		{`etcdserver: mvcc: database space exceeded`, catResource},
 		{"ERROR insert batch failed: out of shared memory (SQLSTATE 53200)", catResource},
+		// A count at its maximum, in the words of several servers.
+		{"create index failed: [validation_exception] Validation Failed: 1: this action would add [4] total shards, but this cluster currently has [1000]/[1000] maximum shards open;", catResource},
+		{"ERR max number of clients reached", catResource},
+		{"topic creation failed: this request would exceed the limit of partitions per broker", catResource},
+		// A key, account or API someone turned off is a setting, whatever
+		// exception type carries it.
+		{`api error KMS.DisabledException: arn:aws:kms:us-east-2:1111:key/ab-12 is disabled.`, catConfig},
+		{`googleapi: Error 403: Cloud Translation API has not been used in project 4242 before or it is disabled`, catConfig},
+		{`com.azure.security.keyvault.keys: Operation decrypt is not allowed on a disabled key (KeyDisabled)`, catConfig},
+		{`login failed: account svc-report is disabled`, catConfig},
+		// A configured value the client cannot put in a request header (a
+		// trailing newline, a control character) is that value's setting.
+		{`Post "https://api.carrier.example/v1": net/http: invalid header field value for "Authorization"`, catConfig},
+		{`TypeError [ERR_INVALID_CHAR]: Invalid character in header content ["x-api-key"]`, catConfig},
+		{`java.lang.IllegalArgumentException: Illegal character(s) in message header value: Bearer abc`, catConfig},
 		// A deadlock the runtime or the database reports is the code's.
 		{"Found one Java-level deadlock:", catCode},
 		{"ERROR: deadlock detected", catCode},

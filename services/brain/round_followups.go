@@ -85,6 +85,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// history (was it seen, filed, accepted before?).
 		out := s.signatureSearch(ctx, st, res.ErrorSignature())
 		out = append(out, s.releaseCommits(ctx, st, res)...)
+		out = append(out, s.trailSearches(ctx, st, res)...)
 		if code := res.RefusedStatus(); code != "" {
 			// Only client errors: who sends the refused requests is in an
 			// access log, wherever the edge logs it.
@@ -118,6 +119,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
 	}
 	context = append(context, s.releaseCommits(ctx, st, res)...)
+	context = append(context, s.trailSearches(ctx, st, res)...)
 	if syms := res.ContractSymbols(); len(syms) > 0 {
 		// A code or data failure that quotes a field or symbol: whether
 		// another service (its producer) changed it is in every service's
@@ -143,6 +145,17 @@ func (s *Service) releaseCommits(ctx context.Context, st *invState, res analysis
 		return nil
 	}
 	return s.fresh(ctx, st, intentCommits, map[string]any{"service": "*"})
+}
+
+// trailSearches: the objects the failing entity's errors name by an
+// identifier (a key's UUID, an ARN's resource): what other systems logged
+// about each (an audit record, a sweep) anywhere over contextLookback.
+func (s *Service) trailSearches(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	var out []pendingCall
+	for _, id := range res.TrailObjects() {
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(id, contextLookback))...)
+	}
+	return out
 }
 
 // contextLookback is how far back a healthy reading's context search

@@ -1,0 +1,115 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// A signal extractor of the change ledger: the trail of the object the
+// errors name. A failing call often names the object it failed on by an
+// identifier (a key's, a queue's or a bucket's UUID, a cloud resource's
+// ARN); what another system logged about that identifier before the
+// errors (an audit record, a janitor's sweep, a rotation) is a change to
+// that object, the most specific change there is: its identifier is in
+// the symptoms.
+
+var (
+	// reUUID: an RFC 4122 identifier, as clouds and databases name
+	// objects.
+	reUUID = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	// reARNResource: the resource part of an Amazon Resource Name.
+	reARNResource = regexp.MustCompile(`\barn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d*:([A-Za-z0-9_.:/+=@-]+)`)
+)
+
+// maxTrailObjects bounds the identifiers followed per reading.
+const maxTrailObjects = 2
+
+// trailLookBack: a record this long before the onset still explains it
+// (a key disabled the day before, a credential rotated at midnight).
+const trailLookBack = 72 * time.Hour
+
+// objectIDs are the identifiers the texts name objects by: UUIDs, and the
+// last part of an ARN's resource when it is no UUID (a queue's or a
+// role's name), at most maxTrailObjects, first named first.
+func objectIDs(texts []string) []string {
+	var out []string
+	for _, t := range texts {
+		for _, m := range reARNResource.FindAllStringSubmatch(t, -1) {
+			res := strings.TrimRight(m[1], ".,;:)")
+			last := res[strings.LastIndexAny(res, "/:")+1:]
+			if reUUID.MatchString(last) || len(last) < 6 {
+				continue // the UUID is taken below
+			}
+			out = appendUnique(out, last)
+		}
+		for _, id := range reUUID.FindAllString(t, -1) {
+			out = appendUnique(out, strings.ToLower(id))
+		}
+		if len(out) >= maxTrailObjects {
+			return out[:maxTrailObjects]
+		}
+	}
+	return out
+}
+
+// trailChanges are the lines other systems logged about an object the
+// symptoms name by its identifier, before the onset: each a change to
+// that object, of the kind its words say (a setting when they say
+// nothing else: a key disabled, a credential revoked, a policy edited).
+// Error lines are symptoms, not changes; the failing entity's own lines
+// are its account, not another system's record.
+func (ev *Evidence) trailChanges(own string, onset *time.Time, symptoms []string) []changeRef {
+	if onset == nil {
+		return nil
+	}
+	ids := objectIDs(symptoms)
+	if len(ids) == 0 {
+		return nil
+	}
+	var out []changeRef
+	seen := map[string]bool{}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || l.Timestamp.After(onset.Add(time.Minute)) || onset.Sub(*l.Timestamp) > trailLookBack || isErrorLog(l.LogLine) {
+			continue
+		}
+		if own != "" && strings.EqualFold(ev.logService(l), own) {
+			continue
+		}
+		low := strings.ToLower(l.Message)
+		id := ""
+		for _, x := range ids {
+			if strings.Contains(low, strings.ToLower(x)) {
+				id = x
+				break
+			}
+		}
+		if id == "" || !firstOfTemplate(seen, l.Message) {
+			continue
+		}
+		kind := changeKindOf(l.Message)
+		if kind == "" || kind == changeCode {
+			kind = changeConfig
+		}
+		out = append(out, changeRef{
+			text: fmt.Sprintf("%s recorded by %s at %s about %s, which the errors name: %s", kind+" change", logOrigin(l), hhmm(l.Timestamp), id, quote(clip(l.Message, 300))),
+			at:   l.Timestamp, kind: kind, cite: l.Cite, object: id,
+		})
+	}
+	return out
+}
+
+// TrailObjects are the identifiers the strongest abnormal entity's errors
+// name objects by (objectIDs): what other systems logged about them is the
+// next evidence, wherever it was logged. Nil for a healthy lead.
+func (r Result) TrailObjects() []string {
+	if r.ev == nil || len(r.Findings) > 0 && r.Findings[0].Healthy {
+		return nil
+	}
+	cs := r.ev.anomalyCandidates()
+	if len(cs) == 0 {
+		return nil
+	}
+	return objectIDs(cs[0].symptomTexts())
+}
