@@ -1046,6 +1046,29 @@ func (ev *Evidence) calls(name, service string) bool {
 	return false
 }
 
+// maxEarlierCommits bounds the earlier changes a reading quotes.
+const maxEarlierCommits = 2
+
+// earlierCommits are the commits of the service named name (or that name
+// it in their files) before onset and past the change look-back, newest
+// first, at most maxEarlierCommits.
+func (ev *Evidence) earlierCommits(name string, onset *time.Time) []Commit {
+	if onset == nil || name == "" {
+		return nil
+	}
+	var out []Commit
+	for _, c := range ev.Commits {
+		if c.Removed || c.Timestamp == nil || !c.Timestamp.Before(*onset) || onset.Sub(*c.Timestamp) <= changeLookback {
+			continue
+		}
+		if strings.EqualFold(c.Service, name) || c.PathNames(name) {
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.After(*out[j].Timestamp) })
+	return out[:min(len(out), maxEarlierCommits)]
+}
+
 // commitText quotes a commit: its id, service, subject and description.
 func commitText(c Commit) string {
 	txt := fmt.Sprintf("Commit %s of %s: %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), quote(clip(c.Message, 120)))
@@ -1341,6 +1364,14 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	f.Statement = fmt.Sprintf("%s; the strongest abnormal signal is on %s %s: %s", lead, what, top.name, strings.Join(parts, "; "))
 	if onset != nil {
 		f.Statement += fmt.Sprintf(". Onset %s", hhmm(onset))
+	}
+	if change == nil || change.unrelated {
+		// Nothing near the onset explains it: the failing service's own
+		// earlier changes (a setting shipped days before that bites when
+		// its condition first arrives) are what an SRE reads next.
+		for _, c := range ev.earlierCommits(top.name, onset) {
+			f.validated(fmt.Sprintf("Earlier change to %s, %s before the onset: %s", top.name, durHuman(onset.Sub(*c.Timestamp)), commitText(c)), c.Cite)
+		}
 	}
 	if change != nil {
 		gap := durHuman(onset.Sub(*change.at))

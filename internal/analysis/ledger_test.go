@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,31 @@ func TestCalledServiceReleaseIsRelated(t *testing.T) {
 				t.Errorf("kind %q, want config (the release shipped a settings-only commit)", ch.kind)
 			}
 		})
+	}
+}
+
+// The failing service's earlier changes, past the change look-back and
+// before the onset, newest first and at most two; another service's, one
+// inside the look-back (the nearest-change rows read those) and one after
+// the onset are not.
+func TestEarlierCommits(t *testing.T) {
+	onset := time.Date(2027, 12, 2, 0, 0, 0, 0, time.UTC)
+	ago := func(h int) *time.Time { x := onset.Add(-time.Duration(h) * time.Hour); return &x }
+	ev := NewEvidence(nil, nil)
+	ev.Commits = []Commit{
+		{Commit: facts.Commit{SHA: "a1", Service: "indexer", Timestamp: ago(24 * 6), Message: "daily indices per tenant"}},
+		{Commit: facts.Commit{SHA: "a2", Service: "indexer", Timestamp: ago(24 * 20), Message: "older"}},
+		{Commit: facts.Commit{SHA: "a3", Service: "indexer", Timestamp: ago(24 * 2), Message: "newest earlier"}},
+		{Commit: facts.Commit{SHA: "b1", Service: "billing", Timestamp: ago(30), Message: "other service"}},
+		{Commit: facts.Commit{SHA: "a4", Service: "indexer", Timestamp: ago(1), Message: "inside the look-back"}},
+		{Commit: facts.Commit{SHA: "a5", Service: "indexer", Timestamp: ago(-1), Message: "after the onset"}},
+	}
+	got := ev.earlierCommits("indexer", &onset)
+	var shas []string
+	for _, c := range got {
+		shas = append(shas, c.SHA)
+	}
+	if strings.Join(shas, ",") != "a3,a1" {
+		t.Fatalf("earlierCommits = %v, want [a3 a1]", shas)
 	}
 }

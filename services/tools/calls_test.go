@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 func TestCalledHosts(t *testing.T) {
@@ -45,5 +47,25 @@ func TestCalledHosts(t *testing.T) {
 	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Env: []corev1.EnvVar{{Name: "DB", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "url"}}}}}}}
 	if got := calledHosts(spec); got != nil {
 		t.Fatalf("secret-sourced value read: %q", got)
+	}
+}
+
+// A commit names a service when it is the service's own (its history past
+// the window), when a file path names it, or when its words name it; an
+// unrelated repository's commit does not.
+func TestCommitNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cm   facts.Commit
+		want bool
+	}{
+		{"the service's own commit", facts.Commit{Service: "event-indexer", Message: "per-tenant daily indices"}, true},
+		{"a path names it", facts.Commit{Service: "platform", Message: "bump", Files: []facts.CommitFile{{Path: "apps/event-indexer/values.yaml"}}}, true},
+		{"its words name it", facts.Commit{Service: "platform", Message: "raise event-indexer replicas"}, true},
+		{"another service's commit", facts.Commit{Service: "billing", Message: "invoice layout"}, false},
+	} {
+		if got := commitNames(tc.cm, "event-indexer"); got != tc.want {
+			t.Errorf("%s: commitNames = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -235,10 +235,11 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 // name a service are read when its own history is empty.
 const configCommitLookback = 30 * 24 * time.Hour
 
-// commitNames: a file path of cm names name (facts.Commit.PathNames), or
+// commitNames: cm is a commit of the service name (its own history past
+// the window), a file path of cm names name (facts.Commit.PathNames), or
 // its message or summary has name as a word.
 func commitNames(cm facts.Commit, name string) bool {
-	if cm.PathNames(name) {
+	if strings.EqualFold(cm.Service, name) || cm.PathNames(name) {
 		return true
 	}
 	name = strings.ToLower(name)
