@@ -25,6 +25,11 @@ import (
 // done an hour before a no-data alert); the change look-back's length.
 const contextLookBack = 72 * time.Hour
 
+// noticeLookBack: a notice of planned work (a provider's maintenance
+// notice, a change calendar's entry) is sent days ahead, commonly a week;
+// one this long before the alert still explains it.
+const noticeLookBack = 8 * 24 * time.Hour
+
 // contextAfter: lines up to this long after the alert belong to it (the
 // record that the work it fired during completed).
 const contextAfter = 45 * time.Minute
@@ -119,8 +124,8 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 			continue
 		}
 		t := *l.Timestamp
-		if t.Before(at.Add(-contextLookBack)) || t.After(at.Add(contextAfter)) {
-			continue
+		if t.Before(at.Add(-noticeLookBack)) || t.After(at.Add(contextAfter)) || t.Before(at.Add(-contextLookBack)) && !plannedRe.MatchString(l.Message) {
+			continue // past the look-back, only a notice of planned work
 		}
 		m := l.Message
 		peer := !ownLine(l, names) && namesPeer(m, peers)

@@ -333,3 +333,27 @@ func TestExplainHealthQuotesAPeersRecord(t *testing.T) {
 		}
 	}
 }
+
+// A notice of planned work is sent days ahead: one a week before the alert
+// that names its target is quoted; another system's line about it from
+// five days before is not (past the look-back, and no notice).
+func TestExplainHealthQuotesAWeekOldNotice(t *testing.T) {
+	alertAt := time.Date(2026, 5, 10, 2, 12, 0, 0, time.UTC)
+	before := func(d time.Duration) *time.Time { x := alertAt.Add(-d); return &x }
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "CacheErrors", Namespace: "huts", Service: "rate-cache", StartsAt: timestamppb.New(alertAt)}, nil)
+	ev.Logs = []LogLine{
+		{LogLine: facts.LogLine{Timestamp: before(7 * 24 * time.Hour), Service: "provider-health", Level: "INFO", Message: "Planned maintenance notice: rate-cache patching in the Sunday 02:00-03:00 window"}},
+		{LogLine: facts.LogLine{Timestamp: before(5 * 24 * time.Hour), Service: "inventory", Level: "INFO", Message: "rate-cache warmed with 40k keys"}},
+		{LogLine: facts.LogLine{Timestamp: before(10 * 24 * time.Hour), Service: "provider-health", Level: "INFO", Message: "Planned maintenance notice: rate-cache patching next month"}},
+	}
+	f := healthyFinding(ModeHealthy, "deployment/huts/rate-cache", 0.7)
+	ev.explainHealth(&f)
+	if !strings.Contains(f.Statement, "Sunday 02:00-03:00") {
+		t.Errorf("statement %q lacks the week-old notice", f.Statement)
+	}
+	for _, not := range []string{"warmed", "next month"} {
+		if strings.Contains(f.Statement, not) {
+			t.Errorf("statement %q quotes %q", f.Statement, not)
+		}
+	}
+}

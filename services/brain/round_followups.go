@@ -160,7 +160,7 @@ func (s *Service) trailSearches(ctx context.Context, st *invState, res analysis.
 
 // contextLookback is how far back a healthy reading's context search
 // reads (the analysis quotes records from as far back).
-const contextLookback = 72 * 60 // minutes
+const contextLookback = 8 * 24 * 60 // minutes: a notice of planned work is sent days ahead (analysis.noticeLookBack)
 
 // contextSearches are the searches for the lines that name the entity's
 // workload, and the alert itself (a monitor's record that it cleared, a
