@@ -112,6 +112,13 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 		return nil
 	}
 	peers := ev.peerNames(at)
+	// A line that names the target's own compound namespace (a preview
+	// environment's, a tenant's) whole is about the target too: a janitor
+	// that deletes it, a CI job that retires it.
+	scope := ""
+	if ns := strings.ToLower(ev.alertNamespace()); DistinctiveNamespace(ns) {
+		scope = ns
+	}
 	type cand struct {
 		l      LogLine
 		record bool
@@ -129,7 +136,7 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 		}
 		m := l.Message
 		peer := !ownLine(l, names) && namesPeer(m, peers)
-		if !peer && !namesTarget(m, names) && (alertName == "" || !strings.Contains(strings.ToLower(m), alertName)) {
+		if !peer && !namesTarget(m, names) && (alertName == "" || !strings.Contains(strings.ToLower(m), alertName)) && (scope == "" || !strings.Contains(strings.ToLower(m), scope)) {
 			continue
 		}
 		// A record of work, or what another system (a scheduler, a
@@ -356,4 +363,11 @@ func absDur(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// DistinctiveNamespace: a namespace whose name is compound (words joined by
+// dashes, at least six characters: preview-pr-4821, tenant-acme), which a
+// line names only when it means that namespace.
+func DistinctiveNamespace(ns string) bool {
+	return len(ns) >= 6 && strings.Contains(ns, "-") && ns != "kube-system" && ns != "kube-public" && ns != "kube-node-lease"
 }

@@ -357,3 +357,29 @@ func TestExplainHealthQuotesAWeekOldNotice(t *testing.T) {
 		}
 	}
 }
+
+// A line that names the target's compound namespace whole (a janitor that
+// deletes a preview environment) is context of a healthy reading; a
+// generic namespace's name is no such mention.
+func TestExplainHealthQuotesItsNamespacesRecord(t *testing.T) {
+	alertAt := time.Date(2026, 7, 9, 12, 16, 0, 0, time.UTC)
+	before := func(m int) *time.Time { x := alertAt.Add(-time.Duration(m) * time.Minute); return &x }
+	for _, tc := range []struct {
+		ns, line string
+		want     bool
+	}{
+		{"review-app-311", "kube-janitor: namespace review-app-311 TTL 48h expired; deleting StatefulSet ra-311-db", true},
+		{"tenant-acme", "billing-sync: tenant-acme suspended for non-payment, workloads scaled down", true},
+		{"shop", "janitor: shop cleanup finished", false},
+	} {
+		t.Run(tc.ns, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "CrashLooping", Namespace: tc.ns, Service: "web-portal", StartsAt: timestamppb.New(alertAt)}, nil)
+			ev.Logs = []LogLine{{LogLine: facts.LogLine{Timestamp: before(20), Service: "ops-bot", Level: "INFO", Message: tc.line}}}
+			f := healthyFinding(ModeHealthy, "deployment/"+tc.ns+"/web-portal", 0.7)
+			ev.explainHealth(&f)
+			if got := strings.Contains(f.Statement, tc.line[len(tc.line)-12:]); got != tc.want {
+				t.Errorf("quoted %v, want %v: %q", got, tc.want, f.Statement)
+			}
+		})
+	}
+}

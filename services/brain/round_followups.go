@@ -174,7 +174,11 @@ func (s *Service) contextSearches(ctx context.Context, st *invState, ent string)
 		name = st.rec.GetAlert().GetService()
 	}
 	var out []pendingCall
-	for _, n := range []string{name, variantBase(name), alertNameOf(st.rec.GetAlert())} {
+	ns := ""
+	if len(parts) == 3 && analysis.DistinctiveNamespace(strings.ToLower(parts[1])) {
+		ns = parts[1] // what a janitor or CI logged about the target's own namespace
+	}
+	for _, n := range []string{name, variantBase(name), alertNameOf(st.rec.GetAlert()), ns} {
 		if len(n) < 4 || len(out) > 0 && strings.EqualFold(n, name) {
 			continue
 		}
