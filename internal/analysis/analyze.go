@@ -207,6 +207,13 @@ func rank(ev *Evidence, findings []Finding) Result {
 			res.Claims = append(res.Claims, &investigationv1.Claim{Claim: c.Text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: c.PinIDs})
 		}
 	}
+	if !lead.Healthy {
+		if text, c, ok := ev.alertedSymptom(lead); ok {
+			// The effect as the alerted target shows it, beside a cause
+			// found elsewhere: what the page was about.
+			res.Claims = append(res.Claims, &investigationv1.Claim{Claim: text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: c.PinIDs})
+		}
+	}
 	res.RuledOut = append(res.RuledOut, ev.ruleOut(leads, findings)...)
 	for _, r := range res.RuledOut {
 		res.Claims = append(res.Claims, &investigationv1.Claim{Claim: r.Alternative + ": " + r.Reason, Status: investigationv1.ClaimStatus_CLAIM_STATUS_REJECTED, PinIds: r.PinIds})
@@ -301,4 +308,37 @@ func (ev *Evidence) unknowns(leads []Finding) []string {
 		out = append(out, fmt.Sprintf("%d evidence pins had unreadable facts", len(ev.DecodeErrors)))
 	}
 	return out
+}
+
+// alertedSymptom is the alerted workload's own most frequent error line,
+// when the lead's entity is another object (a cause found elsewhere: a
+// dependency, a cut, a node) and no claim of the lead quotes it yet.
+func (ev *Evidence) alertedSymptom(lead Finding) (string, Cite, bool) {
+	ent := ev.workloadEntity()
+	name := strings.ToLower(ent[strings.LastIndex(ent, "/")+1:])
+	if ev.Alert != nil && name == "" {
+		name = strings.ToLower(ev.Alert.GetService())
+	}
+	if len(name) < 3 || strings.HasSuffix(strings.ToLower(lead.Entity), "/"+name) {
+		return "", Cite{}, false
+	}
+	for _, c := range ev.anomalyCandidates() {
+		if c.kind != "workload" || !strings.EqualFold(c.name, name) || len(c.errLines) == 0 {
+			continue
+		}
+		t := templates(c.errLines)[0]
+		rep := t.lines[0]
+		head := rep.Message[:min(len(rep.Message), 60)]
+		for _, v := range lead.Validated {
+			if strings.Contains(v.Text, head) {
+				return "", Cite{}, false
+			}
+		}
+		var cite Cite
+		for _, l := range t.lines {
+			cite.merge(l.Cite)
+		}
+		return fmt.Sprintf("What the alerted %s shows (%s of one kind): %s", c.name, plural(len(t.lines), "error line", "error lines"), quote(rep.Message)), cite, true
+	}
+	return "", Cite{}, false
 }

@@ -277,7 +277,7 @@ func Detect(obj map[string]any) (string, error) {
 	}
 	return "", fmt.Errorf("%w: found keys [%s]; want an Alertmanager/Grafana webhook (alerts[]), "+
 		"an opensre-style object (title, state, commonLabels, commonAnnotations), a Datadog webhook (title, alert_type, tags), "+
-		"a PagerDuty v3 webhook (event.data), an Opsgenie webhook (action, alert), a CloudWatch alarm (AlarmName, bare, via SNS or EventBridge), a Slack message (attachments[]) or a generic alert (alert_name or title, severity, labels, annotations)",
+		"a PagerDuty v3 webhook (event.data), an Opsgenie webhook (action, alert), a CloudWatch alarm (AlarmName, bare, via SNS or EventBridge), a Slack or Discord message (attachments[] or embeds[]) or a generic alert (alert_name or title, severity, labels, annotations)",
 		ErrUnknownFormat, strings.Join(keys, ", "))
 }
 

@@ -9,14 +9,15 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 )
 
-// ---- Slack message (incoming-webhook) notifications ----
+// ---- Slack message (incoming-webhook) and Discord embed notifications ----
 //
 // {"text": "...", "attachments": [{"title", "fallback", "text", "color",
 // "ts", "fields": [{"title", "value"}], "title_link", "footer"}]}.
 // Grafana, Alertmanager's slack_configs, Datadog and many others notify in
 // this shape when pointed at a Slack-compatible receiver; each attachment
 // is one alert, its labels in its fields or in a "Labels:" line of its
-// text.
+// text. Discord's webhook carries the same cards as "embeds" (title,
+// description, url, timestamp, fields of name and value).
 
 // SourceSlack names the Slack message format.
 const SourceSlack = "slack"
@@ -26,7 +27,10 @@ const SourceSlack = "slack"
 func slackAttachments(obj map[string]any) []map[string]any {
 	raw, ok := obj["attachments"].([]any)
 	if !ok || len(raw) == 0 {
-		return nil
+		// Discord's execute-webhook message: the same cards as "embeds".
+		if raw, ok = obj["embeds"].([]any); !ok || len(raw) == 0 {
+			return nil
+		}
 	}
 	var out []map[string]any
 	for _, e := range raw {
@@ -34,7 +38,7 @@ func slackAttachments(obj map[string]any) []map[string]any {
 		if !ok {
 			return nil
 		}
-		if firstStr(m, "title", "fallback", "text", "pretext") == "" {
+		if firstStr(m, "title", "fallback", "text", "pretext", "description") == "" {
 			continue
 		}
 		out = append(out, m)
@@ -50,7 +54,7 @@ func parseSlack(obj map[string]any) ([]*investigationv1.Alert, error) {
 	var out []*investigationv1.Alert
 	for _, m := range atts {
 		title := firstStr(m, "title", "fallback", "pretext")
-		text := firstStr(m, "text")
+		text := firstStr(m, "text", "description")
 		labels := map[string]string{}
 		ann := map[string]string{}
 		if fs, ok := m["fields"].([]any); ok {
@@ -59,7 +63,7 @@ func parseSlack(obj map[string]any) ([]*investigationv1.Alert, error) {
 				if !ok {
 					continue
 				}
-				k, v := strings.TrimSpace(str(fm["title"])), strings.TrimSpace(str(fm["value"]))
+				k, v := strings.TrimSpace(firstStr(fm, "title", "name")), strings.TrimSpace(str(fm["value"]))
 				if k == "" || v == "" {
 					continue
 				}
@@ -70,7 +74,7 @@ func parseSlack(obj map[string]any) ([]*investigationv1.Alert, error) {
 				}
 			}
 		}
-		if u := str(m["title_link"]); u != "" {
+		if u := firstStr(m, "title_link", "url"); u != "" {
 			ann["generator_url"] = u
 		}
 		mergeTextBlocks(labels, ann, text+"\n", str(obj["text"])+"\n")
@@ -93,7 +97,7 @@ func parseSlack(obj map[string]any) ([]*investigationv1.Alert, error) {
 			Summary:     firstLine(text),
 			Description: describedText(text, ann),
 		}
-		if t, ok := firstTime(m, "ts"); ok {
+		if t, ok := firstTime(m, "ts", "timestamp"); ok {
 			a.StartsAt = timestamppb.New(t)
 		}
 		out = append(out, a)

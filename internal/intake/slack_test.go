@@ -29,6 +29,14 @@ func TestParseSlackAttachments(t *testing.T) {
 			wantLabel: map[string]string{"namespace": "billing", "service": "invoice-api"},
 			resolved:  true,
 		},
+		{
+			name: "discord embeds: prose labels in the description, fields by name",
+			raw: `{"username":"Alerts","content":"**2 alerts firing**","embeds":[
+			 {"title":"[FIRING] DNSLatencyHigh","description":"p99 0.7s\ncluster: lab-eu\nseverity: critical","timestamp":"2027-12-07T10:16:00Z","fields":[{"name":"namespace","value":"kube-system"}]},
+			 {"title":"[FIRING] IntakeFailures","description":"failures 80/min\nservice: intake","timestamp":"2027-12-07T10:14:00Z"}]}`,
+			wantN: 2, wantName: []string{"DNSLatencyHigh", "IntakeFailures"},
+			wantLabel: map[string]string{"namespace": "kube-system", "cluster": "lab-eu"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
