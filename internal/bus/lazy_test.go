@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"runtime"
 	"slices"
 	"testing"
@@ -206,5 +207,59 @@ func TestBinderFactsEncoded(t *testing.T) {
 	back := &evidencev1.EvidencePin{}
 	if err := proto.Unmarshal(enc, back); err != nil || !proto.Equal(back, VerdictOf(added, verdict)) {
 		t.Errorf("bound verdict once encoded: %v (%v)\nwant %v", back, err, VerdictOf(added, verdict))
+	}
+}
+
+// TestFactsEncodedSharesOneFactsField: a pin whose only unknown fields are
+// one facts field keeps that field as a clipped part of the bytes it was
+// decoded from (no copy); facts in two fields, or beside unknown fields
+// of the pin's own, are a copy, which later changes to the bytes leave
+// as they were.
+func TestFactsEncodedSharesOneFactsField(t *testing.T) {
+	decode := func(pin *evidencev1.EvidencePin) ([]byte, []byte) {
+		t.Helper()
+		data, err := proto.Marshal(&evidencev1.PinEvent{EventId: "e", Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, Pin: pin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := &evidencev1.PinEvent{}
+		if err := unmarshalPinEvent(data, ev, true); err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetPin().GetMetadata() != nil || ev.GetPin().GetParams() != nil {
+			t.Fatal("facts decoded")
+		}
+		return data, ev.GetPin().ProtoReflect().GetUnknown()
+	}
+	facts := mustStruct(t, map[string]any{"pods": []any{map[string]any{"name": "a", "ready": true}}})
+	one := fullPin(t, "p1", 1)
+	one.Metadata, one.Params = facts, nil
+	data, u := decode(one)
+	at := bytes.Index(data, u)
+	if at < 0 || len(u) == 0 {
+		t.Fatalf("the unknown fields % x are not the facts field of % x", u, data)
+	}
+	if cap(u) != len(u) {
+		t.Errorf("the facts field is not clipped: len %d, cap %d", len(u), cap(u))
+	}
+	data[at+len(u)-1] ^= 0xff
+	if u[len(u)-1] != data[at+len(u)-1] {
+		t.Error("the facts field is a copy, not a part of the decoded bytes")
+	}
+
+	two := fullPin(t, "p2", 2)
+	two.Metadata, two.Params = facts, mustStruct(t, map[string]any{"namespace": "shop"})
+	own := fullPin(t, "p3", 3)
+	own.Metadata = facts
+	own.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 999, protowire.VarintType), 7))
+	for name, pin := range map[string]*evidencev1.EvidencePin{"two facts fields": two, "unknown fields of its own": own} {
+		data, u := decode(pin)
+		want := slices.Clone(u)
+		for i := range data {
+			data[i] ^= 0xff
+		}
+		if !bytes.Equal(u, want) {
+			t.Errorf("%s: the unknown fields changed with the decoded bytes", name)
+		}
 	}
 }
