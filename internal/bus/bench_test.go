@@ -124,3 +124,61 @@ func BenchmarkReplayVerified(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPublishPinsSigned is BenchmarkPublishPins with signatures on:
+// batches of 256, signed in groups (one signature a group).
+func BenchmarkPublishPinsSigned(b *testing.B) {
+	cfg := bus.DefaultConfig()
+	cfg.Keys = meshIdentity(b, testKey)
+	benchBatches(b, bustest.NewConfig(b, cfg).As("tools"))
+}
+
+// BenchmarkReplayVerifiedElsewhere replays 1,000 signed events in a
+// process that verified none of them yet (another process of the mesh),
+// published one at a time (a signature each) or together (PublishPins:
+// one signature a group). It reports the reader's time per event.
+func BenchmarkReplayVerifiedElsewhere(b *testing.B) {
+	for _, together := range []bool{false, true} {
+		b.Run(fmt.Sprintf("together=%v", together), func(b *testing.B) {
+			ctx := context.Background()
+			cfg := bus.DefaultConfig()
+			cfg.Keys = meshIdentity(b, testKey)
+			_, nc := bustest.Server(b)
+			pub, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs := make([]*evidencev1.PinEvent, 1000)
+			for i := range evs {
+				evs[i] = benchPin(i)
+			}
+			if together {
+				for i := 0; i < len(evs); i += 256 {
+					if _, err := pub.As("tools").PublishPins(ctx, evs[i:min(i+256, len(evs))]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else {
+				for _, ev := range evs {
+					if _, err := pub.As("tools").PublishPin(ctx, ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				reader, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				got, err := reader.Replay(ctx, bus.SessionFilter("bench"), 0)
+				if err != nil || len(got) != len(evs) {
+					b.Fatalf("%d events, %v", len(got), err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(evs)), "µs/event")
+		})
+	}
+}

@@ -339,21 +339,37 @@ func (b *Bus) PublishPinsTraced(ctx context.Context, evs []*evidencev1.PinEvent,
 		}
 	}()
 	// Each event is encoded into a pooled buffer (publish's), given back
-	// once the client no longer holds the message.
+	// once the client no longer holds the message. The events are signed
+	// in groups of up to signedBatchMax, one signature a group (signBatch):
+	// a group is encoded and signed when its first event is to be sent.
 	bufs := make([]*[]byte, len(evs))
+	built := make([]*nats.Msg, len(evs))
 	seqs, err = b.publishBatch(ctx, ids, func(i int) (*nats.Msg, error) {
-		mctx := ctx
-		if len(traces) > 0 {
-			mctx = traces[i]
+		if built[i] != nil {
+			return built[i], nil
 		}
-		buf := payloadBuffers.Get().(*[]byte)
-		msg, err := b.messageIn(mctx, subjects[i], EventKindPin, checked[i], *buf)
-		if err != nil {
-			payloadBuffers.Put(buf)
+		start := i - i%signedBatchMax
+		end := min(start+signedBatchMax, len(evs))
+		for j := start; j < end; j++ {
+			if built[j] != nil {
+				continue
+			}
+			mctx := ctx
+			if len(traces) > 0 {
+				mctx = traces[j]
+			}
+			buf := payloadBuffers.Get().(*[]byte)
+			msg, err := b.unsignedMessageIn(mctx, subjects[j], EventKindPin, checked[j], *buf)
+			if err != nil {
+				payloadBuffers.Put(buf)
+				return nil, err
+			}
+			*buf, bufs[j], built[j] = msg.Data, buf, msg
+		}
+		if err := b.signBatch(built[start:end]); err != nil {
 			return nil, err
 		}
-		*buf, bufs[i] = msg.Data, buf
-		return msg, nil
+		return built[i], nil
 	}, func(i int) {
 		if buf := bufs[i]; buf != nil && cap(*buf) <= maxPooledPayload {
 			payloadBuffers.Put(buf)
@@ -456,6 +472,19 @@ func (b *Bus) message(ctx context.Context, subject, kind string, payload proto.M
 // messageIn is message with the payload encoded into buf (from its start),
 // which the message then holds until it is sent.
 func (b *Bus) messageIn(ctx context.Context, subject, kind string, payload proto.Message, buf []byte) (*nats.Msg, error) {
+	msg, err := b.unsignedMessageIn(ctx, subject, kind, payload, buf)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.sign(msg); err != nil {
+		return nil, err
+	}
+	return msg, nil
+}
+
+// unsignedMessageIn is messageIn without the signature (signBatch signs a
+// group of such messages at once).
+func (b *Bus) unsignedMessageIn(ctx context.Context, subject, kind string, payload proto.Message, buf []byte) (*nats.Msg, error) {
 	if err := checkSubject(subject); err != nil {
 		return nil, err
 	}
@@ -476,9 +505,6 @@ func (b *Bus) messageIn(ctx context.Context, subject, kind string, payload proto
 		msg.Header[HeaderPublisher] = vals[3:4:4]
 	}
 	InjectTrace(ctx, msg.Header)
-	if err := b.sign(msg); err != nil {
-		return nil, err
-	}
 	return msg, nil
 }
 

@@ -105,9 +105,24 @@ func onlyField(data []byte, num protowire.Number) (start, end int, ok bool) {
 
 // unmarshalPinFactsEncoded decodes an encoded pin into p, its facts kept
 // encoded in p's unknown fields (after any unknown fields of its own).
+//
+// The usual pin has its facts in one run of fields (params and metadata,
+// one after the other) and no unknown fields of its own: its unknown
+// fields are then that run as a part of data, clipped (appending to them
+// reallocates), not a copy of it. data is a message's payload
+// (Bus.open's callers), which the NATS client copies for each message it
+// delivers and nobody writes to, or a part of one a verdict binder keeps
+// (pinBytes): every pin read by the critic and the brain's StreamEvents
+// copied its facts (about 3 KB) for nothing. Facts fields apart from each
+// other, or beside unknown fields of the pin's own, are copied together as
+// before.
 func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
 	merge := proto.UnmarshalOptions{Merge: true}
-	var facts []byte
+	var (
+		facts   []byte // the facts fields, data's part or a copy
+		copied  bool   // facts is this call's own copy
+		factsAt int    // where facts starts in data (not copied)
+	)
 	from := 0 // start of the run of fields not yet decoded
 	for i := 0; i < len(data); {
 		num, typ, n := protowire.ConsumeTag(data[i:])
@@ -126,10 +141,19 @@ func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
 			if err := merge.Unmarshal(data[from:i], p); err != nil {
 				return err
 			}
-			if facts == nil {
-				facts = make([]byte, 0, n+m) // one copy, of the size of the usual single field
+			field := data[i : i+n+m : i+n+m]
+			switch {
+			case facts == nil:
+				facts, factsAt = field, i
+			case !copied && factsAt+len(facts) == i:
+				// Right after the facts before it (params and metadata,
+				// fields 21 and 22, as encoded): still one part of data.
+				facts = data[factsAt : i+n+m : i+n+m]
+			case !copied:
+				facts, copied = append(append(make([]byte, 0, len(facts)+len(field)), facts...), field...), true
+			default:
+				facts = append(facts, field...)
 			}
-			facts = append(facts, data[i:i+n+m]...)
 			from = i + n + m
 		}
 		i += n + m
@@ -142,7 +166,7 @@ func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
 		if u := m.GetUnknown(); len(u) > 0 {
 			facts = append(append(make([]byte, 0, len(u)+len(facts)), u...), facts...)
 		}
-		m.SetUnknown(facts) // facts is this call's own copy
+		m.SetUnknown(facts)
 	}
 	return nil
 }

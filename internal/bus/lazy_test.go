@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"runtime"
 	"slices"
 	"testing"
@@ -206,5 +207,85 @@ func TestBinderFactsEncoded(t *testing.T) {
 	back := &evidencev1.EvidencePin{}
 	if err := proto.Unmarshal(enc, back); err != nil || !proto.Equal(back, VerdictOf(added, verdict)) {
 		t.Errorf("bound verdict once encoded: %v (%v)\nwant %v", back, err, VerdictOf(added, verdict))
+	}
+}
+
+// TestFactsEncodedSharesOneFactsRun: a pin whose facts are one run of
+// fields (metadata alone, or params and metadata one after the other, as
+// protobuf encodes them) and that has no unknown fields of its own keeps
+// that run as a clipped part of the bytes it was decoded from (no copy);
+// facts fields apart from each other, or beside unknown fields of the
+// pin's own, are a copy, which later changes to the bytes leave as they
+// were. Either way the pin decodes as protobuf-go decodes it.
+func TestFactsEncodedSharesOneFactsRun(t *testing.T) {
+	marshal := func(m proto.Message) []byte {
+		t.Helper()
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	facts := mustStruct(t, map[string]any{"pods": []any{map[string]any{"name": "a", "ready": true}}})
+	params := mustStruct(t, map[string]any{"namespace": "shop"})
+	one := fullPin(t, "p1", 1)
+	one.Metadata, one.Params = facts, nil
+	two := fullPin(t, "p2", 2)
+	two.Metadata, two.Params = facts, params
+	// params, then a known field, then metadata: two runs.
+	lead := fullPin(t, "p3", 3)
+	lead.Metadata, lead.Params, lead.Version = nil, params, 0
+	apart := marshal(lead)
+	apart = protowire.AppendVarint(protowire.AppendTag(apart, 32, protowire.VarintType), 7)
+	apart = protowire.AppendBytes(protowire.AppendTag(apart, pinMetadataField, protowire.BytesType), marshal(facts))
+	own := fullPin(t, "p4", 4)
+	own.Metadata = facts
+	own.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 999, protowire.VarintType), 7))
+	for _, c := range []struct {
+		name   string
+		data   []byte
+		shared bool
+	}{
+		{"metadata alone", marshal(one), true},
+		{"params and metadata", marshal(two), true},
+		{"facts apart", apart, false},
+		{"unknown fields of its own", marshal(own), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := &evidencev1.EvidencePin{}
+			if err := proto.Unmarshal(c.data, want); err != nil {
+				t.Fatal(err)
+			}
+			got := &evidencev1.EvidencePin{}
+			if err := unmarshalPinFactsEncoded(c.data, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.GetMetadata() != nil || got.GetParams() != nil {
+				t.Fatal("facts decoded")
+			}
+			whole := &evidencev1.EvidencePin{}
+			if err := proto.Unmarshal(marshal(got), whole); err != nil || !proto.Equal(whole, want) {
+				t.Fatalf("decodes to %v (%v), want %v", whole, err, want)
+			}
+			u := got.ProtoReflect().GetUnknown()
+			at := bytes.Index(c.data, u)
+			if c.shared {
+				if at < 0 || cap(u) != len(u) {
+					t.Fatalf("the facts (at %d, len %d, cap %d) are not a clipped run of the bytes", at, len(u), cap(u))
+				}
+				c.data[at+len(u)-1] ^= 0xff
+				if u[len(u)-1] != c.data[at+len(u)-1] {
+					t.Error("the facts are a copy, not a part of the decoded bytes")
+				}
+				return
+			}
+			before := slices.Clone(u)
+			for i := range c.data {
+				c.data[i] ^= 0xff
+			}
+			if !bytes.Equal(u, before) {
+				t.Error("the unknown fields changed with the decoded bytes")
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -940,5 +941,130 @@ func TestFollowFactsEncoded(t *testing.T) {
 	if v := plain[2].GetPin().GetPin(); v.GetValidationStatus() != evidencev1.ValidationStatus_VALIDATION_STATUS_VALIDATED ||
 		v.GetMetadata().GetFields()["pods"] == nil {
 		t.Errorf("the verdict is not bound to its pin's facts: %v", v)
+	}
+}
+
+// TestBatchSignedEvents: events published together are signed in groups
+// (one signature a group, each event carrying the group's digests) and
+// each verifies alone in a reader of another process; an event whose
+// payload, subject or digests were changed, or whose group header was
+// removed, is refused like any forged event.
+func TestBatchSignedEvents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	ctx := testCtx(t)
+	cfg := bus.DefaultConfig()
+	cfg.Keys = meshIdentity(t, testKey)
+	_, nc := bustest.Server(t)
+	b, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another process of the mesh: the same keys, nothing it verified yet.
+	reader, err := bus.ConnectConfig(ctx, nc, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 11 // two groups: 8 and 3
+	evs := make([]*evidencev1.PinEvent, n)
+	for i := range evs {
+		evs[i] = pinEvent("s", fmt.Sprintf("p%02d", i), added, 1)
+	}
+	seqs, err := b.As("tools").PublishPins(ctx, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := b.JetStream().Stream(ctx, bus.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raws := make([]*jetstream.RawStreamMsg, n)
+	sigs := map[string]int{}
+	for i, seq := range seqs {
+		if raws[i], err = stream.GetMsg(ctx, seq); err != nil {
+			t.Fatal(err)
+		}
+		if raws[i].Header.Get(bus.HeaderSignedBatch) == "" {
+			t.Errorf("event %d has no group header", i)
+		}
+		sigs[raws[i].Header.Get(bus.HeaderSignature)]++
+	}
+	if len(sigs) != 2 {
+		t.Errorf("%d events signed with %d signatures (%v), want 2 groups", n, len(sigs), sigs)
+	}
+	got, err := reader.Replay(ctx, bus.SessionFilter("s"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("the reader verified %d of %d events", len(got), n)
+	}
+	from := seqs[n-1] // a read from a cursor gets the last event alone
+	if got, err := reader.Replay(ctx, bus.SessionFilter("s"), from-1); err != nil || len(got) != 1 || got[0].GetPin().GetPin().GetId() != "p10" {
+		t.Errorf("read from the last event's cursor: %v, %v", got, err)
+	}
+
+	clone := func(h nats.Header) nats.Header {
+		out := nats.Header{}
+		for k, v := range h {
+			out[k] = append([]string(nil), v...)
+		}
+		return out
+	}
+	republish := func(subject string, h nats.Header, data []byte) {
+		t.Helper()
+		msg := &nats.Msg{Subject: subject, Header: clone(h), Data: data}
+		if h.Get("Nats-Msg-Id") != "stripped" {
+			msg.Header.Del(jetstream.MsgIDHeader)
+		}
+		if _, err := b.JetStream().PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	genuine := raws[3]
+	// A changed payload under the group's signature.
+	tampered := proto.CloneOf(evs[3])
+	tampered.Pin.Claim = "tampered"
+	tampered.Pin.Id = "tampered"
+	data, _ := proto.Marshal(tampered)
+	republish(genuine.Subject, genuine.Header, data)
+	// The genuine event moved to another session.
+	republish(bus.PinSubject("elsewhere", added), genuine.Header, genuine.Data)
+	// The genuine event without its group header.
+	stripped := clone(genuine.Header)
+	stripped.Del(bus.HeaderSignedBatch)
+	stripped.Set("Nats-Msg-Id", "stripped") // stored again despite deduplication
+	republish(genuine.Subject, stripped, genuine.Data)
+	// The digests changed: the event's own replaced by a forged payload's.
+	forged := proto.CloneOf(evs[3])
+	forged.Pin.Id = "forged"
+	fdata, _ := proto.Marshal(forged)
+	digests, err := base64.RawStdEncoding.DecodeString(genuine.Header.Get(bus.HeaderSignedBatch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := append([]byte("tools\n"+genuine.Subject+"\n"+genuine.Header.Get(bus.HeaderEventKind)+"\n"), fdata...)
+	d := sha256.Sum256(signed)
+	copy(digests[3*sha256.Size:], d[:])
+	changed := clone(genuine.Header)
+	changed.Set(bus.HeaderSignedBatch, base64.RawStdEncoding.EncodeToString(digests))
+	republish(genuine.Subject, changed, fdata)
+
+	for _, r := range []*bus.Bus{reader, b} {
+		got, err := r.Replay(ctx, bus.SessionFilter("s"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]int{}
+		for _, e := range got {
+			ids[e.GetPin().GetPin().GetId()]++
+		}
+		if len(got) != n || ids["tampered"]+ids["forged"] > 0 || ids["p03"] != 1 {
+			t.Errorf("replay after forgeries: %v, want the %d genuine events once each", ids, n)
+		}
+		if moved, err := r.Replay(ctx, bus.SessionFilter("elsewhere"), 0); err != nil || len(moved) != 0 {
+			t.Errorf("the moved event was read in another session: %v, %v", moved, err)
+		}
 	}
 }

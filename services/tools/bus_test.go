@@ -2,12 +2,14 @@ package tools
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
@@ -161,6 +163,17 @@ func TestOmitAnswer(t *testing.T) {
 					t.Fatalf("stream holds %d events, want 1", len(evs))
 				}
 				got := evs[0].GetPin().GetPin()
+				if !cached {
+					// Encoded straight from the tool's facts: the params
+					// come right before the metadata (one run of facts,
+					// which a reader keeping facts encoded does not copy).
+					if last := lastFields(t, b, r.SessionId); !slices.Equal(last, []protowire.Number{21, 22}) {
+						t.Errorf("the published pin ends with fields %v, want params (21) then metadata (22)", last)
+					}
+				}
+				if !proto.Equal(got.GetParams(), want.GetPin().GetParams()) {
+					t.Errorf("cached %v: published params %v, want %v", cached, got.GetParams(), want.GetPin().GetParams())
+				}
 				if got.GetId() != resp.GetPin().GetId() || !proto.Equal(got.GetMetadata(), want.GetPin().GetMetadata()) ||
 					got.GetResourceName() != want.GetPin().GetResourceName() || got.GetClaim() != want.GetPin().GetClaim() {
 					t.Errorf("cached %v: published pin %v\nwant the whole answer's %v", cached, got, want.GetPin())
@@ -175,9 +188,49 @@ func TestOmitAnswer(t *testing.T) {
 			if !again.GetReplayed() || again.GetResult() != nil || again.GetPin().GetId() == "" {
 				t.Errorf("replayed omitted answer = %v", again)
 			}
+			if len(want.GetPin().GetParams().GetFields()) == 0 {
+				t.Errorf("%s: the call has no params to compare", intent)
+			}
 			if want.GetResult() == nil || len(want.GetPin().GetMetadata().GetFields()) == 0 {
 				t.Errorf("an unpublished pin's answer was omitted: %v", want)
 			}
 		})
 	}
+}
+
+// lastFields returns the numbers of the last two fields of the encoded pin
+// of the session's added pin as stored.
+func lastFields(t *testing.T, b *bus.Bus, session string) []protowire.Number {
+	t.Helper()
+	stream, err := b.JetStream().Stream(t.Context(), bus.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := stream.GetLastMsgForSubject(t.Context(), bus.PinSubject(session, evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := func(data []byte, each func(protowire.Number, []byte)) {
+		for len(data) > 0 {
+			num, typ, n := protowire.ConsumeTag(data)
+			m := protowire.ConsumeFieldValue(num, typ, data[n:])
+			if n < 0 || m < 0 {
+				t.Fatalf("bad encoding % x", data)
+			}
+			each(num, data[n:n+m])
+			data = data[n+m:]
+		}
+	}
+	var pin []byte
+	fields(raw.Data, func(num protowire.Number, v []byte) {
+		if num == 4 { // PinEvent.pin
+			pin, _ = protowire.ConsumeBytes(v)
+		}
+	})
+	var nums []protowire.Number
+	fields(pin, func(num protowire.Number, _ []byte) { nums = append(nums, num) })
+	if len(nums) < 2 {
+		t.Fatalf("pin fields %v", nums)
+	}
+	return nums[len(nums)-2:]
 }

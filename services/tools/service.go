@@ -531,7 +531,19 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 	pin := s.pins.FromToolResult(req, tr, call.Params, call.Window, hints)
 	if encoded != nil {
 		m := pin.ProtoReflect()
-		m.SetUnknown(protowire.AppendBytes(protowire.AppendTag(m.GetUnknown(), pinMetadataField, protowire.BytesType), encoded))
+		u := m.GetUnknown()
+		// The call's params go encoded right before the metadata: a
+		// reader that keeps a pin's facts encoded (the critic, the
+		// brain's StreamEvents) then keeps them as one part of the
+		// message instead of a copy (bus.FactsEncoded); decoded, the pin
+		// is the same.
+		if params := pin.GetParams(); params != nil {
+			if pb, err := proto.Marshal(params); err == nil {
+				u = protowire.AppendBytes(protowire.AppendTag(u, pinParamsField, protowire.BytesType), pb)
+				pin.Params = nil
+			}
+		}
+		m.SetUnknown(protowire.AppendBytes(protowire.AppendTag(u, pinMetadataField, protowire.BytesType), encoded))
 	}
 	resp := &toolsv1.ExecuteToolResponse{Result: tr, Pin: pin, Trips: trips, Limits: s.Limits()}
 
@@ -554,8 +566,12 @@ func (s *Service) execute(ctx context.Context, t *Tool, call *Call, req *toolsv1
 	return resp, nil
 }
 
-// pinMetadataField is the field number of a pin's metadata.
-var pinMetadataField = (&evidencev1.EvidencePin{}).ProtoReflect().Descriptor().Fields().ByName("metadata").Number()
+// pinMetadataField and pinParamsField are the field numbers of a pin's
+// metadata and params.
+var (
+	pinMetadataField = (&evidencev1.EvidencePin{}).ProtoReflect().Descriptor().Fields().ByName("metadata").Number()
+	pinParamsField   = (&evidencev1.EvidencePin{}).ProtoReflect().Descriptor().Fields().ByName("params").Number()
+)
 
 // toolResult is the result label of a tool call.
 func toolResult(tr *evidencev1.ToolResult, timedOut bool) string {
