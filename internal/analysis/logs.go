@@ -109,6 +109,11 @@ func detectDNS(ev *Evidence) []Finding {
 		case g.server:
 			f.Category = catDependency
 			kind = "cannot be resolved because the DNS server fails or times out"
+			if ev.clusterDNSSeen() {
+				// The server that fails to answer is the dependency, not
+				// the name it was asked for.
+				f.Entity = deploymentEntity(clusterDNSNamespace, clusterDNSWorkload)
+			}
 		case providerName(h) != "":
 			// A public name of another organisation that no longer
 			// resolves: its domain or its DNS is gone, the provider's
@@ -592,4 +597,25 @@ func (ev *Evidence) commonCallerNode(byHost map[string][]LogLine) (Finding, bool
 	f.Remediation = []string{"Cordon and drain node " + node + " and check its network stack (routes, ARP/neighbour and conntrack tables, CNI agent logs)"}
 	f.Signals = []string{"node", "network", node}
 	return f, true
+}
+
+// clusterDNSSeen: the cluster DNS server's own pods or series are in the
+// evidence (it was read, so it can be named as the failing server).
+func (ev *Evidence) clusterDNSSeen() bool {
+	for _, p := range ev.Pods {
+		if p.Namespace == clusterDNSNamespace && strings.HasPrefix(p.Name, clusterDNSWorkload+"-") {
+			return true
+		}
+	}
+	for _, d := range ev.Deployments {
+		if d.Namespace == clusterDNSNamespace && d.Name == clusterDNSWorkload {
+			return true
+		}
+	}
+	for _, s := range ev.Series {
+		if strings.HasPrefix(s.Name, clusterDNSWorkload+"_") || labelOf(s.Series, "deployment", "app", "pod") == clusterDNSWorkload {
+			return true
+		}
+	}
+	return false
 }

@@ -151,12 +151,13 @@ func (ev *Evidence) demandRose(workload string) bool {
 }
 
 // cutChange is the change row of a replica cut: the lead is a capacity
-// failure (resource category) of a workload whose replicas were cut within
+// failure (resource category) of a workload, or the failure of a
+// dependency (a server that times out) that is that workload, whose replicas were cut within
 // changeVoteWindow before the onset while its demand did not rise. The
 // saturation is the cut's effect; the cut, a configuration change of the
 // workload, is the cause.
 func (ev *Evidence) cutChange(lead Finding, sc changeScan) (Finding, bool) {
-	if lead.Healthy || lead.Category != catResource {
+	if lead.Healthy || lead.Category != catResource && lead.Category != catDependency {
 		return Finding{}, false
 	}
 	onset := sc.at
@@ -169,6 +170,9 @@ func (ev *Evidence) cutChange(lead Finding, sc changeScan) (Finding, bool) {
 	for _, r := range ev.replicaCuts() {
 		if r.unrelated || r.at.After(onset.Add(time.Minute)) || onset.Sub(*r.at) > changeVoteWindow {
 			continue
+		}
+		if lead.Category == catDependency && !strings.EqualFold(r.service, leadName) {
+			continue // a failing dependency is explained by its own cut only
 		}
 		if !strings.EqualFold(r.service, leadName) && !namesTarget(r.service, ev.targetNames()) && !(backlog && r.at != nil) {
 			// A backlog that grows is its consumer's: a cut of a workload
