@@ -84,6 +84,20 @@ func TestCutChange(t *testing.T) {
 	if f, ok := bev.cutChange(backlog, changeScan{at: alertAt, onset: *at(18), hasOnset: true}); !ok || f.Entity != "deployment/books/ledger-api" {
 		t.Errorf("backlog lead: %v %q, want the consumer's cut", ok, f.Entity)
 	}
+	// A failing dependency (a server that times out) whose own replicas
+	// were cut is explained by its cut; another workload's cut does not
+	// explain it.
+	dep := Finding{Mode: ModeDNSFailure, Category: catDependency, Score: 0.9, Entity: "deployment/books/ledger-api", Statement: "names cannot be resolved: the server times out"}
+	dev := NewEvidence(&investigationv1.Alert{AlertName: "PrintFailures", Namespace: "books", Service: "label-api", StartsAt: timestamppb.New(alertAt)}, nil)
+	dev.Events = []Event{event("books", "Scaled down replica set ledger-api-6f7d8c9b5 to 1 from 6", at(12))}
+	if f, ok := dev.cutChange(dep, changeScan{at: alertAt, onset: *at(18), hasOnset: true}); !ok || f.Category != catConfig {
+		t.Errorf("dependency lead: %v %s, want its own cut as the configuration cause", ok, f.Category)
+	}
+	other := dep
+	other.Entity = "deployment/books/printer-gw"
+	if f, ok := dev.cutChange(other, changeScan{at: alertAt, onset: *at(18), hasOnset: true}); ok {
+		t.Errorf("another workload's cut explained a dependency: %s", f.Statement)
+	}
 	notCapacity := lead
 	notCapacity.Category = catCode
 	ev := NewEvidence(&investigationv1.Alert{AlertName: "LedgerLatency", Namespace: "books", Service: "ledger-api", StartsAt: timestamppb.New(alertAt)}, nil)
