@@ -1,6 +1,7 @@
 package brain
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
 func TestInferParamsForRequestedIntents(t *testing.T) {
@@ -218,5 +220,46 @@ func TestClusterEvents(t *testing.T) {
 	st.rec.ToolCalls = []*investigationv1.ToolCallRecord{{Intent: intentEvents, Params: p, PinId: "pin_1"}}
 	if cs := h.svc.clusterEvents(testCtx(t), st); len(cs) != 0 {
 		t.Errorf("listed again after it ran: %+v", cs)
+	}
+}
+
+// A pod a listing shows Failed (a migration Job's run) has its logs read
+// next, unless a call read them; a running pod does not.
+func TestFailedPodLogs(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentPodLogs, ParamsSchema: []*evidencev1.ToolParam{
+		{Name: "pod", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	md, err := facts.Put(map[string]any{}, facts.KeyPods, []facts.Pod{
+		{Namespace: "rentals", Name: "toy-api-migrate-302-2lq9d", Phase: "Failed"},
+		{Namespace: "rentals", Name: "toy-api-8f6b7c4d9-22hnd", Phase: "Running", Ready: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mds, err := structpb.NewStruct(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := &evidencev1.EvidencePin{Id: "pin_pods", Metadata: mds}
+	read, _ := structpb.NewStruct(map[string]any{"namespace": "rentals", "pod": "toy-api-migrate-302-2lq9d"})
+	for _, tc := range []struct {
+		name  string
+		calls []*investigationv1.ToolCallRecord
+		want  []string
+	}{
+		{"unread", nil, []string{"toy-api-migrate-302-2lq9d"}},
+		{"already read", []*investigationv1.ToolCallRecord{{Intent: intentPodLogs, Params: read, PinId: "pin_1"}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: tc.calls}, rc: &evidencev1.RouterContext{}, pins: []*evidencev1.EvidencePin{pin}}
+			h.svc.defs = nil
+			var got []string
+			for _, c := range h.svc.failedPodLogs(testCtx(t), st) {
+				got = append(got, fmt.Sprint(c.Params["pod"]))
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("failedPodLogs = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

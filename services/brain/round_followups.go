@@ -86,6 +86,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		out := s.signatureSearch(ctx, st, res.ErrorSignature())
 		out = append(out, s.releaseCommits(ctx, st, res)...)
 		out = append(out, s.trailSearches(ctx, st, res)...)
+		out = append(out, s.failedPodLogs(ctx, st)...)
 		if code := res.RefusedStatus(); code != "" {
 			// Only client errors: who sends the refused requests is in an
 			// access log, wherever the edge logs it.
@@ -120,6 +121,9 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 	}
 	context = append(context, s.releaseCommits(ctx, st, res)...)
 	context = append(context, s.trailSearches(ctx, st, res)...)
+	if !res.Healthy {
+		context = append(context, s.failedPodLogs(ctx, st)...)
+	}
 	if syms := res.ContractSymbols(); len(syms) > 0 {
 		// A code or data failure that quotes a field or symbol: whether
 		// another service (its producer) changed it is in every service's
@@ -154,6 +158,25 @@ func (s *Service) trailSearches(ctx context.Context, st *invState, res analysis.
 	var out []pendingCall
 	for _, id := range res.TrailObjects() {
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(id, contextLookback))...)
+	}
+	return out
+}
+
+// maxFailedPodLogs bounds the failed pods whose logs one round reads.
+const maxFailedPodLogs = 2
+
+// failedPodLogs: the pods a listing shows Failed (a migration Job's run, a
+// hook) whose logs no call read yet: how they ended is the first thing an
+// SRE reads about them, whatever the leading hypothesis is.
+func (s *Service) failedPodLogs(ctx context.Context, st *invState) []pendingCall {
+	var out []pendingCall
+	seen := map[string]bool{}
+	for _, p := range st.pods() {
+		if !strings.EqualFold(p.Phase, "Failed") || seen[p.Namespace+"/"+p.Name] || len(out) >= maxFailedPodLogs || st.readLogsOf(p.Namespace, p.Name) {
+			continue
+		}
+		seen[p.Namespace+"/"+p.Name] = true
+		out = append(out, s.fresh(ctx, st, intentPodLogs, map[string]any{"namespace": p.Namespace, "pod": p.Name})...)
 	}
 	return out
 }
