@@ -1365,6 +1365,12 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	if onset != nil {
 		f.Statement += fmt.Sprintf(". Onset %s", hhmm(onset))
 	}
+	for _, l := range ev.observations(top.name, onset, top.symptomTexts()) {
+		if change != nil && strings.Contains(change.text, l.Message[:min(len(l.Message), 60)]) {
+			continue // the change itself, quoted below
+		}
+		f.validated(fmt.Sprintf("What %s logged at %s about what the errors name: %s", logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+	}
 	if change == nil || change.unrelated {
 		// Nothing near the onset explains it: the failing service's own
 		// earlier changes (a setting shipped days before that bites when

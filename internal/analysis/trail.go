@@ -100,9 +100,10 @@ func (ev *Evidence) trailChanges(own string, onset *time.Time, symptoms []string
 	return out
 }
 
-// TrailObjects are the identifiers the strongest abnormal entity's errors
-// name objects by (objectIDs): what other systems logged about them is the
-// next evidence, wherever it was logged. Nil for a healthy lead.
+// TrailObjects are the identifiers and URL hosts the strongest abnormal
+// entity's errors name objects by (observedNames): what other systems
+// logged about them is the next evidence, wherever it was logged. Nil for
+// a healthy lead.
 func (r Result) TrailObjects() []string {
 	if r.ev == nil || len(r.Findings) > 0 && r.Findings[0].Healthy {
 		return nil
@@ -111,5 +112,55 @@ func (r Result) TrailObjects() []string {
 	if len(cs) == 0 {
 		return nil
 	}
-	return objectIDs(cs[0].symptomTexts())
+	return observedNames(cs[0].symptomTexts())
+}
+
+// maxObservedNames bounds the names whose observations are searched.
+const maxObservedNames = 3
+
+// observedNames are the identifiers (objectIDs) and URL hosts the texts
+// name, at most maxObservedNames.
+func observedNames(texts []string) []string {
+	names := objectIDs(texts)
+	for _, t := range texts {
+		for _, m := range reErrorHost.FindAllStringSubmatch(t, 3) {
+			names = appendUnique(names, strings.ToLower(m[1]))
+		}
+	}
+	return names[:min(len(names), maxObservedNames)]
+}
+
+// reErrorHost: the host of a URL an error line names.
+var reErrorHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.-]{2,252}[a-z0-9])`)
+
+// maxObservations bounds the other systems' lines quoted about the
+// objects the errors name.
+const maxObservations = 2
+
+// observations are the lines other systems logged, around the onset (the
+// change look-back before, contextAfter after), about an object the
+// failing entity's errors name: a URL's host or an identifier (objectIDs).
+// A prober's verdict on the host, an audit record of the key: what an SRE
+// reads beside the errors. Error lines and the entity's own are not
+// observations; the nearest come first.
+func (ev *Evidence) observations(own string, onset *time.Time, symptoms []string) []LogLine {
+	if onset == nil {
+		return nil
+	}
+	names := observedNames(symptoms)
+	if len(names) == 0 {
+		return nil
+	}
+	return ev.nearestLines(*onset, changeLookback, maxObservations, func(l LogLine) bool {
+		if own != "" && strings.EqualFold(ev.logService(l), own) {
+			return false
+		}
+		low := strings.ToLower(l.Message)
+		for _, n := range names {
+			if strings.Contains(low, strings.ToLower(n)) {
+				return true
+			}
+		}
+		return false
+	})
 }

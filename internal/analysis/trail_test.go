@@ -60,3 +60,27 @@ func TestTrailChanges(t *testing.T) {
 		})
 	}
 }
+
+// Beside the errors, what other systems logged about the host or object
+// they name (a prober's verdict, an audit record) is quoted, nearest
+// first; the failing entity's own lines, other hosts and lines far from
+// the onset are not.
+func TestObservations(t *testing.T) {
+	onset := time.Date(2027, 2, 27, 6, 1, 0, 0, time.UTC)
+	at := func(m int) *time.Time { x := onset.Add(time.Duration(m) * time.Minute); return &x }
+	symptom := `SSLHandshakeException: PKIX path building failed. POST https://api.tramway.example/v2/tickets`
+	ev := NewEvidence(nil, nil)
+	ev.Logs = []LogLine{
+		{LogLine: facts.LogLine{Timestamp: at(2), Service: "tls-check", Level: "INFO", Message: "openssl s_client -connect api.tramway.example:443: Verify return code: 20 (unable to get local issuer certificate)"}},
+		{LogLine: facts.LogLine{Timestamp: at(1), Service: "ticket-app", Level: "INFO", Message: "retrying api.tramway.example in 2s"}},
+		{LogLine: facts.LogLine{Timestamp: at(3), Service: "tls-check", Level: "INFO", Message: "openssl s_client -connect cdn.tramway.example:443: Verify return code: 0 (ok)"}},
+		{LogLine: facts.LogLine{Timestamp: at(-600), Service: "dns-audit", Level: "INFO", Message: "api.tramway.example A record unchanged"}},
+	}
+	got := ev.observations("ticket-app", &onset, []string{symptom})
+	if len(got) != 1 || got[0].Service != "tls-check" || !strings.Contains(got[0].Message, "api.tramway.example") {
+		t.Fatalf("observations = %+v, want the prober's verdict on api.tramway.example only", got)
+	}
+	if names := observedNames([]string{symptom, `key arn:aws:kms:eu-west-1:1:key/5c1e9a0b-77d3-4f2e-a0c1-9d8e7f6a5b4c is disabled`}); len(names) != 2 {
+		t.Errorf("observedNames = %v, want the UUID and the host", names)
+	}
+}
