@@ -187,6 +187,7 @@ var registry = map[string]Constructor{
 	"metric_regression":     fn("metric_regression", detectMetricRegression),
 	"cpu_throttling":        fn("cpu_throttling", detectCPUThrottling),
 	"consumer_lag":          fn("consumer_lag", detectConsumerLag),
+	"unconsumed_queue":      fn("unconsumed_queue", detectUnconsumedQueue),
 	"limit_reached":         fn("limit_reached", detectLimitReached),
 	"replication_lag":       fn("replication_lag", detectReplicationLag),
 	"db_connections":        fn("db_connections", detectConnectionExhaustion),
