@@ -1158,6 +1158,9 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 	if f, ok := ev.smallCounts(top); ok {
 		return f, true
 	}
+	if f, ok := ev.mirrorFinding(top); ok {
+		return f, true
+	}
 	if f, ok := ev.knownIssue(top); ok {
 		return f, true
 	}

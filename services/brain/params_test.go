@@ -263,3 +263,36 @@ func TestFailedPodLogs(t *testing.T) {
 		})
 	}
 }
+
+// A healthy reading of no target reads the logs of the workloads a
+// cluster-wide listing found, applications before system pods, at most
+// maxUntargetedLogs, a bare pod by its own name, none read twice.
+func TestUntargetedLogs(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentPodLogs, ParamsSchema: []*evidencev1.ToolParam{
+		{Name: "pod", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	md, err := facts.Put(map[string]any{}, facts.KeyPods, []facts.Pod{
+		{Namespace: "kube-system", Name: "coredns-6d4b75cb6d-85sd8", Workload: "coredns", Phase: "Running", Ready: true},
+		{Namespace: "crew", Name: "roster-5d6c8b9f47-xxrhp", Workload: "roster", Phase: "Running", Ready: true},
+		{Namespace: "crew", Name: "roster-5d6c8b9f47-a1b2c", Workload: "roster", Phase: "Running", Ready: true},
+		{Namespace: "crew", Name: "debug-shell", Phase: "Running", Ready: true},
+		{Namespace: "crew", Name: "pairing-7f8d9c6b5-qx2lk", Workload: "pairing", Phase: "Running", Ready: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mds, err := structpb.NewStruct(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, _ := structpb.NewStruct(map[string]any{"namespace": "crew", "pod": "pairing-*"})
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: []*investigationv1.ToolCallRecord{{Intent: intentPodLogs, Params: read, PinId: "pin_1"}}},
+		rc: &evidencev1.RouterContext{}, pins: []*evidencev1.EvidencePin{{Id: "pin_pods", Metadata: mds}}}
+	var got []string
+	for _, c := range h.svc.untargetedLogs(testCtx(t), st) {
+		got = append(got, fmt.Sprint(c.Params["namespace"], "/", c.Params["pod"]))
+	}
+	if want := "crew/roster-*,crew/debug-shell,kube-system/coredns-*"; strings.Join(got, ",") != want {
+		t.Errorf("untargetedLogs = %v, want %s", got, want)
+	}
+}

@@ -113,6 +113,12 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 			context = append(context, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
 		}
 		context = append(context, s.clusterEvents(ctx, st)...)
+		if res.Hypotheses[0].GetEntity() == "" {
+			// Health claimed of no target at all (the alert names a
+			// product or a check, nothing in the cluster): what the
+			// workloads themselves logged is the evidence still unread.
+			context = append(context, s.untargetedLogs(ctx, st)...)
+		}
 	} else {
 		// The mechanism is not established: what other systems logged
 		// about the suspect (a deployer's sync of its objects, a ticket)
@@ -158,6 +164,43 @@ func (s *Service) trailSearches(ctx context.Context, st *invState, res analysis.
 	var out []pendingCall
 	for _, id := range res.TrailObjects() {
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(id, contextLookback))...)
+	}
+	return out
+}
+
+// maxUntargetedLogs bounds the workloads whose logs an untargeted
+// healthy reading reads.
+const maxUntargetedLogs = 4
+
+// untargetedLogs: the logs of the workloads a cluster-wide listing found
+// (one call per workload, system namespaces last), when the alert
+// resolved to no target and no call read them yet.
+func (s *Service) untargetedLogs(ctx context.Context, st *invState) []pendingCall {
+	type wl struct{ ns, name, pod string }
+	var apps, system []wl
+	seen := map[string]bool{}
+	for _, p := range st.pods() {
+		name, pod := p.Workload, p.Workload+"-*"
+		if name == "" {
+			name, pod = p.Name, p.Name // a bare pod: itself
+		}
+		key := p.Namespace + "/" + name
+		if seen[key] || st.readLogsOf(p.Namespace, name) {
+			continue
+		}
+		seen[key] = true
+		if strings.HasPrefix(p.Namespace, "kube-") || strings.EqualFold(p.OwnerKind, "DaemonSet") {
+			system = append(system, wl{p.Namespace, name, pod})
+		} else {
+			apps = append(apps, wl{p.Namespace, name, pod})
+		}
+	}
+	var out []pendingCall
+	for _, w := range append(apps, system...) {
+		if len(out) >= maxUntargetedLogs {
+			break
+		}
+		out = append(out, s.fresh(ctx, st, intentPodLogs, map[string]any{"namespace": w.ns, "pod": w.pod})...)
 	}
 	return out
 }
@@ -339,6 +382,14 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 		// last) is the first thing an SRE reads about it.
 		c := pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": name + "-*"}, Origin: originExpand}
 		if _, ok := defs[intentPodLogs]; ok && !st.ranEquivalent(c) && !st.readLogsOf(parts[1], name) {
+			out = append(out, c)
+		}
+	}
+	if len(parts) == 3 && parts[0] == "deployment" {
+		// The suspect's own object and what names it (a mesh route that
+		// sends it traffic, or only mirrors it), unless a call described it.
+		c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "deployment", "name": name, "namespace": parts[1]}, Origin: originExpand}
+		if !st.ranEquivalent(c) {
 			out = append(out, c)
 		}
 	}

@@ -69,3 +69,24 @@ func TestCommitNames(t *testing.T) {
 		}
 	}
 }
+
+// A spec names an object by a name field equal to it, or by a host field
+// (a mesh route's destination or mirror) that names its Service, short or
+// qualified; a host of another Service or a plain field does not.
+func TestNamesObjectByHost(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec map[string]any
+		want bool
+	}{
+		{"mirror host", map[string]any{"http": []any{map[string]any{"mirror": map[string]any{"host": "pricing-shadow"}}}}, true},
+		{"qualified host", map[string]any{"route": map[string]any{"host": "pricing-shadow.sleds.svc.cluster.local"}}, true},
+		{"a name field", map[string]any{"backendRef": map[string]any{"name": "pricing-shadow"}}, true},
+		{"another host", map[string]any{"host": "pricing-shadow-v3"}, false},
+		{"a plain field", map[string]any{"description": "pricing-shadow"}, false},
+	} {
+		if got := namesObject(tc.spec, "pricing-shadow"); got != tc.want {
+			t.Errorf("%s: namesObject = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -229,14 +229,19 @@ func (s *Service) managersOf(ctx context.Context, ns, kind, name string, owners 
 }
 
 // namesObject reports whether a spec refers to name: a string field whose
-// key names an object ("name", "secretName", "target.name", ...) equals it.
+// key names an object ("name", "secretName", "target.name", ...) equals it,
+// or a host field (a mesh route's destination or mirror) names its Service.
 func namesObject(v any, name string) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
 			if sv, ok := e.(string); ok {
-				if sv == name && strings.Contains(strings.ToLower(k), "name") {
+				lk := strings.ToLower(k)
+				if sv == name && strings.Contains(lk, "name") {
 					return true
+				}
+				if strings.Contains(lk, "host") && (sv == name || strings.HasPrefix(sv, name+".")) {
+					return true // a mesh route's host: the Service of that name
 				}
 				continue
 			}

@@ -66,6 +66,11 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 	case "deployment":
 		area = backend.AreaDeployments
 		err = s.describeDeployment(ctx, r, &res)
+		if err == nil {
+			// The custom resources whose spec names it (a mesh route that
+			// sends it traffic, or only a mirror of it).
+			s.noteManagers(r, &res, s.managersOf(ctx, res.Namespace, "Deployment", res.Name, nil), &extra)
+		}
 	case "service":
 		err = s.describeService(ctx, r, &res)
 	case "node":
