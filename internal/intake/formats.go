@@ -803,6 +803,11 @@ func parseTime(v any) (time.Time, bool) {
 		if f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 			return time.Time{}, false
 		}
+		if f > 1e14 && f < 1e17 {
+			// Microseconds (Sysdig, InfluxDB): 16-17 digits. As
+			// milliseconds they would be years past 5138.
+			return time.UnixMicro(int64(f)).UTC(), true
+		}
 		if f > 1e11 { // milliseconds
 			if f >= maxUnixMilli {
 				// Beyond what int64 milliseconds (or a record) can hold: the

@@ -23,6 +23,7 @@ func TestTimesOutOfRange(t *testing.T) {
 		{"generic epoch ms max int64", `{"title":"Z","starts_at":9223372036854775807}`, false, ""},
 		{"generic epoch ms in range", `{"title":"Z","starts_at":1700000000000}`, true, "2023-11-14T22:13:20Z"},
 		{"generic epoch seconds", `{"title":"Z","starts_at":1700000000}`, true, "2023-11-14T22:13:20Z"},
+		{"generic epoch microseconds", `{"title":"Z","timestamp":1700000000000000}`, true, "2023-11-14T22:13:20Z"},
 		{"generic epoch seconds year 5000", `{"title":"Z","starts_at":95617584000}`, true, "5000-01-01T00:00:00Z"},
 		{"generic string +10000", `{"title":"Z","timestamp":"+10000-01-01T00:00:00Z"}`, true, ""}, // not RFC 3339: ignored
 		{"two alerts one bad", `[{"title":"A","starts_at":1700000000},{"title":"B","starts_at":1e30}]`, false, ""},
