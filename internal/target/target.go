@@ -155,6 +155,9 @@ var (
 	// http(s)://<svc>.<ns>.svc[.cluster.local][:port]
 	reSvcHost = regexp.MustCompile(`(?i)\b([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.svc(?:\.cluster\.local)?\b`)
 	// <namespace>/<name>, not inside a URL path (no slash before it).
+	// reARN: an Amazon Resource Name, whose "type/id" parts are no
+	// namespace/name pair.
+	reARN     = regexp.MustCompile(`\barn:aws[a-z-]*:\S+`)
 	reNsName  = regexp.MustCompile(`(?i)(?:^|[^a-z0-9./-])([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)/([a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)\b`)
 	reURLHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.-]{0,252})(?::\d+)?([^\s"'<>]*)`)
 	// monitoring and documentation systems: a link to them (the alert's
@@ -289,7 +292,7 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 	}
 	if len(named) > 0 {
 		for _, k := range sortedKeys(texts) {
-			for _, m := range reNsName.FindAllStringSubmatch(texts[k], -1) {
+			for _, m := range reNsName.FindAllStringSubmatch(reARN.ReplaceAllString(texts[k], " "), -1) {
 				if named[strings.ToLower(m[2])] {
 					add(Namespace, strings.ToLower(m[1]), "text:"+k)
 				}

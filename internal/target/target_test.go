@@ -211,3 +211,18 @@ func TestProvider(t *testing.T) {
 		}
 	}
 }
+
+// An ARN's "type/id" parts are no namespace/name pair, even next to a
+// service the alert names.
+func TestARNIsNoNamespacedName(t *testing.T) {
+	es := Extract(map[string]string{"service": "EC2"}, nil, Fields{"description": "event arn:aws:health:eu-west-1::event/EC2/AWS_EC2_DEGRADED/x1 on EC2; also shop/EC2"})
+	var ns []string
+	for _, e := range es {
+		if e.Kind == Namespace {
+			ns = append(ns, e.Value)
+		}
+	}
+	if len(ns) != 1 || ns[0] != "shop" {
+		t.Fatalf("namespaces %v, want only shop (not event from the ARN)", ns)
+	}
+}
