@@ -210,6 +210,16 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 // a known entity key (the last one, two or three path segments folded:
 // kubernetes.pod.name, container.name, service); it returns the first
 // leaf named message.
+// allStrings: every element of l is a string.
+func allStrings(l []any) bool {
+	for _, e := range l {
+		if _, ok := e.(string); !ok {
+			return false
+		}
+	}
+	return len(l) > 0
+}
+
 // hasNested reports whether obj has an object among its fields.
 func hasNested(obj map[string]any) bool {
 	for _, v := range obj {
@@ -247,6 +257,14 @@ func nestedEntities(obj map[string]any, labels map[string]string) string {
 				walk(t[k], append(path, k), depth+1)
 			}
 		case []any:
+			if allStrings(t) {
+				// A list of names under one key (a platform, then the
+				// application): the last, most specific, is read first.
+				for i := len(t) - 1; i >= 0; i-- {
+					walk(t[i], path, depth+1)
+				}
+				return
+			}
 			for _, e := range t {
 				walk(e, path, depth+1)
 			}
@@ -666,6 +684,16 @@ func firstName(obj map[string]any, keys ...string) string {
 			}
 			continue
 		}
+		if l, ok := obj[k].([]any); ok {
+			// A list of names (Alerta's service: a platform, then the
+			// application): the last, most specific one.
+			for i := len(l) - 1; i >= 0; i-- {
+				if s, ok := l[i].(string); ok && strings.TrimSpace(s) != "" {
+					return strings.TrimSpace(s)
+				}
+			}
+			continue
+		}
 		if s := str(obj[k]); s != "" {
 			return s
 		}
@@ -735,6 +763,9 @@ func tagsMap(v any) map[string]string {
 			continue
 		}
 		k, val, ok := strings.Cut(it, ":")
+		if eq := strings.Index(it, "="); eq > 0 && (!ok || eq < strings.Index(it, ":")) {
+			k, val, ok = it[:eq], it[eq+1:], true // "cluster=prod" (Alerta, Sensu)
+		}
 		if !ok {
 			setMissing(out, it, "true")
 			continue

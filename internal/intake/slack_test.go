@@ -81,3 +81,21 @@ func TestErrorTrackerNestedHostIsPod(t *testing.T) {
 		t.Fatalf("pod annotation = %q (labels %v, annotations %v)", got, as[0].GetLabels(), as[0].GetAnnotations())
 	}
 }
+
+// A list of names under an entity key (Alerta's service: a platform, then
+// the application) names the last, most specific; "key=value" tags are
+// labels.
+func TestAlertaServiceListAndEqualsTags(t *testing.T) {
+	raw := `{"resource":"wk-08","event":"NodeRebooted","severity":"major","service":["Kubernetes","ledger-api"],"tags":["cluster=prod-eu","dc=ams2"],"text":"wk-08 rebooted twice","createTime":"2027-03-17T10:45:00.000Z"}`
+	as, err := Parse([]byte(raw), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := as[0]
+	if a.GetService() != "ledger-api" {
+		t.Errorf("service = %q, want ledger-api", a.GetService())
+	}
+	if a.GetLabels()["cluster"] != "prod-eu" || a.GetLabels()["dc"] != "ams2" {
+		t.Errorf("labels = %v, want cluster and dc from the tags", a.GetLabels())
+	}
+}

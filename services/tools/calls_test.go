@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/prometheus/prometheus/promql/parser"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
@@ -87,6 +88,16 @@ func TestNamesObjectByHost(t *testing.T) {
 	} {
 		if got := namesObject(tc.spec, "pricing-shadow"); got != tc.want {
 			t.Errorf("%s: namesObject = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A service or pod name with regular-expression characters (a JSON list
+// given as a service) still yields valid PromQL matchers.
+func TestSurveyScopeMatchersQuote(t *testing.T) {
+	for _, m := range surveyScopeMatchers("", `["Kubernetes","tm"]`, `x(1)*`, "") {
+		if _, err := parser.NewParser(parser.Options{}).ParseMetricSelector(m); err != nil {
+			t.Errorf("matcher %s does not parse: %v", m, err)
 		}
 	}
 }

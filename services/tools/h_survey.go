@@ -47,12 +47,12 @@ func surveyScopeMatchers(ns, svc, pod, node string) []string {
 		for _, l := range []string{"service", "app", "job", "deployment", "container", "app_kubernetes_io_name", "workload"} {
 			out = append(out, fmt.Sprintf(`{%s=%q}`, l, q(svc)))
 		}
-		out = append(out, fmt.Sprintf(`{pod=~"%s-.*"}`, model.LabelValue(strings.TrimRight(svc, "-*"))))
+		out = append(out, fmt.Sprintf(`{pod=~"%s-.*"}`, regexpQuote(strings.TrimRight(svc, "-*"))))
 	}
 	if pod != "" {
 		p := strings.TrimSuffix(pod, "*")
 		if p != pod {
-			out = append(out, fmt.Sprintf(`{pod=~"%s.*"}`, p))
+			out = append(out, fmt.Sprintf(`{pod=~"%s.*"}`, regexpQuote(p)))
 		} else {
 			out = append(out, fmt.Sprintf(`{pod=%q}`, q(pod)))
 		}
@@ -315,5 +315,5 @@ func counterLike(name string, vals []model.SamplePair) bool {
 
 // regexpQuote escapes a label value for a PromQL regex matcher.
 func regexpQuote(v string) string {
-	return strings.ReplaceAll(regexp.QuoteMeta(v), `\`, `\\`)
+	return strings.ReplaceAll(strings.ReplaceAll(regexp.QuoteMeta(v), `\`, `\\`), `"`, `\"`)
 }
