@@ -314,8 +314,8 @@ func (ev *Evidence) unknowns(leads []Finding) []string {
 // when the lead's entity is another object (a cause found elsewhere: a
 // dependency, a cut, a node) and no claim of the lead quotes it yet.
 func (ev *Evidence) alertedSymptom(lead Finding) (string, Cite, bool) {
-	ent := ev.workloadEntity()
-	name := strings.ToLower(ent[strings.LastIndex(ent, "/")+1:])
+	_, name := splitEntity(ev.workloadEntity())
+	name = strings.ToLower(name)
 	if ev.Alert != nil && name == "" {
 		name = strings.ToLower(ev.Alert.GetService())
 	}

@@ -58,12 +58,18 @@ func (ev *Evidence) dependencyNormal(entity, host string) (string, bool) {
 		}
 	}
 	for _, s := range ev.Series {
-		if strings.EqualFold(labelOf(s.Series, "service", "service_name", "app", "job", "deployment", "destination_workload", "destination_service_name"), w) ||
-			strings.HasPrefix(strings.ToLower(labelOf(s.Series, "pod")), strings.ToLower(w)+"-") {
+		if ownSeries(s, w) {
 			own++
 		}
 	}
 	return w, own > 0
+}
+
+// ownSeries: s is a series of the workload w (its service, app, job or
+// deployment label, or one of its pods).
+func ownSeries(s Series, w string) bool {
+	return strings.EqualFold(labelOf(s.Series, "service", "service_name", "app", "job", "deployment", "destination_workload", "destination_service_name"), w) ||
+		strings.HasPrefix(strings.ToLower(labelOf(s.Series, "pod")), strings.ToLower(w)+"-")
 }
 
 // dependencyUnread: the dependency is an in-cluster workload of which no
@@ -86,8 +92,7 @@ func (ev *Evidence) dependencyUnread(entity, host string) bool {
 		}
 	}
 	for _, s := range ev.Series {
-		if strings.EqualFold(labelOf(s.Series, "service", "service_name", "app", "job", "deployment", "destination_workload", "destination_service_name"), w) ||
-			strings.HasPrefix(strings.ToLower(labelOf(s.Series, "pod")), strings.ToLower(w)+"-") {
+		if ownSeries(s, w) {
 			return false
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // A signal extractor of the change ledger: the trail of the object the
@@ -123,15 +125,10 @@ const maxObservedNames = 3
 func observedNames(texts []string) []string {
 	names := objectIDs(texts)
 	for _, t := range texts {
-		for _, m := range reErrorHost.FindAllStringSubmatch(t, 3) {
-			names = appendUnique(names, strings.ToLower(m[1]))
-		}
+		names = appendUnique(names, target.URLHosts(t, 3)...)
 	}
 	return names[:min(len(names), maxObservedNames)]
 }
-
-// reErrorHost: the host of a URL an error line names.
-var reErrorHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.-]{2,252}[a-z0-9])`)
 
 // maxObservations bounds the other systems' lines quoted about the
 // objects the errors name.

@@ -129,14 +129,14 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 			setMissing(a.Annotations, "sample_message", truncate(sample, 500))
 		}
 	}
-	if !wrapped && hasNested(envelope) {
+	if nested := nestedOnly(envelope); !wrapped && len(nested) > 0 {
 		// An envelope read by its generic keys (an error tracker's
 		// message) still names its entities in nested objects: the
 		// notice's host, the request's URL. Every field is read.
 		if a.Labels == nil {
 			a.Labels = map[string]string{}
 		}
-		nestedEntities(nestedOnly(envelope), a.Labels)
+		nestedEntities(nested, a.Labels)
 	}
 	// Tags as a Datadog-style list or a map.
 	mergeMissing(a.Labels, tagsMap(firstPresent(obj, "tags", "Tags")))
@@ -218,16 +218,6 @@ func allStrings(l []any) bool {
 		}
 	}
 	return len(l) > 0
-}
-
-// hasNested reports whether obj has an object among its fields.
-func hasNested(obj map[string]any) bool {
-	for _, v := range obj {
-		if _, ok := v.(map[string]any); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // nestedOnly is obj without its top-level scalar fields: what the generic

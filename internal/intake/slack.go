@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // ---- Slack message (incoming-webhook) and Discord embed notifications ----
@@ -94,7 +95,7 @@ func parseSlack(obj map[string]any) ([]*investigationv1.Alert, error) {
 			Resolved:    state == "resolved",
 			Labels:      labels,
 			Annotations: ann,
-			Summary:     firstLine(text),
+			Summary:     textutil.FirstLine(text),
 			Description: describedText(text, ann),
 		}
 		if t, ok := firstTime(m, "ts", "timestamp"); ok {
@@ -114,14 +115,4 @@ func stripStatePrefix(s string) string {
 		}
 	}
 	return s
-}
-
-// firstLine is text's first non-empty line.
-func firstLine(text string) string {
-	for _, l := range strings.Split(text, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return l
-		}
-	}
-	return ""
 }

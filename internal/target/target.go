@@ -302,6 +302,18 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 	return out
 }
 
+// URLHosts are the hosts of the http(s) URLs text names, lower-cased, at
+// most n (n <= 0: all), whether they link to a monitoring system or not.
+func URLHosts(text string, n int) []string {
+	var out []string
+	for _, m := range reURLHost.FindAllStringSubmatch(text, n) {
+		if h := strings.TrimRight(strings.ToLower(m[1]), ".-"); len(h) >= 4 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // namesWorkload: es names a service, workload or pod.
 func namesWorkload(es []Entity) bool {
 	for _, e := range es {

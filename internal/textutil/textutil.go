@@ -88,3 +88,12 @@ func NameWords(name string) []string {
 	}
 	return out
 }
+
+// FirstLine is the first line of s with content, trimmed.
+func FirstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return s
+}

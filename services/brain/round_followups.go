@@ -84,9 +84,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// abnormal signals is the suspect to read next, and its error's
 		// history (was it seen, filed, accepted before?).
 		out := s.signatureSearch(ctx, st, res.ErrorSignature())
-		out = append(out, s.releaseCommits(ctx, st, res)...)
-		out = append(out, s.trailSearches(ctx, st, res)...)
-		out = append(out, s.failedPodLogs(ctx, st)...)
+		out = append(out, s.faultEvidence(ctx, st, res)...)
 		if code := res.RefusedStatus(); code != "" {
 			// Only client errors: who sends the refused requests is in an
 			// access log, wherever the edge logs it.
@@ -125,11 +123,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// is the next evidence, read the same way.
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
 	}
-	context = append(context, s.releaseCommits(ctx, st, res)...)
-	context = append(context, s.trailSearches(ctx, st, res)...)
-	if !res.Healthy {
-		context = append(context, s.failedPodLogs(ctx, st)...)
-	}
+	context = append(context, s.faultEvidence(ctx, st, res)...)
 	if syms := res.ContractSymbols(); len(syms) > 0 {
 		// A code or data failure that quotes a field or symbol: whether
 		// another service (its producer) changed it is in every service's
@@ -146,6 +140,19 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		return append(context, lead...)
 	}
 	return append(context, s.entityFollowUps(ctx, st, res.Hypotheses[0].GetEntity())...)
+}
+
+// faultEvidence is what a reading that is not healthy reads next,
+// whatever its lead: the commits of releases no pin read, what other
+// systems logged about the objects its errors name, and the logs of
+// failed pods.
+func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	if res.Healthy {
+		return nil
+	}
+	out := s.releaseCommits(ctx, st, res)
+	out = append(out, s.trailSearches(ctx, st, res)...)
+	return append(out, s.failedPodLogs(ctx, st)...)
 }
 
 // releaseCommits: a deploy before the alert whose commits no pin read;

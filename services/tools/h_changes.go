@@ -10,6 +10,7 @@ import (
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 var changeTypes = []string{facts.ChangeDBMigration, facts.ChangeTimeoutRetry, facts.ChangeConfig, facts.ChangeDependencyBump, facts.ChangeFeature, facts.ChangeRefactor}
@@ -204,7 +205,7 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 	}
 	r.Source(s.be.Source(backend.AreaCommits))
 	for _, cm := range commits {
-		r.Rawf("%s %s %s [%s] %s", shortSHA(cm.SHA), fmtTime(cm.Timestamp), cm.Author, strings.Join(cm.ChangeTypes, ","), firstLine(cm.Message))
+		r.Rawf("%s %s %s [%s] %s", shortSHA(cm.SHA), fmtTime(cm.Timestamp), cm.Author, strings.Join(cm.ChangeTypes, ","), textutil.FirstLine(cm.Message))
 		for _, f := range cm.Files {
 			r.Rawf("    %s %s +%d -%d", f.ChangeType, f.Path, f.Additions, f.Deletions)
 		}
@@ -213,7 +214,7 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 		}
 	}
 	for _, cm := range kept {
-		r.Snippet(fmt.Sprintf("%s %s [%s] %s", shortSHA(cm.SHA), fmtTime(cm.Timestamp), strings.Join(cm.ChangeTypes, ","), first(cm.Summary, firstLine(cm.Message))))
+		r.Snippet(fmt.Sprintf("%s %s [%s] %s", shortSHA(cm.SHA), fmtTime(cm.Timestamp), strings.Join(cm.ChangeTypes, ","), first(cm.Summary, textutil.FirstLine(cm.Message))))
 	}
 	if len(want) == 0 {
 		r.Summary = fmt.Sprintf("%s to %s between %s", plural(len(commits), "commit", "commits"), scope, win)
@@ -222,7 +223,7 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 	}
 	if len(kept) > 0 {
 		lastC := kept[len(kept)-1]
-		r.Summary += fmt.Sprintf("; latest %s: %s", shortSHA(lastC.SHA), firstLine(first(lastC.Message, lastC.Summary)))
+		r.Summary += fmt.Sprintf("; latest %s: %s", shortSHA(lastC.SHA), textutil.FirstLine(first(lastC.Message, lastC.Summary)))
 		if len(want) > 0 {
 			r.Escalate(evidencev1.Severity_SEVERITY_MEDIUM)
 		}
@@ -282,14 +283,6 @@ func shortSHA(s string) string {
 	return s
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return strings.TrimSpace(s[:i])
-	}
-	return s
-}
-
 func handleGetCommitDiff(ctx context.Context, s *Service, c *Call, r *Result) error {
 	sha := c.Params.String("sha")
 	diff, err := s.be.Changes.CommitDiff(ctx, sha)
@@ -345,7 +338,7 @@ func handleGetCommitDiff(ctx context.Context, s *Service, c *Call, r *Result) er
 	if len(cm.ChangeTypes) > 0 {
 		r.Summary += " of type " + strings.Join(cm.ChangeTypes, "/")
 	}
-	if m := firstLine(cm.Message); m != "" {
+	if m := textutil.FirstLine(cm.Message); m != "" {
 		r.Summary += ": " + m
 	}
 	r.Summary = strings.TrimSuffix(r.Summary, ".") + "."
