@@ -181,6 +181,7 @@ var registry = map[string]Constructor{
 	"dns_failure":           fn("dns_failure", detectDNS),
 	"node_not_ready":        fn("node_not_ready", detectNodeNotReady),
 	"node_pressure":         fn("node_pressure", detectNodePressure),
+	"node_host_fault":       fn("node_host_fault", detectNodeHostFault),
 	"volume_mount":          fn("volume_mount", detectVolumeMount),
 	"log_signatures":        fn("log_signatures", detectLogSignatures),
 	"dependency_failure":    fn("dependency_failure", detectDependencyFailure),

@@ -545,7 +545,9 @@ func (ev *Evidence) nearConfigChange(lead Finding, sc changeScan) (Finding, bool
 			names = append(names, n[:i]) // a service's host name: its short name
 		}
 	}
-	if _, n := splitEntity(ev.workloadEntity()); n != "" {
+	if _, n := splitEntity(ev.workloadEntity()); n != "" && !strings.HasPrefix(lead.Entity, "node/") {
+		// A node's fault is the effect of a change to the node, not of one
+		// to a workload that runs on it.
 		names = appendUnique(names, n)
 	}
 	best := latestTouching(sc.refs, names, func(r changeRef) bool {

@@ -111,6 +111,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 			context = append(context, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
 		}
 		context = append(context, s.clusterEvents(ctx, st)...)
+		context = append(context, s.hostLogs(ctx, st, res)...)
 		if res.Hypotheses[0].GetEntity() == "" {
 			// Health claimed of no target at all (the alert names a
 			// product or a check, nothing in the cluster): what the
@@ -152,7 +153,24 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 	}
 	out := s.releaseCommits(ctx, st, res)
 	out = append(out, s.trailSearches(ctx, st, res)...)
+	out = append(out, s.hostLogs(ctx, st, res)...)
 	return append(out, s.failedPodLogs(ctx, st)...)
+}
+
+// hostLogs: what the hosts of the nodes that matter logged about
+// themselves (kernel, kubelet, hardware monitors): lines that name the
+// node, in any namespace, over the incident window. A host logs its short
+// name as often as its full one; the short name matches both.
+func (s *Service) hostLogs(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	var out []pendingCall
+	for _, n := range res.HostNodes() {
+		short := n
+		if i := strings.IndexByte(n, '.'); i >= 6 {
+			short = n[:i]
+		}
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": `"` + strings.ReplaceAll(short, `"`, "") + `"`})...)
+	}
+	return out
 }
 
 // releaseCommits: a deploy before the alert whose commits no pin read;

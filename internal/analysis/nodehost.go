@@ -1,0 +1,311 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rcamesh/rcamesh/internal/target"
+)
+
+// ModeNodeHostFault: the host's own journal (kernel, kubelet, hardware
+// monitors) reports faults on a node that runs the alerted workload: a
+// disk's I/O errors, a memory controller's uncorrectable errors, a device
+// that stopped answering. The node is the cause; its pods' errors are
+// symptoms.
+const ModeNodeHostFault = "node_host_fault"
+
+// nodeFaultSlack is how long after the incident's onset a node's first
+// fault line may come and still be its cause (journals and scrapes lag).
+const nodeFaultSlack = 5 * time.Minute
+
+// hostLine is a log line a node's host wrote about itself.
+type hostLine struct {
+	LogLine
+	node string
+}
+
+// knownNodes are the node names in evidence: the nodes the node tools
+// returned, the nodes pods are placed on, and the node the alert names.
+func (ev *Evidence) knownNodes() []string {
+	var out []string
+	for _, n := range ev.Nodes {
+		out = appendUnique(out, n.Name)
+	}
+	for _, p := range ev.Pods {
+		if p.Node != "" {
+			out = appendUnique(out, p.Node)
+		}
+	}
+	return append(out, ev.alertedNodes()...)
+}
+
+// alertedNodes are the nodes the alert itself names (a node label, or a
+// node as the alert's resource).
+func (ev *Evidence) alertedNodes() []string {
+	if ev.Alert == nil {
+		return nil
+	}
+	var out []string
+	if v := target.Lookup(ev.Alert.GetLabels(), target.Node); v != "" {
+		out = append(out, v)
+	}
+	if strings.EqualFold(ev.Alert.GetResourceKind(), "node") && ev.Alert.GetResourceName() != "" {
+		out = appendUnique(out, ev.Alert.GetResourceName())
+	}
+	return out
+}
+
+// nodeNamed is the node of nodes that name designates (the full name or
+// its first label, as hosts often log their short name), "" when none.
+func nodeNamed(name string, nodes []string) string {
+	name = strings.TrimSuffix(strings.TrimSpace(name), ":")
+	if name == "" {
+		return ""
+	}
+	for _, n := range nodes {
+		if strings.EqualFold(name, n) || strings.EqualFold(name, shortNode(n)) && len(shortNode(n)) >= 6 {
+			return n
+		}
+	}
+	return ""
+}
+
+// hostOf is the node whose host wrote l: a line without a pod whose pod
+// field or first word is a node's name (a journal shipped with the host
+// as its source, a syslog line "<host> kernel: ..."). A pod's own lines
+// are its application's, whatever node they name.
+func hostOf(l LogLine, nodes []string) string {
+	if n := nodeNamed(l.Pod, nodes); n != "" {
+		return n
+	}
+	if l.Pod != "" {
+		return ""
+	}
+	if f := strings.Fields(l.Message); len(f) > 0 {
+		return nodeNamed(f[0], nodes)
+	}
+	return ""
+}
+
+// nodeFaultLine: a host line that reports a fault: logged as an error, or
+// as a warning in the words of the node-level row of the cause-to-effect
+// table (kernel, disk, device, network).
+func nodeFaultLine(l LogLine) bool {
+	switch logLevel(l.LogLine) {
+	case "ERROR", "FATAL":
+		return true
+	case "WARN":
+		fam, ok := familyOf(l.Message)
+		return ok && fam.cat == catInfra
+	}
+	return false
+}
+
+func detectNodeHostFault(ev *Evidence) []Finding {
+	nodes := ev.knownNodes()
+	if len(nodes) == 0 {
+		return nil
+	}
+	byNode := map[string][]hostLine{}
+	severe := map[string]bool{}
+	for _, l := range ev.Logs {
+		n := hostOf(l, nodes)
+		if n == "" || !nodeFaultLine(l) {
+			continue
+		}
+		byNode[n] = append(byNode[n], hostLine{l, n})
+		severe[n] = severe[n] || isErrorLog(l.LogLine)
+	}
+	if len(byNode) == 0 {
+		return nil
+	}
+	// The nodes that matter: the ones the alert names and the ones that
+	// run the alerted workload; with no workload resolved, the ones that
+	// run a pod in trouble.
+	relevant := map[string]bool{}
+	for _, n := range ev.alertedNodes() {
+		relevant[nodeNamed(n, nodes)] = true
+	}
+	targets := ev.targetPods()
+	if _, name := splitEntity(ev.workloadEntity()); name == "" || len(targets) == 0 {
+		targets = nil
+		for _, p := range ev.Pods {
+			if !podReady(p.Pod) || p.Restarts > 0 || strings.EqualFold(p.Phase, "Failed") {
+				targets = append(targets, p)
+			}
+		}
+	}
+	onNode := map[string][]Pod{}
+	for _, p := range targets {
+		if p.Node != "" {
+			relevant[p.Node] = true
+			onNode[p.Node] = append(onNode[p.Node], p)
+		}
+	}
+	onset, hasOnset := ev.incidentOnset()
+	var cands []string
+	for n, lines := range byNode {
+		if !relevant[n] || !severe[n] {
+			continue
+		}
+		first := lines[0].Timestamp
+		if hasOnset && first != nil && first.After(onset.Add(nodeFaultSlack)) {
+			continue // the node's trouble began after the incident: not its cause
+		}
+		cands = append(cands, n)
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if len(byNode[cands[i]]) != len(byNode[cands[j]]) {
+			return len(byNode[cands[i]]) > len(byNode[cands[j]])
+		}
+		return cands[i] < cands[j]
+	})
+	n := cands[0]
+	lines := byNode[n]
+	var plain []LogLine
+	sources := []string{}
+	for _, l := range lines {
+		plain = append(plain, l.LogLine)
+		sources = appendUnique(sources, hostSource(l.LogLine))
+	}
+	cat := catInfra
+	if fam, ok := familyOf(plain[0].Message); ok && fam.cat == catResource {
+		cat = catResource // the host ran out of something (disk, PIDs), not broke
+	}
+	f := Finding{Mode: ModeNodeHostFault, Category: cat, Entity: "node/" + n, Score: 0.8}
+	reps := representative(plain, 4)
+	f.Statement = fmt.Sprintf("Node %s reports faults in its own journal: %s from %s since %s (e.g. %s)",
+		n, plural(len(lines), "fault line", "fault lines"), joinNames(sources), hhmm(lines[0].Timestamp), quote(reps[0].Message))
+	for _, l := range reps {
+		f.validated(fmt.Sprintf("%s log (%s on %s): %s", l.Cite.Source("logs"), hostSource(l), n, quote(l.Message)), citesOfLogs(sameSig(plain, l)))
+	}
+	// What the node's pods show: their own errors, their state.
+	pods := onNode[n]
+	var podLines []LogLine
+	podOn := map[string]bool{}
+	for _, p := range pods {
+		podOn[p.Name] = true
+	}
+	for _, l := range ev.Logs {
+		if podOn[l.Pod] && isErrorLog(l.LogLine) {
+			podLines = append(podLines, l)
+		}
+	}
+	for _, l := range representative(podLines, 2) {
+		f.validated(fmt.Sprintf("%s log (%s on %s): %s", l.Cite.Source("logs"), l.Pod, n, quote(l.Message)), l.Cite)
+	}
+	var names []string
+	troubled := 0
+	for _, p := range pods {
+		names = append(names, p.Name)
+		if !podReady(p.Pod) || p.Restarts > 0 {
+			troubled++
+			f.validated(fmt.Sprintf("Pod %s on node %s: phase %s, Ready=%v, %d restarts", p.Name, n, p.Phase, podReady(p.Pod), p.Restarts), p.Cite)
+		}
+	}
+	if len(names) > 0 {
+		f.Statement += fmt.Sprintf("; it runs %s", joinNames(names))
+	}
+	if len(podLines) > 0 || troubled > 0 {
+		f.Score += 0.05
+		f.Statement += ", whose errors follow from it"
+	}
+	// Confined: the workload's pods on other nodes, whose hosts report
+	// nothing, are the control.
+	var elsewhere []string
+	for m := range onNode {
+		if m != n && len(byNode[m]) == 0 {
+			elsewhere = append(elsewhere, m)
+		}
+	}
+	if len(elsewhere) > 0 {
+		sort.Strings(elsewhere)
+		f.Score += 0.05
+		f.inferred(fmt.Sprintf("The same workload's pods on %s, whose hosts report no fault, are the control: the failure follows the node", joinNames(elsewhere)))
+	}
+	if others := len(cands) - 1; others > 0 {
+		f.inferred(fmt.Sprintf("%d other node(s) that matter report fewer faults", others))
+	}
+	f.explains(ModeNodeNetwork, "the node's own journal names the fault")
+	f.Chain = []string{
+		fmt.Sprintf("The host of node %s fails (%s)", n, quote(reps[0].Message)),
+		"Pods placed on the node lose the device, disk or memory they run on",
+		"Requests served by those pods fail or slow down",
+	}
+	f.Remediation = []string{
+		fmt.Sprintf("Cordon and drain node %s so its pods move to healthy nodes", n),
+		"Replace the instance (or have the provider repair the host) before it returns to service; keep replicas spread across nodes",
+	}
+	f.Signals = []string{"node", n}
+	return []Finding{f}
+}
+
+// hostSource names what on the host wrote a line: the program before the
+// first colon of a syslog line ("kernel", "kubelet"), else the log's
+// service.
+func hostSource(l LogLine) string {
+	msg := l.Message
+	if f := strings.Fields(msg); len(f) > 1 && strings.HasSuffix(f[1], ":") && !strings.Contains(f[0], ":") {
+		msg = strings.Join(f[1:], " ") // "<host> kernel: ..."
+	}
+	if i := strings.Index(msg, ":"); i > 0 && i <= 24 && !strings.ContainsAny(msg[:i], " [(") {
+		return msg[:i]
+	}
+	if l.Service != "" {
+		return l.Service
+	}
+	return "the host"
+}
+
+// maxHostNodes bounds the nodes whose host logs one reading asks for.
+const maxHostNodes = 3
+
+// HostNodes are the nodes whose own logs (kernel, kubelet, hardware
+// monitors) the reading should read: the nodes the alert names, then
+// the nodes that run the alerted workload's pods in trouble, then its
+// other pods' nodes; at most maxHostNodes.
+func (r Result) HostNodes() []string {
+	if r.ev == nil {
+		return nil
+	}
+	ev := r.ev
+	out := ev.alertedNodes()
+	var troubled, rest []string
+	targets := ev.targetPods()
+	if _, name := splitEntity(ev.workloadEntity()); name == "" {
+		targets = nil // every pod of the cluster is not the workload's
+	}
+	for _, p := range ev.Pods {
+		if p.Node == "" {
+			continue
+		}
+		bad := !podReady(p.Pod) || p.Restarts > 0 || strings.EqualFold(p.Phase, "Failed")
+		switch {
+		case bad:
+			troubled = appendUnique(troubled, p.Node)
+		case slicesContainsPod(targets, p.Name):
+			rest = appendUnique(rest, p.Node)
+		}
+	}
+	for _, n := range append(troubled, rest...) {
+		out = appendUnique(out, n)
+	}
+	if len(out) > maxHostNodes {
+		out = out[:maxHostNodes]
+	}
+	return out
+}
+
+func slicesContainsPod(ps []Pod, name string) bool {
+	for _, p := range ps {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
