@@ -64,14 +64,14 @@ type held struct {
 // heldCondition finds a series of the alert's target whose kind the alert
 // measures and that is still abnormal at the end of the window: still
 // creeping at its highest (resources), or at least 1.5x its pre-incident
-// level and within 10% of its peak.
+// level and still near its peak (errors and latency: heldShareOfPeak of it).
 func (ev *Evidence) heldCondition() (held, bool) {
 	if h, holds, measured := ev.alertExprHeld(); measured {
 		return h, holds // the alert's own expression, measured: it decides
 	}
 	kinds := ev.alertSymptoms()
 	if len(kinds) == 0 {
-		return held{}, false
+		return ev.namedSignalHeld()
 	}
 	for _, as := range ev.alertedSeries(kinds) {
 		s, k := as.s, as.k
@@ -85,13 +85,113 @@ func (ev *Evidence) heldCondition() (held, bool) {
 		rs := asRate(s.Series)
 		r := riseOf(rs)
 		fromZero := k == signal.Errors && r.head <= 0 && r.tail > 0.01
-		if !fromZero && (r.head <= 0 || r.tail < 1.5*r.head) || (r.peak > 0 && r.tail < 0.9*r.peak) {
+		share := heldShareOfPeak
+		if k != signal.Errors && k != signal.Latency {
+			share = 0.9 // a level (memory, a pool) that saws below its peak is its normal shape
+		}
+		if !fromZero && (r.head <= 0 || r.tail < 1.5*r.head) || (r.peak > 0 && r.tail < share*r.peak) {
 			continue
 		}
 		return held{what: fmt.Sprintf("%s%s is still at %s at the end of the window (from %s before the incident)", s.Name, labelSuffix(s.Series, "pod", "service"), num(r.tail), num(r.head)), s: s, kind: k, last: r.tail}, true
 	}
+	return ev.namedSignalHeld()
+}
+
+// namedSignalHeld: the alert names what it counts in its own words
+// (DuplicateReservations, OutboxGrowing, BoardDisconnects) and a series
+// whose name carries a distinctive one of those words, of no kind the
+// signal vocabulary knows (a business or domain measure), is still far
+// above its pre-incident level and near its worst at the end of the
+// window: the condition holds. Measures read the other way up (free,
+// available, remaining, time to expiry) are left out: a rise of those is
+// a recovery.
+func (ev *Evidence) namedSignalHeld() (held, bool) {
+	words := ev.alertWords()
+	if len(words) == 0 {
+		return held{}, false
+	}
+	for _, s := range ev.Series {
+		if isDBMetric(s.Series) || strings.HasSuffix(s.Name, "_bucket") || signal.Classify(s.Name, s.Labels) != signal.Unknown {
+			continue
+		}
+		name := metricWords(s.Name)
+		if inverseMeasure(name) || !sharesWord(name, words) {
+			continue
+		}
+		rs := asRate(s.Series)
+		r := riseOf(rs)
+		fromZero := r.head <= 0 && r.tail > 0
+		if !fromZero && (r.head <= 0 || r.tail < 1.5*r.head) || r.peak > 0 && r.tail < heldShareOfPeak*r.peak {
+			continue
+		}
+		return held{what: fmt.Sprintf("%s%s, the measure the alert names, is still at %s at the end of the window (from %s before the incident)", s.Name, labelSuffix(s.Series, "pod", "service"), num(r.tail), num(r.head)), s: s, last: r.tail}, true
+	}
 	return held{}, false
 }
+
+// structuralWords say how or where something is measured, not what: they
+// do not tie an alert to a series.
+var structuralWords = map[string]bool{
+	"total": true, "count": true, "sum": true, "bucket": true, "seconds": true, "bytes": true, "ratio": true, "rate": true,
+	"http": true, "https": true, "grpc": true, "request": true, "requests": true, "response": true, "responses": true,
+	"server": true, "client": true, "service": true, "node": true, "kube": true, "container": true, "process": true,
+	"instance": true, "status": true, "info": true, "high": true, "alert": true, "firing": true, "current": true,
+	"value": true, "metric": true, "prod": true, "production": true, "critical": true, "warning": true,
+}
+
+// alertWords are the distinctive words of the alert's name and title
+// (CamelCase and separators split, lower case, five letters or more).
+func (ev *Evidence) alertWords() []string {
+	if ev.Alert == nil {
+		return nil
+	}
+	text := reCamel.ReplaceAllString(ev.Alert.GetAlertName(), "$1 $2") + " " + ev.Alert.GetTitle()
+	var out []string
+	for _, w := range metricWords(text) {
+		if len(w) >= 5 && !structuralWords[w] {
+			out = appendUnique(out, w)
+		}
+	}
+	return out
+}
+
+// metricWords splits a metric or alert name into lower-case words.
+func metricWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') })
+}
+
+// sharesWord: one of a's words is one of b's, a plural or a verb form of
+// it ("disconnects" and "disconnect", "reservations" and "reservation").
+func sharesWord(a, b []string) bool {
+	for _, x := range a {
+		if len(x) < 5 || structuralWords[x] {
+			continue
+		}
+		for _, y := range b {
+			if x == y || strings.TrimSuffix(x, "s") == strings.TrimSuffix(y, "s") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inverseMeasure: a measure where less is worse (what is left, how long
+// until a deadline).
+func inverseMeasure(words []string) bool {
+	for _, w := range words {
+		switch w {
+		case "free", "avail", "available", "remaining", "left", "headroom", "balance", "expiry", "expiration", "until", "ttl", "budget", "success", "successful", "ok", "up":
+			return true
+		}
+	}
+	return false
+}
+
+// heldShareOfPeak: an alerted error or latency series still at this share
+// of its peak at the end of the window (and far above its pre-incident
+// level) still holds: a condition that eased from its worst is not gone.
+const heldShareOfPeak = 0.4
 
 // alerted is a series of the alert's target whose kind the alert measures.
 type alerted struct {

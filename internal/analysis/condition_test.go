@@ -173,3 +173,54 @@ func TestConditionFindingIsALevel(t *testing.T) {
 		t.Errorf("the rate of a counter of events was read as a level filling up: %s", f.Statement)
 	}
 }
+
+// The alert's own condition, read from the words it names and from an
+// error rate that eased from its worst: a domain measure the alert names
+// (by a plural or verb form of its words) still far above its level holds;
+// one read the other way up (what is left, time to expiry) rising is a
+// recovery; a measure the alert does not name is not its condition; an
+// error rate still at 40% of its peak holds, one back under it does not.
+func TestHeldConditionOfNamedAndEasedSignals(t *testing.T) {
+	svc := map[string]string{"service": "booking"}
+	rising := func(name string) Series {
+		return mkSeries(name, svc, func(i int) float64 {
+			if i < 30 {
+				return 20
+			}
+			return 20 + float64(i-29)*35
+		})
+	}
+	eased := func(end float64) Series {
+		return mkSeries("rate(http_requests_total[5m])", map[string]string{"service": "booking", "code": "503"}, func(i int) float64 {
+			switch {
+			case i < 20:
+				return 0
+			case i < 35:
+				return 460
+			}
+			return end
+		})
+	}
+	tests := []struct {
+		name   string
+		alert  *investigationv1.Alert
+		series Series
+		holds  bool
+	}{
+		{"named domain gauge, plural form", &investigationv1.Alert{AlertName: "BookingDuplicateReservation", Service: "booking"}, rising("booking_duplicate_reservations"), true},
+		{"named in the title, another vocabulary", &investigationv1.Alert{AlertName: "a81f", Title: "Courier outbox keeps growing", Service: "booking"}, rising("courier_outbox_pending_items"), true},
+		{"inverse measure rising is a recovery", &investigationv1.Alert{AlertName: "LicenceExpiringSoon", Service: "booking"}, rising("licence_expiry_days"), false},
+		{"a measure the alert does not name", &investigationv1.Alert{AlertName: "BookingDuplicateReservation", Service: "booking"}, rising("courier_outbox_pending_items"), false},
+		{"errors eased to 40% of the peak still hold", &investigationv1.Alert{AlertName: "Booking5xx", Summary: "booking 503 ratio high", Service: "booking"}, eased(200), true},
+		{"errors back under that share do not", &investigationv1.Alert{AlertName: "Booking5xx", Summary: "booking 503 ratio high", Service: "booking"}, eased(120), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(tc.alert, nil)
+			ev.Series = []Series{tc.series}
+			if h, holds := ev.heldCondition(); holds != tc.holds {
+				t.Fatalf("held = %v (%q), want %v", holds, h.what, tc.holds)
+			}
+		})
+	}
+}
