@@ -16,7 +16,7 @@ import (
 var (
 	// reNameField: a field that names the alert (not the host, the user or
 	// the team it concerns).
-	reNameField    = regexp.MustCompile(`(?i)(title|subject|headline|display_?name|(alert|rule|check|monitor|incident|problem|event|trigger|issue)_?name)$`)
+	reNameField    = regexp.MustCompile(`(?i)(title|subject|headline|display_?name|(alert|alarm|rule|check|monitor|incident|problem|event|trigger|issue|condition|policy|detector)_?name|alert_?rule)$`)
 	reNotNameField = regexp.MustCompile(`(?i)(host|user|owner|author|team|project|org|account|contact|assignee|tool|node|pod|namespace|cluster|service|container|image|file|group|policy|region|zone)_?(display_?)?name$`)
 	// reTextField: a field that says what happened.
 	reTextField = regexp.MustCompile(`(?i)(message|summary|output|description|details?|text|reason|body|markdown|content)$`)
@@ -26,8 +26,16 @@ var (
 // check's, monitor's or rule's own name, kept in its metadata or not).
 var reNamingObject = regexp.MustCompile(`(?i)^(alert|rule|check|monitor|incident|problem|trigger|issue|alarm|condition)s?$`)
 
+// looseDepth is how deep looseFields reads nested objects; looseListItems
+// how many objects of a list it reads (a payload's events or records).
+const (
+	looseDepth     = 3
+	looseListItems = 4
+)
+
 // looseFields are the string fields of obj and of the objects nested in it
-// (two levels), keyed by their own names, the outer first. A plain "name"
+// (looseDepth levels, the first objects of lists included), keyed by their
+// own names, the outer first. A plain "name"
 // (or "title") inside an object that names the alert (a check, a monitor,
 // a rule, directly or in its metadata) is keyed "<object>_name": it names
 // the alert, not the host or entity beside it.
@@ -45,18 +53,29 @@ func looseFields(obj map[string]any) [][2]string {
 				out = append(out, [2]string{key, s})
 			}
 		}
-		if depth >= 2 {
+		if depth >= looseDepth {
 			return
 		}
 		for _, k := range keys {
-			if sub, ok := m[k].(map[string]any); ok {
-				next := ""
-				switch {
-				case reNamingObject.MatchString(k):
-					next = strings.ToLower(k)
-				case naming != "" && strings.EqualFold(k, "metadata"):
-					next = naming
+			var subs []map[string]any
+			switch v := m[k].(type) {
+			case map[string]any:
+				subs = []map[string]any{v}
+			case []any:
+				for _, e := range v {
+					if sub, ok := e.(map[string]any); ok && len(subs) < looseListItems {
+						subs = append(subs, sub)
+					}
 				}
+			}
+			next := ""
+			switch {
+			case reNamingObject.MatchString(k):
+				next = strings.ToLower(strings.TrimSuffix(k, "s"))
+			case naming != "" && strings.EqualFold(k, "metadata"):
+				next = naming
+			}
+			for _, sub := range subs {
 				walk(sub, depth+1, next)
 			}
 		}

@@ -64,6 +64,12 @@ func TestParseLooseEnvelopes(t *testing.T) {
 		{"trigger with an event_type key",
 			`{"name": "checkout errors", "event_type": "trigger", "status": "TRIGGERED", "summary": "Triggered: error count > 50", "result_url": "https://ui.example.io/q/1", "result_groups_triggered": [{"Group": {"service.name": "checkout"}, "Result": 212}]}`,
 			"", "Triggered: error count > 50", ""},
+		{"the alert in a list of records three levels down",
+			`{"version": "2", "records": [{"source": "metrics-hub", "body": {"detail": {"alarmName": "queue depth ledger-events", "reason": "Threshold crossed: 1 datapoint 9120 > 5000", "region": "eu-west-3"}}}]}`,
+			"queue depth ledger-events", "Threshold crossed", ""},
+		{"a condition named in a list of violations",
+			`{"account": "4412", "violations": [{"condition_name": "p99 latency over 2s", "policy_name": "checkout SLO", "details": "p99 2.7s on checkout-api"}]}`,
+			"p99 latency over 2s", "p99 2.7s", ""},
 	}
 	for _, c := range cases {
 		as, err := Parse([]byte(c.payload), "")
