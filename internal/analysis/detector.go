@@ -215,6 +215,7 @@ var registry = map[string]Constructor{
 	"node_clock_skew":       fn("node_clock_skew", detectClockSkew),
 	"service_no_endpoints":  fn("service_no_endpoints", detectServiceNoEndpoints),
 	"service_port_unserved": fn("service_port_unserved", detectServicePortUnserved),
+	"service_local_traffic": fn("service_local_traffic", detectServiceLocalTraffic),
 	"network_policy":        fn("network_policy", detectNetworkPolicyBlock),
 	"maintenance_ended":     fn("maintenance_ended", detectMaintenanceEnded),
 	"cronjob_overlap":       fn("cronjob_overlap", detectCronJobOverlap),

@@ -116,6 +116,11 @@ func dependencyFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 		// namespace): its own pods say whether it fails itself.
 		out = append(out, FollowUp{Intent: intent.ListPods, Params: map[string]any{"namespace": parts[1]}})
 	}
+	if parts := strings.Split(f.Entity, "/"); len(parts) == 3 && parts[0] == "service" {
+		// The Service itself: its endpoints, ports and traffic policy say
+		// whether calls to it can reach a pod at all.
+		out = append(out, FollowUp{Intent: intent.DescribeResource, Params: map[string]any{"kind": "service", "name": parts[2], "namespace": parts[1]}})
+	}
 	if ev.droppedConnections(f) {
 		// Dropped on the path: the caller's egress policies and, for an
 		// in-cluster dependency (service/<ns>/<name>), the callee's

@@ -195,6 +195,13 @@ type Resource struct {
 // analysis reads what follows it.
 const SignalTargetPortUnserved = "targetPort not served: "
 
+// SignalLocalTraffic starts the Resource signal of a Service whose traffic
+// policy is Local: a client (internal) or a node taking outside traffic
+// (external) reaches only the endpoints on its own node. What follows is
+// "<internal|external> nodes=<node>,<node>": the nodes of its ready
+// endpoints.
+const SignalLocalTraffic = "traffic policy Local: "
+
 // LogLine is one log record, from pod logs or a log search.
 type LogLine struct {
 	Timestamp *time.Time `json:"timestamp,omitempty"`

@@ -312,6 +312,10 @@ func (s *Service) describeService(ctx context.Context, r *Result, res *facts.Res
 		r.Put(facts.KeyPods, backing)
 	}
 	r.Rawf("Endpoints:  %d ready of %d selected pods", ready, total)
+	for _, sig := range localTrafficPolicies(svc, pods.Items) {
+		r.Rawf("Traffic:    %s", strings.TrimPrefix(sig, facts.SignalLocalTraffic))
+		res.Signals = append(res.Signals, sig)
+	}
 	if sig := unservedTargetPorts(svc, pods.Items); sig != "" {
 		res.Signals = append(res.Signals, sig)
 		r.Escalate(evidencev1.Severity_SEVERITY_HIGH)
@@ -673,6 +677,28 @@ func peerText(peers []networkingv1.NetworkPolicyPeer, ports []networkingv1.Netwo
 		ps = []string{"all ports"}
 	}
 	return strings.Join(who, ", ") + " on " + strings.Join(ps, ", ")
+}
+
+// localTrafficPolicies are the signals of a Service's Local traffic
+// policies (internalTrafficPolicy, and externalTrafficPolicy of a Service
+// that takes outside traffic), each with the nodes of its ready endpoints:
+// a client on any other node has no endpoint to reach.
+func localTrafficPolicies(svc *corev1.Service, pods []corev1.Pod) []string {
+	var nodes []string
+	for i := range pods {
+		if n := pods[i].Spec.NodeName; n != "" && podFact(&pods[i]).Ready && !slices.Contains(nodes, n) {
+			nodes = append(nodes, n)
+		}
+	}
+	slices.Sort(nodes)
+	var out []string
+	if p := svc.Spec.InternalTrafficPolicy; p != nil && *p == corev1.ServiceInternalTrafficPolicyLocal {
+		out = append(out, fmt.Sprintf("%sinternal nodes=%s", facts.SignalLocalTraffic, strings.Join(nodes, ",")))
+	}
+	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && (svc.Spec.Type == corev1.ServiceTypeLoadBalancer || svc.Spec.Type == corev1.ServiceTypeNodePort) {
+		out = append(out, fmt.Sprintf("%sexternal nodes=%s", facts.SignalLocalTraffic, strings.Join(nodes, ",")))
+	}
+	return out
 }
 
 // unservedTargetPorts names the Service ports whose target no selected pod

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"github.com/rcamesh/rcamesh/internal/facts"
 	"strings"
 	"testing"
 
@@ -35,6 +36,34 @@ func TestUnservedTargetPorts(t *testing.T) {
 	for _, tc := range tests {
 		got := unservedTargetPorts(tc.svc, tc.pods)
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A Service's Local traffic policies are signalled with the nodes of its
+// ready endpoints (a pod not ready is no endpoint); Cluster policies, and
+// an external policy of a Service that takes no outside traffic, are not.
+func TestLocalTrafficPolicies(t *testing.T) {
+	local, cluster := corev1.ServiceInternalTrafficPolicyLocal, corev1.ServiceInternalTrafficPolicyCluster
+	pod := func(node string, ready corev1.ConditionStatus) corev1.Pod {
+		return corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}}}
+	}
+	pods := []corev1.Pod{pod("node-b", corev1.ConditionTrue), pod("node-a", corev1.ConditionTrue), pod("node-c", corev1.ConditionFalse)}
+	tests := []struct {
+		name string
+		spec corev1.ServiceSpec
+		want string
+	}{
+		{"internal Local", corev1.ServiceSpec{InternalTrafficPolicy: &local}, "internal nodes=node-a,node-b"},
+		{"internal Cluster", corev1.ServiceSpec{InternalTrafficPolicy: &cluster}, ""},
+		{"external Local on a load balancer", corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal}, "external nodes=node-a,node-b"},
+		{"external Local on a ClusterIP Service", corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal}, ""},
+	}
+	for _, tc := range tests {
+		got := strings.Join(localTrafficPolicies(&corev1.Service{Spec: tc.spec}, pods), "|")
+		if tc.want == "" && got != "" || tc.want != "" && got != facts.SignalLocalTraffic+tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
