@@ -38,7 +38,7 @@ func TestLeadFollowUps(t *testing.T) {
 		{"a named in-cluster dependency dialled by address, timing out", []facts.LogLine{
 			line("web-1", "db ping failed: failed to connect to `host=ledger-pg.books.svc user=web`: dial error (dial tcp 172.20.8.14:5432: i/o timeout)"),
 			line("web-2", "db ping failed: failed to connect to `host=ledger-pg.books.svc user=web`: dial error (dial tcp 172.20.8.14:5432: i/o timeout)"),
-		}, []intent.Name{intent.SearchLogs, intent.SearchLogs, intent.ListPods, intent.DescribeResource, intent.DescribeResource}, false}, // its pods in books are unread
+		}, []intent.Name{intent.SearchLogs, intent.SearchLogs, intent.ListPods, intent.DescribeResource, intent.DescribeResource, intent.DescribeResource}, false}, // its pods in books are unread; its Service, then the policies of both namespaces
 		{"no follow-up of its own (an OOM kill)", nil, nil, false},
 	}
 	for _, tc := range cases {
