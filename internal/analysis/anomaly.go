@@ -1003,7 +1003,13 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				continue
 			}
 			txt := fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), hhmm(c.Timestamp))
-			consider(changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, commits: []Commit{c}}, c.Service == "" || c.Service == name, 0)
+			r := changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, commits: []Commit{c}}
+			if r.kind == changeConfig {
+				// A commit of settings only (a policy, a flag, a limit):
+				// the commit names what changed, it is the culprit.
+				r.entity = "commit/" + short(c.SHA)
+			}
+			consider(r, c.Service == "" || c.Service == name, 0)
 		}
 	}
 	// Changes announced in logs (a flag flipped, a policy synced, a node

@@ -80,9 +80,15 @@ func (ev *Evidence) appliedChanges() []ObjectChange {
 			if !ok {
 				continue
 			}
-			ns, name := l.Namespace, strings.ToLower(m[2])
+			ns, name := "", strings.ToLower(m[2])
 			if a, b, two := strings.Cut(name, "/"); two {
 				ns, name = a, b
+			} else {
+				// No namespace in the reference: the deployer runs in a
+				// namespace of its own; the object lives where the
+				// evidence has it (or a workload of its name), else in the
+				// line's namespace.
+				ns = firstNonEmptyStr(ev.namespaceOfNamed(kind, name), l.Namespace)
 			}
 			key := kind + "/" + ns + "/" + name + "@" + l.Timestamp.String()
 			if seen[key] {
@@ -108,4 +114,42 @@ func (ev *Evidence) appliedChanges() []ObjectChange {
 		}
 	}
 	return out
+}
+
+// namespaceOfNamed is the namespace of an object of kind called name in
+// the evidence, else of a workload or Service of that name (objects named
+// after the workload they serve: its autoscaler, its routes), "" when the
+// evidence has neither or several namespaces hold one.
+func (ev *Evidence) namespaceOfNamed(kind, name string) string {
+	pick := func(nss []string) string {
+		if len(nss) == 1 {
+			return nss[0]
+		}
+		return ""
+	}
+	var same, named []string
+	for _, r := range ev.Resources {
+		if !strings.EqualFold(r.Name, name) || r.Namespace == "" {
+			continue
+		}
+		if strings.EqualFold(r.Kind, kind) {
+			same = appendUnique(same, r.Namespace)
+		} else {
+			named = appendUnique(named, r.Namespace)
+		}
+	}
+	if ns := pick(same); ns != "" {
+		return ns
+	}
+	for _, d := range ev.Deployments {
+		if strings.EqualFold(d.Name, name) && d.Namespace != "" {
+			named = appendUnique(named, d.Namespace)
+		}
+	}
+	for _, p := range ev.Pods {
+		if p.Namespace != "" && strings.EqualFold(ev.workloadOf(p.Pod), name) {
+			named = appendUnique(named, p.Namespace)
+		}
+	}
+	return pick(named)
 }

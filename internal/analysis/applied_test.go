@@ -42,6 +42,34 @@ func TestAppliedChanges(t *testing.T) {
 	}
 }
 
+// A reference without a namespace, logged by a deployer in its own
+// namespace, names the object where the evidence has it: the object
+// itself, else the workload it is named after; with neither (or two
+// namespaces holding one) the line's namespace stands.
+func TestAppliedChangeNamespace(t *testing.T) {
+	at := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name  string
+		res   []Resource
+		deps  []Deployment
+		wantN string
+	}{
+		{"the object in evidence", []Resource{{Resource: facts.Resource{Kind: "DestinationRule", Namespace: "loans", Name: "pricing"}}}, nil, "loans"},
+		{"the workload it is named after", nil, []Deployment{{Deployment: facts.Deployment{Namespace: "drops", Name: "pricing"}}}, "drops"},
+		{"two namespaces: the line's", nil, []Deployment{{Deployment: facts.Deployment{Namespace: "a", Name: "pricing"}}, {Deployment: facts.Deployment{Namespace: "b", Name: "pricing"}}}, "argocd"},
+		{"nothing known: the line's", nil, nil, "argocd"},
+	}
+	for _, tc := range tests {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "X", StartsAt: timestamppb.New(at)}, nil)
+		ev.Resources, ev.Deployments = tc.res, tc.deps
+		ev.Logs = []LogLine{{LogLine: facts.LogLine{Timestamp: &at, Namespace: "argocd", Service: "argocd", Level: "INFO", Message: "app mesh synced to 4a1b2c3: DestinationRule/pricing configured"}}}
+		cs := ev.appliedChanges()
+		if len(cs) != 1 || cs[0].Namespace != tc.wantN || cs[0].Kind != "DestinationRule" {
+			t.Errorf("%s: %+v, want DestinationRule in %s", tc.name, cs, tc.wantN)
+		}
+	}
+}
+
 // An applied change joins the object edits and is the nearest change
 // before an onset; the commit it applied (sharing its identifiers) is
 // quoted with it, so the commit is not ruled out.
@@ -99,5 +127,27 @@ func TestRefusalIsAtABound(t *testing.T) {
 	lead.Statement = "club-prod is slow"
 	if f, ok := ev.limitChange(lead, sc); ok {
 		t.Errorf("a failure that names no limit was tied to %s", f.Entity)
+	}
+}
+
+// With no release in the ledger, the service's nearest commit is the
+// change; a commit of settings only is the culprit itself (its entity), a
+// commit of code stays the service's change.
+func TestSettingsCommitIsTheCulprit(t *testing.T) {
+	onset := time.Date(2026, 5, 4, 10, 40, 0, 0, time.UTC)
+	merged := onset.Add(-33 * time.Minute)
+	for _, tc := range []struct {
+		types []string
+		want  string
+	}{
+		{[]string{"config"}, "commit/b96ba4c"},
+		{[]string{"feature"}, ""},
+	} {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "PricingErrors", Namespace: "loans", Service: "pricing", StartsAt: timestamppb.New(onset)}, nil)
+		ev.Commits = []Commit{{Commit: facts.Commit{SHA: "b96ba4c4bd48", Service: "pricing", Message: "mesh: eject failing pods fast", ChangeTypes: tc.types, Timestamp: &merged}}}
+		c := ev.nearestChange("pricing", &onset)
+		if c == nil || c.entity != tc.want {
+			t.Errorf("%v: change %+v, want entity %q", tc.types, c, tc.want)
+		}
 	}
 }
