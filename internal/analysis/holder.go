@@ -108,3 +108,103 @@ func (ev *Evidence) nodeUnderPressure(name string) bool {
 	}
 	return false
 }
+
+// ModePressureHolder: several nodes report the same pressure and one
+// workload, alone among those in evidence, runs on every one of them: it
+// holds the resource (processes it leaves behind, memory it takes, disk
+// it fills). One cause explains every node's condition; the nodes are
+// where it shows.
+const ModePressureHolder = "pressure_holder"
+
+// maxHolderLines bounds the holder's own lines a finding quotes.
+const maxHolderLines = 3
+
+func detectPressureHolder(ev *Evidence) []Finding {
+	byCond := map[string][]string{}
+	for _, n := range ev.Nodes {
+		if nodeReadyStatus(n.Node) != "True" {
+			continue
+		}
+		for _, c := range nodePressures(n.Node) {
+			if strings.HasSuffix(c, "Pressure") {
+				byCond[c] = append(byCond[c], n.Name)
+			}
+		}
+	}
+	var out []Finding
+	for _, cond := range sortedKeys(byCond) {
+		nodes := byCond[cond]
+		if len(nodes) < 2 {
+			continue // one node: its own fault, whoever filled it (nodeHolder)
+		}
+		// The workloads with pods on every pressured node.
+		on := map[string]map[string]bool{} // entity -> nodes
+		pods := map[string][]Pod{}
+		for _, p := range ev.Pods {
+			if p.Node == "" || strings.EqualFold(p.OwnerKind, "DaemonSet") || !slicesContainsStr(nodes, p.Node) {
+				continue
+			}
+			w := ev.workloadOf(p.Pod)
+			if w == "" {
+				continue
+			}
+			ent := deploymentEntity(p.Namespace, w)
+			if on[ent] == nil {
+				on[ent] = map[string]bool{}
+			}
+			on[ent][p.Node] = true
+			pods[ent] = append(pods[ent], p)
+		}
+		var common []string
+		for ent, ns := range on {
+			if len(ns) == len(nodes) {
+				common = append(common, ent)
+			}
+		}
+		if len(common) != 1 {
+			continue // none, or several suspects: the nodes stay the findings
+		}
+		ent := common[0]
+		_, w := splitEntity(ent)
+		f := Finding{Mode: ModePressureHolder, Category: catResource, Entity: ent, Score: 0.74}
+		f.Statement = fmt.Sprintf("%s holds the resource behind %s on %d nodes: %s report %s, and %s is the one workload with pods on every one of them (%s)",
+			w, cond, len(nodes), joinNames(nodes), cond, w, joinNames(podNames(pods[ent])))
+		for _, n := range ev.Nodes {
+			if slicesContainsStr(nodes, n.Name) {
+				f.validated(fmt.Sprintf("Node %s: %s=True", n.Name, cond), n.Cite)
+			}
+		}
+		// What its pods log: the processes, memory or files it keeps.
+		own := map[string]bool{}
+		for _, p := range pods[ent] {
+			own[p.Name] = true
+		}
+		var lines []LogLine
+		for _, l := range ev.Logs {
+			if own[l.Pod] && (isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN") {
+				lines = append(lines, l)
+			}
+		}
+		for _, l := range representative(lines, maxHolderLines) {
+			f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), l.Pod, quote(l.Message)), l.Cite)
+		}
+		if len(lines) > 0 {
+			f.Score += 0.04
+		}
+		f.explains(ModeNodePressure, fmt.Sprintf("the %s of every pressured node is explained by the one workload running on all of them", cond))
+		f.Chain = []string{fmt.Sprintf("%s uses up a node resource wherever it runs", w), fmt.Sprintf("Each node it runs on reports %s", cond), "The kubelet evicts pods and refuses new work there; the workload itself fails"}
+		f.Remediation = []string{fmt.Sprintf("Stop what %s leaks on its nodes (reap child processes, bound its memory or disk use), then restart its pods", w), "Set limits on the resource (pids, memory, ephemeral storage) so one workload cannot exhaust a node"}
+		f.Signals = []string{cond, w}
+		out = append(out, f)
+	}
+	return out
+}
+
+func slicesContainsStr(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
