@@ -232,6 +232,13 @@ func TestAllModeServesThroughTheMeshAndDrainsOnShutdown(t *testing.T) {
 		}
 	}
 
+	// Each module publishes through an in-process connection of its own.
+	fx.mu.Lock()
+	if c := fx.tools.env.Bus.Conn(); c.Opts.Name != "rcamesh-tools-inprocess" || !c.IsConnected() {
+		t.Errorf("the tools module's NATS connection is %q (connected %v), want its own", c.Opts.Name, c.IsConnected())
+	}
+	fx.mu.Unlock()
+
 	// An RPC in flight when shutdown starts finishes, and its pin is stored.
 	cc, err := server.NewClientConn(r.grpcAddr)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"weak"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -676,4 +677,17 @@ func CopyPin(p *evidencev1.EvidencePin) *evidencev1.EvidencePin {
 		dst.SetUnknown(u[:len(u):len(u)])
 	}
 	return out
+}
+
+// OnConn is b on another connection to the same NATS: it publishes and
+// reads through nc, signs as b does and shares b's verified signatures.
+func (b *Bus) OnConn(nc *nats.Conn) (*Bus, error) {
+	js, err := jetstream.New(nc, jsOptions(b.cfg)...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	c := *b
+	c.nc, c.js = nc, js
+	c.kv = &kvCache{kvs: map[string]jetstream.KeyValue{}}
+	return &c, nil
 }
