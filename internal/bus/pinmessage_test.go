@@ -82,6 +82,64 @@ func TestFilledPinEventCarriesEveryField(t *testing.T) {
 	}
 }
 
+// TestCopyPinCopiesEveryField: a pin with every field of EvidencePin set
+// (each list with two elements) is copied whole, whatever fields the
+// message gains.
+func TestCopyPinCopiesEveryField(t *testing.T) {
+	p := &evidencev1.EvidencePin{}
+	m := p.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		value := func(k int) protoreflect.Value {
+			switch fd.Kind() {
+			case protoreflect.StringKind:
+				return protoreflect.ValueOfString(fmt.Sprintf("%s-%d", fd.Name(), k))
+			case protoreflect.BoolKind:
+				return protoreflect.ValueOfBool(true)
+			case protoreflect.EnumKind:
+				return protoreflect.ValueOfEnum(protoreflect.EnumNumber(1 + k))
+			case protoreflect.Int64Kind:
+				return protoreflect.ValueOfInt64(int64(fd.Number())*10 + int64(k))
+			case protoreflect.DoubleKind:
+				return protoreflect.ValueOfFloat64(float64(fd.Number()) + 0.5)
+			case protoreflect.MessageKind:
+				sub := m.NewField(fd).Message()
+				if sub.Descriptor().FullName() == "google.protobuf.Struct" {
+					s, _ := structpb.NewStruct(map[string]any{string(fd.Name()): float64(k)})
+					return protoreflect.ValueOfMessage(s.ProtoReflect())
+				}
+				sf := sub.Descriptor().Fields()
+				for j := range sf.Len() {
+					if sf.Get(j).Kind() == protoreflect.Int64Kind {
+						sub.Set(sf.Get(j), protoreflect.ValueOfInt64(int64(fd.Number())))
+					}
+				}
+				return protoreflect.ValueOfMessage(sub)
+			}
+			t.Fatalf("field %s of kind %v: teach this test to set it", fd.Name(), fd.Kind())
+			return protoreflect.Value{}
+		}
+		switch {
+		case fd.IsMap():
+			t.Fatalf("map field %s: teach this test to set it", fd.Name())
+		case fd.IsList():
+			l := m.Mutable(fd).List()
+			l.Append(value(0))
+			l.Append(value(1))
+		default:
+			m.Set(fd, value(0))
+		}
+		if !m.Has(fd) {
+			t.Fatalf("field %s not set", fd.Name())
+		}
+	}
+	c := CopyPin(p)
+	if !proto.Equal(c, p) {
+		t.Fatalf("CopyPin lost fields:\n got %v\nwant %v", c, p)
+	}
+}
+
 // TestCopyPin: the copy equals the pin; setting its fields, appending to
 // its lists and setting its map entries leave the pin as it was.
 func TestCopyPin(t *testing.T) {

@@ -651,26 +651,46 @@ func CopyPin(p *evidencev1.EvidencePin) *evidencev1.EvidencePin {
 	if p == nil {
 		return nil
 	}
-	out := &evidencev1.EvidencePin{}
+	// Field by field, not through protoreflect (a tenth of the time, which
+	// every verdict the brain's StreamEvents binds paid):
+	// TestCopyPinCopiesEveryField fails when EvidencePin gains a field this
+	// does not copy.
+	out := &evidencev1.EvidencePin{
+		Id:                     p.Id,
+		Claim:                  p.Claim,
+		Source:                 p.Source,
+		SourceAgent:            p.SourceAgent,
+		SourceTool:             p.SourceTool,
+		TriggeredBy:            p.TriggeredBy,
+		EvidenceType:           p.EvidenceType,
+		SupportingEvidence:     slices.Clone(p.SupportingEvidence),
+		RawOutput:              p.RawOutput,
+		Confidence:             p.Confidence,
+		Severity:               p.Severity,
+		CausalRole:             p.CausalRole,
+		Domain:                 p.Domain,
+		ValidationStatus:       p.ValidationStatus,
+		Namespace:              p.Namespace,
+		Service:                p.Service,
+		ResourceName:           p.ResourceName,
+		Timestamp:              p.Timestamp,
+		TimeWindow:             p.TimeWindow,
+		SessionId:              p.SessionId,
+		Params:                 p.Params,
+		Metadata:               p.Metadata,
+		Sources:                slices.Clone(p.Sources),
+		NoData:                 p.NoData,
+		Success:                p.Success,
+		Error:                  p.Error,
+		RawOutputTruncated:     p.RawOutputTruncated,
+		RawOutputOriginalBytes: p.RawOutputOriginalBytes,
+		CriticRationale:        p.CriticRationale,
+		Contradicts:            slices.Clone(p.Contradicts),
+		Supports:               slices.Clone(p.Supports),
+		Version:                p.Version,
+		InvestigationId:        p.InvestigationId,
+	}
 	dst := out.ProtoReflect()
-	p.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList():
-			l, src := dst.Mutable(fd).List(), v.List()
-			for i := range src.Len() {
-				l.Append(src.Get(i))
-			}
-		case fd.IsMap():
-			m := dst.Mutable(fd).Map()
-			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-				m.Set(k, mv)
-				return true
-			})
-		default:
-			dst.Set(fd, v)
-		}
-		return true
-	})
 	if u := p.ProtoReflect().GetUnknown(); len(u) > 0 {
 		// Shared like the facts (a pin kept encoded holds them here):
 		// clipped, so that appending to either copy's reallocates.
