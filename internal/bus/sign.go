@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"weak"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -498,16 +497,27 @@ func slimVerdict(data []byte) []byte {
 // binds to it without decoding it again.
 type verdictBinder struct {
 	b            *Bus
-	encode       bool                // lasting: keep encodings, decoded pins only weakly
+	encode       bool                // lasting: keep encodings, only the recent pins decoded
 	factsEncoded bool                // decode kept pins with their facts encoded (FactsEncoded)
 	added        map[string]addedPin // <session subject>\x00<pin id>
+	// recent are the keys of the pins a lasting binder keeps decoded, the
+	// last recentDecoded added or decoded again (a ring, next the oldest).
+	recent []string
+	next   int
 }
 
+// recentDecoded is how many added pins a lasting binder keeps decoded: a
+// verdict comes a few pins after its pin (the critic judges in batches),
+// and one that comes later decodes its pin again from the encoding. A
+// weak pointer to every decoded pin did the same for a cost on each pin
+// (weak.Make, about 6 µs on StreamEvents' path of every added pin).
+const recentDecoded = 64
+
 // addedPin is one added pin as a binder keeps it: the decoded pin (a
-// one-shot binder), or its encoding and a weak pointer to the decoded pin.
+// one-shot binder, or a lasting one's recent pin) and its encoding (a
+// lasting binder).
 type addedPin struct {
 	pin  *evidencev1.EvidencePin
-	ref  weak.Pointer[evidencev1.EvidencePin]
 	data []byte
 }
 
@@ -535,8 +545,26 @@ func (v *verdictBinder) keep(key string, pin *evidencev1.EvidencePin, data []byt
 			return fmt.Errorf("bus: keep added pin %s: %w", pin.GetId(), err)
 		}
 	}
-	v.added[key] = addedPin{ref: weak.Make(pin), data: data}
+	v.added[key] = addedPin{pin: pin, data: data}
+	v.remember(key)
 	return nil
+}
+
+// remember makes key's pin the most recent decoded one; the oldest of a
+// full ring keeps only its encoding.
+func (v *verdictBinder) remember(key string) {
+	if len(v.recent) < recentDecoded {
+		v.recent = append(v.recent, key)
+		return
+	}
+	if old := v.recent[v.next]; old != key {
+		if a, ok := v.added[old]; ok && a.data != nil {
+			a.pin = nil
+			v.added[old] = a
+		}
+	}
+	v.recent[v.next] = key
+	v.next = (v.next + 1) % recentDecoded
 }
 
 // get returns the added pin kept under key.
@@ -548,9 +576,6 @@ func (v *verdictBinder) get(key string) (*evidencev1.EvidencePin, bool, error) {
 	case a.pin != nil:
 		return a.pin, true, nil
 	}
-	if p := a.ref.Value(); p != nil {
-		return p, true, nil
-	}
 	p := &evidencev1.EvidencePin{}
 	var err error
 	if v.factsEncoded {
@@ -561,8 +586,9 @@ func (v *verdictBinder) get(key string) (*evidencev1.EvidencePin, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("bus: decode kept pin: %w", err)
 	}
-	a.ref = weak.Make(p)
+	a.pin = p
 	v.added[key] = a
+	v.remember(key)
 	return p, true, nil
 }
 
