@@ -251,17 +251,12 @@ func (a *App) Run(ctx context.Context) (err error) {
 		a.closeListeners()
 		return err
 	}
-	// With the embedded server each module has an in-process connection of
-	// its own: a connection is one writer and one reader on each side, so
-	// the critic's verdicts and their acknowledgements, the brain's
-	// followers' deliveries and the tools' pins (whose acknowledgement a
-	// command waits for) would queue behind each other on a shared one.
-	// Through an external server the modules of a process share its
-	// connection (one login each).
+	// With the embedded server a module registered OwnNATSConnection has an
+	// in-process connection of its own; the others share nc.
 	var modConns []*nats.Conn
 	defer func() { a.closeModuleConns(modConns, log) }()
 	modBus := func(mb *bus.Bus, name string) (*bus.Bus, error) {
-		if ns == nil {
+		if ns == nil || !a.reg.entries[name].ownConn {
 			return mb, nil
 		}
 		mnc, err := bus.ConnectInProcess(ns, ecfg, "rcamesh-"+name+"-inprocess")
