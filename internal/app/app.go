@@ -237,7 +237,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 		return err
 	}
 
-	nc, ns, err := a.connectNATS(ctx, targets, sec)
+	nc, ns, ecfg, err := a.connectNATS(ctx, targets, sec)
 	if err != nil {
 		a.closeListeners()
 		return err
@@ -250,6 +250,21 @@ func (a *App) Run(ctx context.Context) (err error) {
 	if err != nil {
 		a.closeListeners()
 		return err
+	}
+	// With the embedded server a module registered OwnNATSConnection has an
+	// in-process connection of its own; the others share nc.
+	var modConns []*nats.Conn
+	defer func() { a.closeModuleConns(modConns, log) }()
+	modBus := func(mb *bus.Bus, name string) (*bus.Bus, error) {
+		if ns == nil || !a.reg.entries[name].ownConn {
+			return mb, nil
+		}
+		mnc, err := bus.ConnectInProcess(ns, ecfg, "rcamesh-"+name+"-inprocess")
+		if err != nil {
+			return nil, fmt.Errorf("app: module %s: %w", name, err)
+		}
+		modConns = append(modConns, mnc)
+		return mb.OnConn(mnc)
 	}
 
 	gl, hl, err := a.listeners()
@@ -309,8 +324,10 @@ func (a *App) Run(ctx context.Context) (err error) {
 		gw.Handle("/", a.cfg.UI)
 	}
 	gw.AddReadyCheck("nats", func(context.Context) error {
-		if st := nc.Status(); st != nats.CONNECTED {
-			return fmt.Errorf("NATS connection is %s", st)
+		for _, c := range append([]*nats.Conn{nc}, modConns...) {
+			if st := c.Status(); st != nats.CONNECTED {
+				return fmt.Errorf("NATS connection %s is %s", c.Opts.Name, st)
+			}
 		}
 		return nil
 	})
@@ -321,9 +338,18 @@ func (a *App) Run(ctx context.Context) (err error) {
 	hst := &healthState{hs: hs, gs: gs}
 	mods := make([]*running, 0, len(targets))
 	for _, name := range targets {
+		mb, err := modBus(b.As(name), name) // signs what the module publishes
+		if err != nil {
+			_ = gl.Close()
+			_ = hl.Close()
+			return err
+		}
+		if c := mb.Conn(); c != nc {
+			c.SetClosedHandler(func(*nats.Conn) { closeOnce.Do(func() { close(natsClosed) }) }) // fatal as nc's; closeModuleConns replaces it
+		}
 		env := Env{
 			Logger:  a.logger.With("component", name),
-			Bus:     b.As(name), // signs what the module publishes
+			Bus:     mb,
 			Clients: clients,
 			Flags:   a.flags,
 			DataDir: a.cfg.DataDir,
@@ -510,23 +536,23 @@ func natsMode(c Config) string {
 	return "embedded"
 }
 
-func (a *App) connectNATS(ctx context.Context, targets []string, sec *security) (*nats.Conn, *natsserver.Server, error) {
+func (a *App) connectNATS(ctx context.Context, targets []string, sec *security) (*nats.Conn, *natsserver.Server, bus.EmbeddedConfig, error) {
 	if a.cfg.NATSURL != "" {
 		user, pw, tlsc, err := sec.natsClient(a.cfg.NATSURL, targets)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, bus.EmbeddedConfig{}, err
 		}
 		nc, err := bus.Dial(ctx, bus.Options{URL: a.cfg.NATSURL, Name: connName(targets), Logger: a.logger, User: user, Password: pw, TLS: tlsc})
-		return nc, nil, err
+		return nc, nil, bus.EmbeddedConfig{}, err
 	}
 	ecfg, err := sec.natsEmbedded(a.cfg.NATSListen)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, ecfg, err
 	}
 	ecfg.StoreDir = filepath.Join(a.cfg.DataDir, "nats")
 	ecfg.Listen = a.cfg.NATSListen
 	ns, nc, err := bus.StartEmbeddedConfig(ctx, ecfg, a.logger)
-	return nc, ns, err
+	return nc, ns, ecfg, err
 }
 
 // connName names this process's NATS connection (and so the publisher of its
@@ -534,6 +560,29 @@ func (a *App) connectNATS(ctx context.Context, targets []string, sec *security) 
 func connName(targets []string) string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("rcamesh-%s@%s:%d", strings.Join(targets, "+"), host, os.Getpid())
+}
+
+// closeModuleConns drains the modules' own connections (the embedded
+// server's), before closeNATS drains the process's and stops the server.
+func (a *App) closeModuleConns(conns []*nats.Conn, log *slog.Logger) {
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() {
+			closed := make(chan struct{})
+			c.SetClosedHandler(func(*nats.Conn) { close(closed) })
+			if err := c.Drain(); err != nil {
+				c.Close()
+				return
+			}
+			select {
+			case <-closed:
+			case <-time.After(a.cfg.Server.DrainTimeout):
+				log.Warn("NATS drain timed out; closing", "connection", c.Opts.Name)
+				c.Close()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func (a *App) closeNATS(nc *nats.Conn, ns *natsserver.Server, log *slog.Logger) {

@@ -84,8 +84,9 @@ func (f *fakeRouter) ListTools(ctx context.Context, _ *routerv1.ListToolsRequest
 }
 
 type fixture struct {
-	mu    sync.Mutex
-	tools *fakeTools
+	mu        sync.Mutex
+	tools     *fakeTools
+	routerEnv app.Env
 }
 
 func (fx *fixture) registry(t *testing.T) *app.Registry {
@@ -102,8 +103,11 @@ func (fx *fixture) registry(t *testing.T) *app.Registry {
 		defer fx.mu.Unlock()
 		fx.tools = &fakeTools{env: env, started: make(chan struct{}), release: make(chan struct{})}
 		return fx.tools, nil
-	}))
+	}, app.OwnNATSConnection()))
 	must(reg.Register(mesh.Router, func(_ context.Context, env app.Env) (app.Module, error) {
+		fx.mu.Lock()
+		defer fx.mu.Unlock()
+		fx.routerEnv = env
 		return &fakeRouter{env: env}, nil
 	}, app.Needs(mesh.Tools)))
 	return reg
@@ -231,6 +235,17 @@ func TestAllModeServesThroughTheMeshAndDrainsOnShutdown(t *testing.T) {
 			t.Errorf("health(%q) = %v", svc, st)
 		}
 	}
+
+	// A module registered OwnNATSConnection publishes through an
+	// in-process connection of its own, the others through the process's.
+	fx.mu.Lock()
+	if c := fx.tools.env.Bus.Conn(); c.Opts.Name != "rcamesh-tools-inprocess" || !c.IsConnected() {
+		t.Errorf("the tools module's NATS connection is %q (connected %v), want its own", c.Opts.Name, c.IsConnected())
+	}
+	if c := fx.routerEnv.Bus.Conn(); c == fx.tools.env.Bus.Conn() || strings.HasPrefix(c.Opts.Name, "rcamesh-router") || !c.IsConnected() {
+		t.Errorf("the router module's NATS connection is %q (connected %v), want the process's", c.Opts.Name, c.IsConnected())
+	}
+	fx.mu.Unlock()
 
 	// An RPC in flight when shutdown starts finishes, and its pin is stored.
 	cc, err := server.NewClientConn(r.grpcAddr)

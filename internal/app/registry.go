@@ -71,6 +71,7 @@ type entry struct {
 	registerFlags []func(*flag.FlagSet)
 	needs         []string
 	fatal         bool
+	ownConn       bool
 }
 
 // ModuleOption adds to a registry entry.
@@ -95,6 +96,17 @@ func Needs(services ...string) ModuleOption {
 // serving. Declare Fatal only for a module the process cannot serve without.
 func Fatal() ModuleOption {
 	return func(e *entry) { e.fatal = true }
+}
+
+// OwnNATSConnection gives the module an in-process NATS connection of its
+// own when the process runs the embedded server (the others share the
+// process's). For a module that publishes and reads in bulk, such as the
+// critic's batches of verdicts: a connection is one writer and one reader
+// on each side, on which the pins of a command and their acknowledgements
+// would queue behind its traffic. Through an external server the modules
+// of a process share its connection.
+func OwnNATSConnection() ModuleOption {
+	return func(e *entry) { e.ownConn = true }
 }
 
 // Registry maps module names to constructors.

@@ -208,3 +208,17 @@ func (n *natsLogger) Fatalf(format string, v ...any)  { n.l.Error(fmt.Sprintf(fo
 func (n *natsLogger) Errorf(format string, v ...any)  { n.l.Error(fmt.Sprintf(format, v...)) }
 func (n *natsLogger) Debugf(format string, v ...any)  { n.l.Debug(fmt.Sprintf(format, v...)) }
 func (n *natsLogger) Tracef(format string, v ...any)  { n.l.Debug(fmt.Sprintf(format, v...)) }
+
+// ConnectInProcess opens another in-process connection to srv as the
+// client user of cfg, named name.
+func ConnectInProcess(srv *server.Server, cfg EmbeddedConfig, name string) (*nats.Conn, error) {
+	copts := []nats.Option{nats.InProcessServer(srv), nats.Name(name), nats.MaxReconnects(-1)}
+	if cfg.ClientUser != "" {
+		copts = append(copts, nats.UserInfo(cfg.ClientUser, cfg.ClientPassword))
+	}
+	nc, err := nats.Connect("", copts...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: in-process connection %s: %w", name, err)
+	}
+	return nc, nil
+}

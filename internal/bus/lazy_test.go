@@ -2,7 +2,7 @@ package bus
 
 import (
 	"bytes"
-	"runtime"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -160,7 +160,7 @@ func FuzzFactsEncoded(f *testing.F) {
 }
 
 // TestBinderFactsEncoded: a follower's binder that keeps facts encoded
-// decodes a collected pin again the same way: the bound verdict has no
+// decodes a released pin again the same way: the bound verdict has no
 // decoded facts and encodes to the verdict bound to the whole pin.
 func TestBinderFactsEncoded(t *testing.T) {
 	b := &Bus{cfg: Config{Keys: noKeys{}}}
@@ -184,11 +184,20 @@ func TestBinderFactsEncoded(t *testing.T) {
 	if _, ok := vb.added[key]; !ok {
 		t.Fatalf("nothing kept under %q: %v", key, vb.added)
 	}
-	for i := 0; vb.added[key].ref.Value() != nil; i++ {
-		if i == 20 {
-			t.Fatal("the decoded pin is still reachable")
+	// Released as recentDecoded other pins come: decoded again to bind.
+	for i := range recentDecoded {
+		pe := &evidencev1.PinEvent{Kind: evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, Pin: &evidencev1.EvidencePin{Id: fmt.Sprintf("q%d", i)}}
+		d, err := proto.Marshal(pe)
+		if err != nil {
+			t.Fatal(err)
 		}
-		runtime.GC()
+		se := &evidencev1.SessionEvent{Subject: PinSubject("s", pe.GetKind()), Event: &evidencev1.SessionEvent_Pin{Pin: pe}}
+		if _, err := vb.bind(t.Context(), se, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if vb.added[key].pin != nil {
+		t.Fatal("the decoded pin is still kept")
 	}
 	verdict := fullPin(t, "p1", 2)
 	se := &evidencev1.SessionEvent{Subject: PinSubject("s", evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -79,6 +78,64 @@ func TestFilledPinEventCarriesEveryField(t *testing.T) {
 	}
 	if !slices.Equal(got.ProtoReflect().GetUnknown(), unknown) {
 		t.Errorf("unknown fields %v, want %v", got.ProtoReflect().GetUnknown(), unknown)
+	}
+}
+
+// TestCopyPinCopiesEveryField: a pin with every field of EvidencePin set
+// (each list with two elements) is copied whole, whatever fields the
+// message gains.
+func TestCopyPinCopiesEveryField(t *testing.T) {
+	p := &evidencev1.EvidencePin{}
+	m := p.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		value := func(k int) protoreflect.Value {
+			switch fd.Kind() {
+			case protoreflect.StringKind:
+				return protoreflect.ValueOfString(fmt.Sprintf("%s-%d", fd.Name(), k))
+			case protoreflect.BoolKind:
+				return protoreflect.ValueOfBool(true)
+			case protoreflect.EnumKind:
+				return protoreflect.ValueOfEnum(protoreflect.EnumNumber(1 + k))
+			case protoreflect.Int64Kind:
+				return protoreflect.ValueOfInt64(int64(fd.Number())*10 + int64(k))
+			case protoreflect.DoubleKind:
+				return protoreflect.ValueOfFloat64(float64(fd.Number()) + 0.5)
+			case protoreflect.MessageKind:
+				sub := m.NewField(fd).Message()
+				if sub.Descriptor().FullName() == "google.protobuf.Struct" {
+					s, _ := structpb.NewStruct(map[string]any{string(fd.Name()): float64(k)})
+					return protoreflect.ValueOfMessage(s.ProtoReflect())
+				}
+				sf := sub.Descriptor().Fields()
+				for j := range sf.Len() {
+					if sf.Get(j).Kind() == protoreflect.Int64Kind {
+						sub.Set(sf.Get(j), protoreflect.ValueOfInt64(int64(fd.Number())))
+					}
+				}
+				return protoreflect.ValueOfMessage(sub)
+			}
+			t.Fatalf("field %s of kind %v: teach this test to set it", fd.Name(), fd.Kind())
+			return protoreflect.Value{}
+		}
+		switch {
+		case fd.IsMap():
+			t.Fatalf("map field %s: teach this test to set it", fd.Name())
+		case fd.IsList():
+			l := m.Mutable(fd).List()
+			l.Append(value(0))
+			l.Append(value(1))
+		default:
+			m.Set(fd, value(0))
+		}
+		if !m.Has(fd) {
+			t.Fatalf("field %s not set", fd.Name())
+		}
+	}
+	c := CopyPin(p)
+	if !proto.Equal(c, p) {
+		t.Fatalf("CopyPin lost fields:\n got %v\nwant %v", c, p)
 	}
 }
 
@@ -246,9 +303,10 @@ func TestSlimVerdict(t *testing.T) {
 }
 
 // TestLastingBinderKeepsPinsEncoded: Follow's binder keeps an added pin
-// encoded and only weakly decoded; a verdict binds to the live pin while
-// it is in use, and to the same content decoded again once it was
-// collected. A one-shot binder keeps the decoded pin.
+// encoded, and decoded while it is one of the recentDecoded last; a
+// verdict binds to the decoded pin while it is kept, and to the same
+// content decoded again once recentDecoded other pins came after it. A
+// one-shot binder keeps the decoded pin.
 func TestLastingBinderKeepsPinsEncoded(t *testing.T) {
 	b := &Bus{cfg: Config{Keys: noKeys{}}}
 	ctx := t.Context()
@@ -282,8 +340,8 @@ func TestLastingBinderKeepsPinsEncoded(t *testing.T) {
 	key := PinSubject("s", evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED)
 	key = key[:len(key)-len(".pin.added")] + "\x00p1"
 	kept, ok := vb.added[key]
-	if !ok || kept.pin != nil || len(kept.data) == 0 {
-		t.Fatalf("the lasting binder keeps %+v under %q, want the encoding only", kept, key)
+	if !ok || kept.pin == nil || len(kept.data) == 0 {
+		t.Fatalf("the lasting binder keeps %+v under %q, want the encoding and the recent pin", kept, key)
 	}
 	live := added.GetPin().GetPin()
 	v1, _ := event(evidencev1.PinEventKind_PIN_EVENT_KIND_UPDATED, verdict())
@@ -293,21 +351,31 @@ func TestLastingBinderKeepsPinsEncoded(t *testing.T) {
 	if got := v1.GetPin().GetPin(); !proto.Equal(got, wantBound) || got.GetMetadata() != live.GetMetadata() {
 		t.Errorf("verdict on a live pin: bound %v (shares its facts: %v), want %v", got, got.GetMetadata() == live.GetMetadata(), wantBound)
 	}
-	// Drop every reference to the decoded pin, collect it, bind again.
-	added, live, v1 = nil, nil, nil
-	_, _, _ = added, live, v1
-	for i := 0; vb.added[key].ref.Value() != nil; i++ {
-		if i == 20 {
-			t.Fatal("the decoded pin is still reachable: the binder holds it")
+	// recentDecoded pins later only its encoding is kept: bind again.
+	for i := range recentDecoded {
+		other, data := event(evidencev1.PinEventKind_PIN_EVENT_KIND_ADDED, fullPin(t, fmt.Sprintf("q%d", i), 1))
+		if _, err := vb.bind(ctx, other, data); err != nil {
+			t.Fatal(err)
 		}
-		runtime.GC()
+		if i == recentDecoded-2 && vb.added[key].pin == nil {
+			t.Fatal("the pin was released before recentDecoded others came")
+		}
+	}
+	if k := vb.added[key]; k.pin != nil || len(k.data) == 0 {
+		t.Fatalf("after %d more pins the binder keeps %+v, want the encoding only", recentDecoded, k)
+	}
+	if n := len(vb.recent); n != recentDecoded {
+		t.Errorf("%d pins kept decoded, want %d", n, recentDecoded)
 	}
 	v2, _ := event(evidencev1.PinEventKind_PIN_EVENT_KIND_REJECTED, verdict())
 	if keep, err := vb.bind(ctx, v2, nil); err != nil || !keep {
 		t.Fatalf("verdict after collection: keep %v, %v", keep, err)
 	}
-	if got := v2.GetPin().GetPin(); !proto.Equal(got, wantBound) {
-		t.Errorf("verdict on a collected pin: bound %v, want %v", got, wantBound)
+	if got := v2.GetPin().GetPin(); !proto.Equal(got, wantBound) || got.GetMetadata() == live.GetMetadata() {
+		t.Errorf("verdict on a released pin: bound %v, want %v decoded again", got, wantBound)
+	}
+	if vb.added[key].pin == nil {
+		t.Error("the pin decoded again is not kept as a recent one")
 	}
 
 	// Without the event's encoding (or with one the binder cannot split),
@@ -316,7 +384,7 @@ func TestLastingBinderKeepsPinsEncoded(t *testing.T) {
 	if _, err := vb.bind(ctx, other, []byte{0xff}); err != nil {
 		t.Fatal(err)
 	}
-	if k := vb.added[key[:len(key)-2]+"p2"]; k.pin != nil || len(k.data) == 0 {
+	if k := vb.added[key[:len(key)-2]+"p2"]; len(k.data) == 0 {
 		t.Errorf("a pin without its encoding: kept %+v", k)
 	}
 

@@ -141,7 +141,10 @@ func Register(r *app.Registry, opt Options) error {
 			criticCfg.CodeRoot = triageCfg.CodeRoot
 		}
 		return critic.New(criticCfg, critic.Deps{Logger: env.Logger, Bus: env.Bus, Tools: env.Clients.Tools})
-	}, app.WithFlags(criticCfg.RegisterFlags), app.Needs(mesh.Callees(critic.Deps{})...)); err != nil {
+	}, app.WithFlags(criticCfg.RegisterFlags), app.Needs(mesh.Callees(critic.Deps{})...),
+		// Its batches of verdicts (and their acknowledgements) would queue
+		// in front of the tools' pins on a shared connection.
+		app.OwnNATSConnection()); err != nil {
 		return err
 	}
 
