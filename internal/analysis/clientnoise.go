@@ -36,14 +36,16 @@ func (ev *Evidence) clientNoise(top *candidate) (Finding, bool) {
 			client = append(client, ch)
 		}
 	}
-	if len(client) == 0 {
-		return Finding{}, false
-	}
 	// Refusals of the system's own callers (an authorisation policy, a
 	// route, a client released with a bug) are a fault to fix; only
 	// requests from outside, as the access log records them, are noise.
-	who, whoCite, outside := ev.clientErrorSenders()
+	who, sender, whoCite, outside := ev.clientErrorSenders()
 	if !outside {
+		return Finding{}, false
+	}
+	if len(client) == 0 && !linesName(top.errLines, sender) {
+		// No client-error series: the service's own error lines must be
+		// about the outside sender's requests (they name its address).
 		return Finding{}, false
 	}
 	// Any other series of the workload that reports server errors must
@@ -55,7 +57,10 @@ func (ev *Evidence) clientNoise(top *candidate) (Finding, bool) {
 	}
 	f := healthyFinding(ModeClientNoise, top.entity, 0.66)
 	f.Detector = ModeClientNoise
-	what := client[0].text()
+	what := fmt.Sprintf("its error lines are about the requests of %s", sender)
+	if len(client) > 0 {
+		what = client[0].text()
+	}
 	f.Statement = fmt.Sprintf("No failure of %s: the errors are its clients' (HTTP 4xx, requests it refused), not its own: %s; no server error rose, no pod restarted or became unready", top.name, what)
 	for _, ch := range client[:min(3, len(client))] {
 		f.validated("Client errors (4xx): "+ch.text(), ch.s.Cite)
@@ -72,8 +77,36 @@ func (ev *Evidence) clientNoise(top *candidate) (Finding, bool) {
 	f.Remediation = []string{"No action needed on the service; if the requests are unwanted (a scanner), block them at the edge", "Alert on server errors (5xx) and latency rather than on all errors"}
 	f.Signals = []string{"client errors"}
 	f.Sources = []string{"metrics"}
+	if len(client) == 0 {
+		f.Sources = []string{"logs"}
+	}
 	return f, true
 }
+
+// linesName: one of lines names addr (an IP address) as a whole token.
+func linesName(lines []LogLine, addr string) bool {
+	if addr == "" {
+		return false
+	}
+	for _, l := range lines {
+		for i := strings.Index(l.Message, addr); i >= 0; {
+			end := i + len(addr)
+			before := i == 0 || !isAddrChar(l.Message[i-1])
+			after := end == len(l.Message) || !isAddrChar(l.Message[end])
+			if before && after {
+				return true
+			}
+			next := strings.Index(l.Message[end:], addr)
+			if next < 0 {
+				break
+			}
+			i = end + next
+		}
+	}
+	return false
+}
+
+func isAddrChar(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == ':' }
 
 // reAccessLog: a line of the NCSA common or combined access log format
 // (nginx, Apache, Envoy's default, most ingress controllers): client,
@@ -83,7 +116,7 @@ var reAccessLog = regexp.MustCompile(`^(\S+) \S+ \S+ (?:\[[^\]]+\] )?"(\S+) (\S+
 // clientErrorSenders summarises the access-log lines with a client-error
 // status: the most frequent client and user agent, and a request path;
 // ok only when that client is an address outside the private ranges.
-func (ev *Evidence) clientErrorSenders() (string, Cite, bool) {
+func (ev *Evidence) clientErrorSenders() (who, client string, c Cite, ok bool) {
 	type key struct{ client, agent string }
 	counts := map[key]int{}
 	example := map[key]string{}
@@ -110,17 +143,17 @@ func (ev *Evidence) clientErrorSenders() (string, Cite, bool) {
 		}
 	}
 	if n == 0 {
-		return "", Cite{}, false
+		return "", "", Cite{}, false
 	}
 	if ip := net.ParseIP(best.client); ip == nil || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
-		return "", Cite{}, false // a caller inside the system, or no address
+		return "", "", Cite{}, false // a caller inside the system, or no address
 	}
-	who := fmt.Sprintf("%d requests from %s", n, best.client)
+	who = fmt.Sprintf("%d requests from %s", n, best.client)
 	if best.agent != "" && best.agent != "-" {
 		who += fmt.Sprintf(" with user agent %s", quote(best.agent))
 	}
 	who += fmt.Sprintf(", e.g. %s", quote(example[best]))
-	return who, cites[best], true
+	return who, best.client, cites[best], true
 }
 
 // A second reading of the same kind: errors that a record in the evidence

@@ -16,6 +16,9 @@ func TestClientNoise(t *testing.T) {
 	server := seriesChange{s: Series{Series: facts.Series{Name: "http_responses_total", Labels: map[string]string{"code": "502", "pod": "booking-1"}}}, r: rise{head: 0, tail: 2, peak: 3, shape: "step"}}
 	slow := seriesChange{s: Series{Series: facts.Series{Name: "http_request_duration_seconds", Labels: map[string]string{"pod": "booking-1"}}}, r: rise{head: 0.1, tail: 0.9, peak: 1, shape: "step"}}
 	access := LogLine{LogLine: facts.LogLine{Service: "edge", Message: `203.0.113.9 - - [01/Jan/2027:10:00:00 +0000] "GET /wp-login.php HTTP/1.1" 404 153 "-" "masscan/1.3"`}}
+	refused := func(ip string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Pod: "booking-1", Level: "ERROR", Message: "Invalid HTTP_HOST header: '" + ip + "'. You may need to add '" + ip + "' to ALLOWED_HOSTS."}}
+	}
 	for _, tc := range []struct {
 		name string
 		c    candidate
@@ -26,6 +29,8 @@ func TestClientNoise(t *testing.T) {
 		{"slower as well", candidate{kind: "workload", name: "booking", changes: []seriesChange{client, slow}}, false},
 		{"a pod restarted", candidate{kind: "workload", name: "booking", changes: []seriesChange{client}, restarts: 2}, false},
 		{"no client-error series", candidate{kind: "workload", name: "booking", changes: []seriesChange{slow}}, false},
+		{"no series, its errors name the outside sender", candidate{kind: "workload", entity: "deployment/shop/booking", name: "booking", errLines: []LogLine{refused("203.0.113.9")}}, true},
+		{"no series, its errors name someone else", candidate{kind: "workload", name: "booking", errLines: []LogLine{refused("203.0.113.90")}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := &Evidence{Logs: []LogLine{access}}
@@ -108,5 +113,20 @@ func TestKnownIssue(t *testing.T) {
 				t.Errorf("finding %q must be healthy and quote the record", f.Statement)
 			}
 		})
+	}
+}
+
+// The addresses the errors name that an edge or a firewall logs too: public
+// IPv4 addresses, whole tokens, not private, loopback or parts of versions.
+func TestPublicAddrs(t *testing.T) {
+	for text, want := range map[string]string{
+		"Invalid HTTP_HOST header: '198.51.100.23'":        "198.51.100.23",
+		"dial tcp 10.0.4.9:80: i/o timeout from 127.0.0.1": "",
+		"client 203.0.113.7:51234 reset; peer 172.16.3.4":  "203.0.113.7",
+		"release 1.22.3.4567 of the agent":                 "",
+	} {
+		if got := strings.Join(publicAddrs(text), ","); got != want {
+			t.Errorf("publicAddrs(%q) = %q, want %q", text, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"time"
@@ -127,7 +128,28 @@ func observedNames(texts []string) []string {
 	for _, t := range texts {
 		names = appendUnique(names, target.URLHosts(t, 3)...)
 	}
+	for _, t := range texts {
+		names = appendUnique(names, publicAddrs(t)...)
+	}
 	return names[:min(len(names), maxObservedNames)]
+}
+
+// reIPv4: a dotted IPv4 address as a whole token.
+var reIPv4 = regexp.MustCompile(`(?:^|[^0-9.])((?:\d{1,3}\.){3}\d{1,3})(?:$|[^0-9.])`)
+
+// publicAddrs are the IPv4 addresses outside the private, loopback and
+// link-local ranges that text names: a client or peer from outside, which
+// an edge proxy or a firewall logs too.
+func publicAddrs(text string) []string {
+	var out []string
+	for _, m := range reIPv4.FindAllStringSubmatch(text, -1) {
+		ip := net.ParseIP(m[1])
+		if ip == nil || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() {
+			continue
+		}
+		out = appendUnique(out, m[1])
+	}
+	return out
 }
 
 // maxObservations bounds the other systems' lines quoted about the

@@ -24,6 +24,57 @@ import (
 var genericKeys = []string{"alert_name", "alertname", "alertName", "title", "name", "labels", "summary", "message", "text",
 	"check", "check_name", "monitor", "monitor_name", "test_name", "description", "error"}
 
+// reWhoObject: a nested object about who sent or owns the alert (the
+// sending application, the user, the installation), not the alert: its
+// name is the sender's.
+var reWhoObject = regexp.MustCompile(`(?i)^(actor|sender|user|owner|author|creator|assignee|installation|organi[sz]ation|org|account|team|integration|app|application|client|agent|source|reporter)$`)
+
+// alertKeyWeights: how strongly a generic key says an object is the
+// alert: a title or alert name most, what happened next, a bare name or
+// labels least.
+var alertKeyWeights = map[string]int{
+	"alert_name": 3, "alertname": 3, "alertName": 3, "title": 3, "check_name": 3, "monitor_name": 3, "test_name": 3,
+	"summary": 2, "message": 2, "text": 2, "description": 2, "error": 2, "check": 2, "monitor": 2,
+	"name": 1, "labels": 1,
+}
+
+// alertLikeObject is the nested object (two levels, the first object of a
+// list included) whose generic keys say most strongly that it is the
+// alert, a sender's object never; the first in key order on a tie; nil
+// when none has a generic key.
+func alertLikeObject(obj map[string]any) map[string]any {
+	var best map[string]any
+	bestScore := 0
+	var find func(m map[string]any, depth int)
+	find = func(m map[string]any, depth int) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			sub, ok := m[k].(map[string]any)
+			if !ok {
+				if list, ok := m[k].([]any); ok && len(list) > 0 {
+					sub, _ = list[0].(map[string]any)
+				}
+			}
+			if sub == nil || reWhoObject.MatchString(k) {
+				continue
+			}
+			score := 0
+			for g, w := range alertKeyWeights {
+				if str(sub[g]) != "" {
+					score += w
+				}
+			}
+			if score > bestScore {
+				best, bestScore = sub, score
+			}
+			if depth < 2 {
+				find(sub, depth+1)
+			}
+		}
+	}
+	find(obj, 1)
+	return best
+}
+
 // wrappedAlert reads a vendor envelope no table knows: a search or watch
 // tool's webhook puts the alert in a nested object (a result, a payload,
 // a context) and names it in a key of its own ("search_name",
@@ -33,34 +84,7 @@ var genericKeys = []string{"alert_name", "alertname", "alertName", "title", "nam
 // envelope's other string fields become annotations. ok is false when
 // neither exists: the caller's unknown-format error stands.
 func wrappedAlert(obj map[string]any) (map[string]any, bool) {
-	var inner map[string]any
-	var find func(m map[string]any, depth int)
-	find = func(m map[string]any, depth int) {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if inner != nil {
-				return
-			}
-			sub, ok := m[k].(map[string]any)
-			if !ok {
-				if list, ok := m[k].([]any); ok && len(list) > 0 {
-					sub, _ = list[0].(map[string]any)
-				}
-			}
-			if sub == nil {
-				continue
-			}
-			for _, g := range genericKeys {
-				if s, ok := sub[g]; ok && str(s) != "" {
-					inner = sub
-					return
-				}
-			}
-			if depth < 2 {
-				find(sub, depth+1)
-			}
-		}
-	}
-	find(obj, 1)
+	inner := alertLikeObject(obj)
 	name := ""
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		l := strings.ToLower(k)

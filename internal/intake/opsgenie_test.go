@@ -78,6 +78,9 @@ func TestWrappedAlertEnvelopes(t *testing.T) {
 		{"a search tool: named by the envelope, fields in a nested result",
 			`{"search_name":"checkout errors above 50/min","sid":"rt_9f","result":{"service":"checkout","namespace":"shop","count":"412","message":"NullPointerException in PriceCalculator"},"results_link":"https://search.example/r/9f"}`,
 			"checkout errors above 50/min", "NullPointerException", map[string]string{"results_link": "https://search.example/r/9f", "sid": "rt_9f"}},
+		{"the sender's object beside the alert's",
+			`{"action":"critical","actor":{"type":"application","id":"tracker","name":"Tracker"},"data":{"description_text":"1204 events in 5 minutes","metric_alert":{"id":"88","title":"ledger-api error spike","alert_rule":{"name":"ledger-api error spike","aggregate":"count()"}}}}`,
+			"ledger-api error spike", "", map[string]string{"action": "critical"}},
 		{"a watch: the alert two levels down",
 			`{"watch_id":"w-17","trigger":{"triggered_time":"2026-03-01T10:00:00Z"},"payload":{"hits":{"title":"disk almost full on db-2","severity":"critical"}}}`,
 			"", "", map[string]string{"watch_id": "w-17"}},
@@ -109,6 +112,16 @@ func TestWrappedAlertEnvelopes(t *testing.T) {
 	for _, p := range []string{`{"foo":1,"bar":2}`, `{"data":{"x":1},"id":"7"}`} {
 		if _, err := Parse([]byte(p), ""); !errors.Is(err, ErrUnknownFormat) {
 			t.Errorf("Parse(%s) = %v, want ErrUnknownFormat", p, err)
+		}
+	}
+}
+
+// Every generic key weighs in the choice of the nested object that is the
+// alert.
+func TestGenericKeysWeighed(t *testing.T) {
+	for _, k := range genericKeys {
+		if alertKeyWeights[k] == 0 {
+			t.Errorf("generic key %q has no weight", k)
 		}
 	}
 }
