@@ -535,6 +535,11 @@ func detectCPUThrottling(ev *Evidence) []Finding {
 				f.Chain = []string{fmt.Sprintf("Release %s rolls out with a lower CPU limit", d.Revision), "The containers hit the limit and CFS throttles them", "Requests queue and latency rises"}
 			}
 		}
+		if f.Category == catResource {
+			// Not a release's limit: what grows with the CPU names what
+			// the work is (goroutines, threads, connections left running).
+			ev.growingWith(&f, g.svc)
+		}
 		f.Remediation = []string{"Raise (or remove) the CPU limit of " + g.svc + " to fit its load", "Reduce CPU work per request"}
 		f.Signals = []string{"CPU throttling", "throttled"}
 		out = append(out, f)
@@ -779,4 +784,36 @@ func namedInCommits(host string, commits []Commit) bool {
 		}
 	}
 	return false
+}
+
+// maxGrowing bounds the co-growing gauges a finding quotes.
+const maxGrowing = 3
+
+// growingWith quotes the gauges of workload (by its pods or its service
+// label) that creep up over the window, other than its CPU and memory:
+// what it accumulates (goroutines, threads, open connections, cache
+// entries) names the work behind a resource running out.
+func (ev *Evidence) growingWith(f *Finding, workload string) {
+	var names []string
+	for _, x := range ev.Series {
+		n := strings.ToLower(x.Name)
+		if isCounterName(x.Name) || containsFold(n, "cpu", "memory", "limit", "throttl") {
+			continue
+		}
+		switch signal.Classify(x.Name, x.Labels) {
+		case signal.Latency, signal.Errors, signal.Traffic, signal.Availability:
+			continue // how requests fare, not what the workload holds
+		}
+		own := labelOf(x.Series, "service", "app", "deployment", "container")
+		if p := labelOf(x.Series, "pod"); p != "" {
+			own = workloadOfPodName(ev, p)
+		}
+		if !strings.EqualFold(own, workload) || containsName(names, x.Name) || len(names) >= maxGrowing {
+			continue
+		}
+		if first, last, _, ok := creep(x); ok && last > 1.5*first {
+			names = append(names, x.Name)
+			f.validated(fmt.Sprintf("%s of %s grows with it (%s to %s)", x.Name, workload, num(first), num(last)), x.Cite)
+		}
+	}
 }
