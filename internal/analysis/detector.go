@@ -182,6 +182,7 @@ var registry = map[string]Constructor{
 	"node_not_ready":        fn("node_not_ready", detectNodeNotReady),
 	"node_pressure":         fn("node_pressure", detectNodePressure),
 	"node_host_fault":       fn("node_host_fault", detectNodeHostFault),
+	"node_sandbox_failure":  fn("node_sandbox_failure", detectNodeSandbox),
 	"pressure_holder":       fn("pressure_holder", detectPressureHolder),
 	"volume_mount":          fn("volume_mount", detectVolumeMount),
 	"log_signatures":        fn("log_signatures", detectLogSignatures),

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -89,16 +90,13 @@ func hostOf(l LogLine, nodes []string) string {
 	return ""
 }
 
-// nodeFaultLine: a host line that reports a fault: logged as an error, or
-// as a warning in the words of the node-level row of the cause-to-effect
-// table (kernel, disk, device, network).
+// nodeFaultLine: a host line that reports a fault: logged as an error or
+// a warning (a host's own journal warns of what degrades it: a clock
+// source marked unstable, a runtime killed and restarted).
 func nodeFaultLine(l LogLine) bool {
 	switch logLevel(l.LogLine) {
-	case "ERROR", "FATAL":
+	case "ERROR", "FATAL", "WARN":
 		return true
-	case "WARN":
-		fam, ok := familyOf(l.Message)
-		return ok && fam.cat == catInfra
 	}
 	return false
 }
@@ -145,9 +143,20 @@ func detectNodeHostFault(ev *Evidence) []Finding {
 		}
 	}
 	onset, hasOnset := ev.incidentOnset()
+	// A node whose host only warns is a candidate when it warned more than
+	// once and the warnings are confined to it: the workload's pods on
+	// other nodes, whose hosts logged nothing, are the control.
+	confined := func(n string) bool {
+		for m := range onNode {
+			if m != n && len(byNode[m]) == 0 {
+				return true
+			}
+		}
+		return false
+	}
 	var cands []string
 	for n, lines := range byNode {
-		if !relevant[n] || !severe[n] {
+		if !relevant[n] || !severe[n] && (len(lines) < 2 || !confined(n)) {
 			continue
 		}
 		first := lines[0].Timestamp
@@ -178,6 +187,9 @@ func detectNodeHostFault(ev *Evidence) []Finding {
 		cat = catResource // the host ran out of something (disk, PIDs), not broke
 	}
 	f := Finding{Mode: ModeNodeHostFault, Category: cat, Entity: "node/" + n, Score: 0.8}
+	if !severe[n] {
+		f.Score = 0.7 // warnings only: weaker than errors, the confinement carries it
+	}
 	reps := representative(plain, 4)
 	f.Statement = fmt.Sprintf("Node %s reports faults in its own journal: %s from %s since %s (e.g. %s)",
 		n, plural(len(lines), "fault line", "fault lines"), joinNames(sources), hhmm(lines[0].Timestamp), quote(reps[0].Message))
@@ -308,4 +320,87 @@ func slicesContainsPod(ps []Pod, name string) bool {
 		}
 	}
 	return false
+}
+
+// ModeNodeSandbox: pods cannot get a sandbox (their network, their
+// runtime) on one node while the same workloads run elsewhere: the node's
+// network plugin or container runtime fails, whatever words its error
+// uses (an address pool exhausted by leaked reservations, a plugin that
+// crashed).
+const ModeNodeSandbox = "node_sandbox_failure"
+
+// reSandboxFailure: the kubelet's report that a pod's sandbox could not be
+// created or its network set up.
+var reSandboxFailure = regexp.MustCompile(`(?i)FailedCreatePodSandBox|failed to (create pod sandbox|setup network for sandbox|set up sandbox)`)
+
+func detectNodeSandbox(ev *Evidence) []Finding {
+	nodeOf := ev.podNodes()
+	byNode := map[string][]Event{}
+	pods := map[string][]string{}
+	for _, e := range ev.Events {
+		if !strings.EqualFold(e.InvolvedKind, "Pod") || !reSandboxFailure.MatchString(e.Reason+" "+e.Message) {
+			continue
+		}
+		n := nodeOf[e.InvolvedName]
+		if n == "" {
+			return nil // a failing pod on an unknown node: not confined to one
+		}
+		byNode[n] = append(byNode[n], e)
+		pods[n] = appendUnique(pods[n], e.InvolvedName)
+	}
+	if len(byNode) != 1 {
+		return nil // none, or several nodes: the cluster's network, not one node's
+	}
+	var n string
+	for k := range byNode {
+		n = k
+	}
+	evs := byNode[n]
+	count := 0
+	for _, e := range evs {
+		count += int(eventCount(e.Event))
+	}
+	// Elsewhere the same workloads run: the control.
+	failingWL := map[string]bool{}
+	for _, p := range ev.Pods {
+		if slicesContainsStr(pods[n], p.Name) {
+			failingWL[ev.workloadOf(p.Pod)] = true
+		}
+	}
+	elsewhere := 0
+	for _, p := range ev.Pods {
+		if p.Node != "" && p.Node != n && failingWL[ev.workloadOf(p.Pod)] && podReady(p.Pod) {
+			elsewhere++
+		}
+	}
+	if elsewhere == 0 && count < 3 {
+		return nil
+	}
+	f := Finding{Mode: ModeNodeSandbox, Category: catInfra, Entity: "node/" + n, Score: 0.8}
+	f.Statement = fmt.Sprintf("Node %s cannot set up pod sandboxes: %s on %s (%s), e.g. %s",
+		n, plural(count, "FailedCreatePodSandBox event", "FailedCreatePodSandBox events"), plural(len(pods[n]), "pod", "pods"), joinNames(pods[n]), quote(evs[0].Message))
+	if elsewhere > 0 {
+		f.Statement += fmt.Sprintf("; the same workloads run Ready on other nodes (%d pods)", elsewhere)
+		f.Score += 0.04
+	}
+	for i, e := range evs {
+		if i >= 3 {
+			break
+		}
+		f.validated("Warning event "+eventLine(e), e.Cite)
+	}
+	// What the node's own journal says (its runtime, its address pool).
+	nodes := ev.knownNodes()
+	quoted := 0
+	for _, l := range ev.Logs {
+		if quoted < 3 && hostOf(l, nodes) == n {
+			f.validated(fmt.Sprintf("%s log (%s on %s): %s", l.Cite.Source("logs"), hostSource(l), n, quote(l.Message)), l.Cite)
+			quoted++
+		}
+	}
+	f.explains(ModeNodeHostFault, "the node's sandbox failures are its own")
+	f.Chain = []string{fmt.Sprintf("The network plugin or container runtime of node %s fails", n), "The kubelet cannot create sandboxes for pods placed there (FailedCreatePodSandBox)", "Those pods stay in ContainerCreating; the workload runs short of replicas"}
+	f.Remediation = []string{fmt.Sprintf("Cordon and drain node %s, then repair its network plugin state (leaked address reservations, the plugin's daemon) or replace the node", n), "Alert on FailedCreatePodSandBox per node"}
+	f.Signals = []string{"FailedCreatePodSandBox", n}
+	return []Finding{f}
 }

@@ -15,7 +15,7 @@ import (
 // the node that runs the alerted workload makes the node the root cause,
 // whichever way the host is named (a syslog line's first word, the log's
 // pod field, the short or the full name) and whether the alert names the
-// workload or the node. Warnings outside the node-level row, faults that
+// workload or the node. A lone warning, warnings on every node of the workload, faults that
 // begin after the incident, a node that runs nothing of the workload, and
 // an application's own line that names a node are not.
 func TestNodeHostFault(t *testing.T) {
@@ -61,8 +61,17 @@ func TestNodeHostFault(t *testing.T) {
 		{"a host out of disk is a capacity fault", workloadAlert, pods, []facts.LogLine{
 			line(-4, "node-journal", "", "ERROR", full+" kubelet: failed to write pod status: no space left on device"),
 		}, "node/" + full, catResource},
-		{"warnings outside the node row only", workloadAlert, pods, []facts.LogLine{
+		{"one warning", workloadAlert, pods, []facts.LogLine{
 			line(-4, "node-journal", "", "WARN", full+" systemd: unit logrotate.service took longer than expected"),
+		}, "", 0},
+		{"warnings confined to the node", workloadAlert, pods, []facts.LogLine{
+			line(-9, "kernel", "ip-10-9-4-21", "WARN", "clocksource: timekeeping watchdog on CPU3: Marking clocksource 'tsc' as unstable"),
+			line(-9, "kernel", "ip-10-9-4-21", "WARN", "clocksource: Switched to clocksource hpet"),
+		}, "node/" + full, catInfra},
+		{"warnings on every node of the workload", workloadAlert, pods, []facts.LogLine{
+			line(-9, "kernel", "ip-10-9-4-21", "WARN", "clocksource: Switched to clocksource hpet"),
+			line(-8, "kernel", "ip-10-9-4-21", "WARN", "clocksource: Switched to clocksource hpet"),
+			line(-9, "kernel", "pool-b-77x", "WARN", "clocksource: Switched to clocksource hpet"),
 		}, "", 0},
 		{"faults after the incident began", workloadAlert, pods, []facts.LogLine{
 			line(-30, "posting-api", "posting-api-6c9f-a1", "ERROR", "deadline exceeded calling ledger-db"),
@@ -134,5 +143,55 @@ func TestHostNodes(t *testing.T) {
 				t.Errorf("HostNodes = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// Sandbox failures on one node while the same workload runs Ready
+// elsewhere are the node's (infrastructure); on two nodes they are not one
+// node's; a single event with no control is too little.
+func TestNodeSandbox(t *testing.T) {
+	pod := func(name, node string, ready bool) facts.Pod {
+		p := healthyPod(name)
+		p.Namespace, p.Node, p.Ready, p.Workload = "spray", node, ready, "planner"
+		if !ready {
+			p.Conditions = []facts.Condition{{Type: "Ready", Status: "False"}}
+		}
+		return p
+	}
+	sandbox := func(pod string, count int32) facts.Event {
+		return facts.Event{Namespace: "spray", Type: "Warning", Reason: "FailedCreatePodSandBox", InvolvedKind: "Pod", InvolvedName: pod, Count: count,
+			Message: `Failed to create pod sandbox: rpc error: failed to setup network for sandbox "8c1f": no IP addresses available in range set`}
+	}
+	pods := []facts.Pod{pod("planner-a", "w-3", false), pod("planner-b", "w-1", true), pod("planner-c", "w-2", false)}
+	tests := []struct {
+		name   string
+		events []facts.Event
+		want   string
+	}{
+		{"one node, the workload Ready elsewhere", []facts.Event{sandbox("planner-a", 31)}, "node/w-3"},
+		{"two nodes", []facts.Event{sandbox("planner-a", 31), sandbox("planner-c", 4)}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "PlannerReplicasMismatch", Namespace: "spray", Service: "planner"}, []*evidencev1.EvidencePin{
+				pin(t, "p", "list_pods", "k8s", facts.KeyPods, pods),
+				pin(t, "e", "get_events", "k8s", facts.KeyEvents, tc.events),
+			})
+			fs := detectNodeSandbox(ev)
+			got := ""
+			if len(fs) == 1 && fs[0].Category == catInfra {
+				got = fs[0].Entity
+			}
+			if got != tc.want {
+				t.Fatalf("findings %+v, want %q", fs, tc.want)
+			}
+		})
+	}
+	ev := NewEvidence(nil, []*evidencev1.EvidencePin{
+		pin(t, "p", "list_pods", "k8s", facts.KeyPods, []facts.Pod{pod("planner-a", "w-3", false)}),
+		pin(t, "e", "get_events", "k8s", facts.KeyEvents, []facts.Event{sandbox("planner-a", 1)}),
+	})
+	if fs := detectNodeSandbox(ev); len(fs) > 0 {
+		t.Errorf("one event, no control: %q", fs[0].Statement)
 	}
 }
