@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -141,7 +142,7 @@ func detectPressureHolder(ev *Evidence) []Finding {
 		on := map[string]map[string]bool{} // entity -> nodes
 		pods := map[string][]Pod{}
 		for _, p := range ev.Pods {
-			if p.Node == "" || strings.EqualFold(p.OwnerKind, "DaemonSet") || !slicesContainsStr(nodes, p.Node) {
+			if p.Node == "" || strings.EqualFold(p.OwnerKind, "DaemonSet") || !slices.Contains(nodes, p.Node) {
 				continue
 			}
 			w := ev.workloadOf(p.Pod)
@@ -170,7 +171,7 @@ func detectPressureHolder(ev *Evidence) []Finding {
 		f.Statement = fmt.Sprintf("%s holds the resource behind %s on %d nodes: %s report %s, and %s is the one workload with pods on every one of them (%s)",
 			w, cond, len(nodes), joinNames(nodes), cond, w, joinNames(podNames(pods[ent])))
 		for _, n := range ev.Nodes {
-			if slicesContainsStr(nodes, n.Name) {
+			if slices.Contains(nodes, n.Name) {
 				f.validated(fmt.Sprintf("Node %s: %s=True", n.Name, cond), n.Cite)
 			}
 		}
@@ -198,13 +199,4 @@ func detectPressureHolder(ev *Evidence) []Finding {
 		out = append(out, f)
 	}
 	return out
-}
-
-func slicesContainsStr(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

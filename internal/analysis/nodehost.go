@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -363,7 +364,7 @@ func detectNodeSandbox(ev *Evidence) []Finding {
 	// Elsewhere the same workloads run: the control.
 	failingWL := map[string]bool{}
 	for _, p := range ev.Pods {
-		if slicesContainsStr(pods[n], p.Name) {
+		if slices.Contains(pods[n], p.Name) {
 			failingWL[ev.workloadOf(p.Pod)] = true
 		}
 	}
