@@ -51,14 +51,35 @@ func binary(t testing.TB) string {
 	return binPath
 }
 
+// handedOut are the loopback addresses freeAddr gave in this test binary:
+// the kernel may offer a port again once its probe listener closed, and two
+// servers of one test told the same port fail to start.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
+// freeAddr reserves a loopback address for a listener started later, never
+// one it gave before.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		handedOut.Lock()
+		seen := handedOut.addrs[addr]
+		handedOut.addrs[addr] = true
+		handedOut.Unlock()
+		if !seen {
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no loopback port that was not handed out already")
+	return ""
 }
 
 type proc struct {

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -244,17 +243,6 @@ func TestEveryRPCAndRouteRefusesUnauthenticatedAndWrongRole(t *testing.T) {
 	}
 }
 
-// freePort reserves a loopback port for a listener started later.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestForgedPinIsRejectedAndDoesNotChangeTheDiagnosis: a client holding a
 // NATS publish right (the tools user's password) but not the mesh key
 // injects pins into a finished session: unsigned, badly signed, signed by
@@ -266,7 +254,7 @@ func TestForgedPinIsRejectedAndDoesNotChangeTheDiagnosis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole mesh")
 	}
-	natsAddr := freePort(t)
+	natsAddr := freeAddr(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 	sc, err := scenario.Load(filepath.Join("..", "..", "scenarios", "demo"))
 	if err != nil {
