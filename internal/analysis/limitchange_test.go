@@ -166,6 +166,13 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{`Post "https://api.carrier.example/v1": net/http: invalid header field value for "Authorization"`, catConfig},
 		{`TypeError [ERR_INVALID_CHAR]: Invalid character in header content ["x-api-key"]`, catConfig},
 		{`java.lang.IllegalArgumentException: Illegal character(s) in message header value: Bearer abc`, catConfig},
+		// A dependency answering with an HTML page (maintenance, a proxy's
+		// error) fails, whatever the caller's parser says; JSON that does
+		// not parse is the data's.
+		{`lookup failed partner=api.fleet.example status=200 content-type=text/html: JsonParseException: Unexpected character ('<' (code 60))`, catDependency},
+		{`SyntaxError: Unexpected token < in JSON at position 0`, catDependency},
+		{`decode quote: invalid character '<' looking for beginning of value; body: <!DOCTYPE html><title>503</title>`, catDependency},
+		{`json: cannot unmarshal string into Go struct field Quote.price of type float64`, catData},
 		// A deadlock the runtime or the database reports is the code's.
 		{"Found one Java-level deadlock:", catCode},
 		{"ERROR: deadlock detected", catCode},
