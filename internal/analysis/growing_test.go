@@ -26,3 +26,19 @@ func TestGrowingWith(t *testing.T) {
 		t.Fatalf("claims %+v, want the goroutines of turbine-stream only", f.Validated)
 	}
 }
+
+// A call that a dependency answers with a server status, in the words of
+// several clients, or with "overloaded", is a dependency error; a duration
+// or a count of 500 is not.
+func TestDependencyErrorWords(t *testing.T) {
+	for line, want := range map[string]bool{
+		`WARN POST https://api.llm.example/v1/messages -> 529 {"error":{"type":"overloaded_error"}} retry 3/3 exhausted`: true,
+		`upstream call failed status=500 host=rates.partner.example`:                                                     true,
+		`GET https://maps.example/v2/route returned 507`:                                                                 true,
+		`request to https://geo.example took latency=500 rows=512`:                                                       false,
+	} {
+		if got := depErrRe.MatchString(line); got != want {
+			t.Errorf("depErrRe(%q) = %v, want %v", line, got, want)
+		}
+	}
+}

@@ -181,7 +181,7 @@ func detectDNS(ev *Evidence) []Finding {
 var (
 	depTargetRe = regexp.MustCompile(`(?i)(?:dial tcp|connect to|connecting to|calling|call to|upstream|request to|connection to|ECONNREFUSED|ETIMEDOUT|ECONNRESET|connect ECONNREFUSED)\s+([a-z0-9][a-z0-9._-]*(?::\d+)?)`)
 	urlHostRe   = regexp.MustCompile(`(?i)https?://([a-z0-9][a-z0-9.-]*[a-z0-9])`)
-	depErrRe    = regexp.MustCompile(`(?i)(connection refused|econnrefused|etimedout|econnreset|connection reset|timed? ?out|timeout|no route to host|503|502|504|service unavailable|bad gateway|unavailable|circuit breaker)`)
+	depErrRe    = regexp.MustCompile(`(?i)(connection refused|econnrefused|etimedout|econnreset|connection reset|timed? ?out|timeout|no route to host|503|502|504|service unavailable|bad gateway|unavailable|circuit breaker|overloaded|(?:->|status[=: ]+|code[=: ]+|HTTP/\d(?:\.\d)? |returned |response:? )5\d\d\b)`)
 )
 
 func detectDependencyFailure(ev *Evidence) []Finding {
