@@ -752,7 +752,7 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			add(catResource, 1.5, ch.text(), "a utilisation metric is near its limit", "metrics")
 		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, "ratelimit", "rate_limit", "quota") && !callerDemandRose:
 			add(catDependency, 1.5, ch.text(), "the budget another system grants fell to zero while demand is flat", "metrics")
-		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, "free", "available", "remaining", "balance", "headroom"):
+		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, leftWords...):
 			add(catResource, 1.5, ch.text(), "a free-capacity metric fell toward zero", "metrics")
 		case rising && ch.magnitude >= 1 && containsFold(n, "connection", "session", "thread", "iops", "queuedepth", "queue_depth", "open_files", "fds") && !(containsFold(n, "connection", "session") && isCounterName(n)):
 			// Held connections or sessions, not the rate of a counter of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/rcamesh/rcamesh/internal/signal"
@@ -83,30 +84,15 @@ func (ev *Evidence) clientNoise(top *candidate) (Finding, bool) {
 	return f, true
 }
 
-// linesName: one of lines names addr (an IP address) as a whole token.
+// linesName: one of lines names addr (an IP address) as a whole token
+// (not inside a longer address, a version or a host:port).
 func linesName(lines []LogLine, addr string) bool {
 	if addr == "" {
 		return false
 	}
-	for _, l := range lines {
-		for i := strings.Index(l.Message, addr); i >= 0; {
-			end := i + len(addr)
-			before := i == 0 || !isAddrChar(l.Message[i-1])
-			after := end == len(l.Message) || !isAddrChar(l.Message[end])
-			if before && after {
-				return true
-			}
-			next := strings.Index(l.Message[end:], addr)
-			if next < 0 {
-				break
-			}
-			i = end + next
-		}
-	}
-	return false
+	re := regexp.MustCompile(`(?:^|[^0-9.:])` + regexp.QuoteMeta(addr) + `(?:$|[^0-9.:])`)
+	return slices.ContainsFunc(lines, func(l LogLine) bool { return re.MatchString(l.Message) })
 }
-
-func isAddrChar(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == ':' }
 
 // reAccessLog: a line of the NCSA common or combined access log format
 // (nginx, Apache, Envoy's default, most ingress controllers): client,

@@ -180,13 +180,20 @@ func sharesWord(a, b []string) bool {
 // until a deadline).
 func inverseMeasure(words []string) bool {
 	for _, w := range words {
+		if slices.Contains(leftWords, w) {
+			return true
+		}
 		switch w {
-		case "free", "avail", "available", "remaining", "left", "headroom", "balance", "expiry", "expiration", "until", "ttl", "budget", "success", "successful", "ok", "up":
+		case "avail", "left", "expiry", "expiration", "until", "ttl", "budget", "success", "successful", "ok", "up":
 			return true
 		}
 	}
 	return false
 }
+
+// leftWords name what is left of a resource (free capacity): a fall of
+// such a measure is its exhaustion, a rise its recovery.
+var leftWords = []string{"free", "available", "remaining", "balance", "headroom"}
 
 // heldShareOfPeak: an alerted error or latency series still at this share
 // of its peak at the end of the window (and far above its pre-incident

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -76,13 +77,7 @@ func detectServiceLocalTraffic(ev *Evidence) []Finding {
 		key := r.Namespace + "/" + r.Name
 		f := Finding{Mode: ModeLocalTraffic, Category: catConfig, Score: 0.86, Entity: "service/" + key}
 		f.validated(fmt.Sprintf("Service %s: internalTrafficPolicy: Local; its ready endpoints run on %s", key, joinNames(nodes)), r.Cite)
-		pods := slices.Sorted(func(yield func(string) bool) {
-			for p := range offPods {
-				if !yield(p) {
-					return
-				}
-			}
-		})
+		pods := slices.Sorted(maps.Keys(offPods))
 		var callerNodes []string
 		for _, p := range pods {
 			callerNodes = appendUnique(callerNodes, nodeOf[p])

@@ -59,6 +59,22 @@ func (ev *Evidence) alertedNodes() []string {
 	return out
 }
 
+// HostName is the name a node's host logs itself by: its first label when
+// that is distinctive (six characters or more: "ip-10-55-3-103" of
+// "ip-10-55-3-103.eu-west-1.compute.internal"), else the full name. A
+// search for it finds the full name too.
+func HostName(node string) string {
+	if s := shortNode(node); len(s) >= 6 {
+		return s
+	}
+	return node
+}
+
+// podInTrouble: a pod not Ready, restarted, or Failed.
+func podInTrouble(p Pod) bool {
+	return !podReady(p.Pod) || p.Restarts > 0 || strings.EqualFold(p.Phase, "Failed")
+}
+
 // nodeNamed is the node of nodes that name designates (the full name or
 // its first label, as hosts often log their short name), "" when none.
 func nodeNamed(name string, nodes []string) string {
@@ -67,7 +83,7 @@ func nodeNamed(name string, nodes []string) string {
 		return ""
 	}
 	for _, n := range nodes {
-		if strings.EqualFold(name, n) || strings.EqualFold(name, shortNode(n)) && len(shortNode(n)) >= 6 {
+		if strings.EqualFold(name, n) || strings.EqualFold(name, HostName(n)) {
 			return n
 		}
 	}
@@ -131,7 +147,7 @@ func detectNodeHostFault(ev *Evidence) []Finding {
 	if _, name := splitEntity(ev.workloadEntity()); name == "" || len(targets) == 0 {
 		targets = nil
 		for _, p := range ev.Pods {
-			if !podReady(p.Pod) || p.Restarts > 0 || strings.EqualFold(p.Phase, "Failed") {
+			if podInTrouble(p) {
 				targets = append(targets, p)
 			}
 		}
@@ -297,11 +313,11 @@ func (r Result) HostNodes() []string {
 		if p.Node == "" {
 			continue
 		}
-		bad := !podReady(p.Pod) || p.Restarts > 0 || strings.EqualFold(p.Phase, "Failed")
+		bad := podInTrouble(p)
 		switch {
 		case bad:
 			troubled = appendUnique(troubled, p.Node)
-		case slicesContainsPod(targets, p.Name):
+		case slices.ContainsFunc(targets, func(t Pod) bool { return t.Name == p.Name }):
 			rest = appendUnique(rest, p.Node)
 		}
 	}
@@ -312,15 +328,6 @@ func (r Result) HostNodes() []string {
 		out = out[:maxHostNodes]
 	}
 	return out
-}
-
-func slicesContainsPod(ps []Pod, name string) bool {
-	for _, p := range ps {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // ModeNodeSandbox: pods cannot get a sandbox (their network, their

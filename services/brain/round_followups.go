@@ -164,10 +164,7 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 func (s *Service) hostLogs(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
 	var out []pendingCall
 	for _, n := range res.HostNodes() {
-		short := n
-		if i := strings.IndexByte(n, '.'); i >= 6 {
-			short = n[:i]
-		}
+		short := analysis.HostName(n)
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": `"` + strings.ReplaceAll(short, `"`, "") + `"`})...)
 	}
 	return out
