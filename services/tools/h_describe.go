@@ -312,7 +312,7 @@ func (s *Service) describeService(ctx context.Context, r *Result, res *facts.Res
 		r.Put(facts.KeyPods, backing)
 	}
 	r.Rawf("Endpoints:  %d ready of %d selected pods", ready, total)
-	for _, sig := range localTrafficPolicies(svc, pods.Items) {
+	for _, sig := range localTrafficPolicies(svc, backing) {
 		r.Rawf("Traffic:    %s", strings.TrimPrefix(sig, facts.SignalLocalTraffic))
 		res.Signals = append(res.Signals, sig)
 	}
@@ -683,11 +683,11 @@ func peerText(peers []networkingv1.NetworkPolicyPeer, ports []networkingv1.Netwo
 // policies (internalTrafficPolicy, and externalTrafficPolicy of a Service
 // that takes outside traffic), each with the nodes of its ready endpoints:
 // a client on any other node has no endpoint to reach.
-func localTrafficPolicies(svc *corev1.Service, pods []corev1.Pod) []string {
+func localTrafficPolicies(svc *corev1.Service, pods []facts.Pod) []string {
 	var nodes []string
-	for i := range pods {
-		if n := pods[i].Spec.NodeName; n != "" && podFact(&pods[i]).Ready && !slices.Contains(nodes, n) {
-			nodes = append(nodes, n)
+	for _, p := range pods {
+		if p.Node != "" && p.Ready && !slices.Contains(nodes, p.Node) {
+			nodes = append(nodes, p.Node)
 		}
 	}
 	slices.Sort(nodes)

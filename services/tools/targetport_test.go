@@ -46,11 +46,12 @@ func TestUnservedTargetPorts(t *testing.T) {
 // an external policy of a Service that takes no outside traffic, are not.
 func TestLocalTrafficPolicies(t *testing.T) {
 	local, cluster := corev1.ServiceInternalTrafficPolicyLocal, corev1.ServiceInternalTrafficPolicyCluster
-	pod := func(node string, ready corev1.ConditionStatus) corev1.Pod {
-		return corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+	pod := func(node string, ready corev1.ConditionStatus) facts.Pod {
+		p := corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}}}
+		return podFact(&p)
 	}
-	pods := []corev1.Pod{pod("node-b", corev1.ConditionTrue), pod("node-a", corev1.ConditionTrue), pod("node-c", corev1.ConditionFalse)}
+	pods := []facts.Pod{pod("node-b", corev1.ConditionTrue), pod("node-a", corev1.ConditionTrue), pod("node-c", corev1.ConditionFalse)}
 	tests := []struct {
 		name string
 		spec corev1.ServiceSpec
