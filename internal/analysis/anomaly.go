@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -269,7 +270,11 @@ func downstreamHost(msg, self string) string {
 		if i := strings.IndexByte(h, ':'); i > 0 {
 			h = h[:i]
 		}
-		h = strings.ToLower(strings.TrimSuffix(h, "."))
+		h = strings.TrimSuffix(h, ".")
+		if upperCode(h) {
+			continue // an error code ("EOF", "ECONNRESET"), not a host: logs print hosts in lower case
+		}
+		h = strings.ToLower(h)
 		if h == "" || proseWord(h) || isIPLike(h) || (self != "" && (h == strings.ToLower(self) || strings.HasPrefix(h, strings.ToLower(self)+"."))) {
 			continue
 		}
@@ -279,6 +284,22 @@ func downstreamHost(msg, self string) string {
 		return h
 	}
 	return ""
+}
+
+// upperCode: a word of capital letters (digits and underscores allowed),
+// how errors write their codes and constants.
+func upperCode(w string) bool {
+	letters := 0
+	for _, r := range w {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			letters++
+		case r >= '0' && r <= '9' || r == '_':
+		default:
+			return false
+		}
+	}
+	return letters >= 2
 }
 
 // ---- candidates ----
@@ -805,7 +826,10 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	// that failure's effect, not a capacity limit.
 	if v := votes[catResource]; v != nil && backlogVote > 0 && !callerDemandRose {
 		for cat, o := range votes {
-			if cat != catResource && o.kinds["logs"] {
+			// Another reading the consumer's errors vote for, or a change
+			// before the onset while the consumer logs errors: the change
+			// made it fail, and the work waits behind the failure.
+			if cat != catResource && (o.kinds["logs"] || o.kinds["changes"] && len(top.errLines) > 0) {
 				v.score -= backlogVote * backlogAsEffect
 				break
 			}
@@ -940,7 +964,16 @@ type changeRef struct {
 	// object: the identifier of the object the symptoms name that the
 	// change touched (trail.go).
 	object string
+	// settingsRollout: a rollout or deploy that shipped the images it
+	// already ran (the same revision, the same images as the revision
+	// before): what changed is its configuration, which another row of
+	// the ledger (the ConfigMap, the Secret) names.
+	settingsRollout bool
 }
+
+// settingsRolloutLead: an object change this close before a rollout of
+// settings only is what the rollout applied.
+const settingsRolloutLead = 5 * time.Minute
 
 // nearestChange finds the latest deploy, rollout or commit of the entity (or
 // of anything, when none names it) before the onset.
@@ -977,6 +1010,10 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 			specific = &rr
 		}
 		later := best == nil || r.at.After(*best.at)
+		if best != nil && best.settingsRollout && !r.deploy && r.kind == changeConfig && (r.entity != "" || r.object != "") &&
+			!r.at.After(*best.at) && best.at.Sub(*r.at) <= settingsRolloutLead {
+			later = true // the setting the rollout applied, not the rollout
+		}
 		if tie > 0 && best != nil {
 			later = !r.unrelated && !best.at.After(r.at.Add(tie))
 		}
@@ -994,7 +1031,12 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 				continue
 			}
 			txt := fmt.Sprintf("rollout of deployment %s to revision %s (ReplicaSet %s, %s) at %s", d.Name, rv.Revision, rv.Name, strings.Join(rv.Images, ", "), hhmm(rv.CreatedAt))
-			consider(changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite, kind: changeCode, service: d.Name}, d.Name == name, 0)
+			r := changeRef{text: txt, at: rv.CreatedAt, deploy: true, cite: d.Cite, kind: changeCode, service: d.Name}
+			if prev, ok := previousRevision(d.RolloutHistory, rv); ok && sameImages(prev.Images, rv.Images) {
+				r.text += fmt.Sprintf(" (settings only: the images of revision %s)", prev.Revision)
+				r.deploy, r.kind, r.settingsRollout = false, changeConfig, true
+			}
+			consider(r, d.Name == name, 0)
 		}
 	}
 	if best == nil {
@@ -1118,9 +1160,51 @@ func (ev *Evidence) deployRefs(byStart bool) []changeRef {
 				}
 			}
 		}
-		out = append(out, changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind, service: d.Service, commits: rc})
+		settings := false
+		if d.Revision != "" && d.Revision == d.PreviousRevision && !d.IsRollback {
+			// The revision it already ran, deployed again: what changed
+			// is its configuration.
+			txt += " (the same revision: settings only)"
+			kind, settings = changeConfig, true
+		}
+		out = append(out, changeRef{text: txt, at: t, deploy: kind == changeCode, cite: d.Cite, kind: kind, service: d.Service, commits: rc, settingsRollout: settings})
 	}
 	return out
+}
+
+// previousRevision is the revision of hist numbered just below rv's (the
+// entry before it when revisions are not numbers).
+func previousRevision(hist []facts.Revision, rv facts.Revision) (facts.Revision, bool) {
+	n, err := strconv.Atoi(rv.Revision)
+	if err != nil {
+		for i := 1; i < len(hist); i++ {
+			if hist[i].Name == rv.Name && hist[i].Revision == rv.Revision {
+				return hist[i-1], true
+			}
+		}
+		return facts.Revision{}, false
+	}
+	var best facts.Revision
+	bestN, found := -1, false
+	for _, o := range hist {
+		m, err := strconv.Atoi(o.Revision)
+		if err != nil || m >= n || m <= bestN {
+			continue
+		}
+		best, bestN, found = o, m, true
+	}
+	return best, found
+}
+
+// sameImages: two non-empty image lists hold the same images.
+func sameImages(a, b []string) bool {
+	if len(a) == 0 || len(a) != len(b) {
+		return false
+	}
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
 }
 
 // releaseCommits are the commits a deploy shipped: the one of its revision

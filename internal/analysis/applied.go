@@ -17,7 +17,7 @@ import (
 
 // reAppliedObject: an object reference, kind (optionally with its API
 // group) then "namespace/name" or "name", followed by an apply verb.
-var reAppliedObject = regexp.MustCompile(`(?i)\b([a-z]+)(?:\.[a-z0-9-]+(?:\.[a-z0-9-]+)*)?[ /]([a-z0-9][a-z0-9.-]*(?:/[a-z0-9][a-z0-9.-]*)?)\s+(configured|created|deleted|pruned|patched|updated|synced)\b`)
+var reAppliedObject = regexp.MustCompile(`(?i)\b([a-z]+)((?:\.[a-z0-9-]+)+)?([ /])([a-z0-9][a-z0-9.-]*(?:/[a-z0-9][a-z0-9.-]*)?)\s+(configured|created|deleted|pruned|patched|updated|synced)\b`)
 
 // appliedKinds maps the words a deployer uses for an object's kind (the
 // kind, its resource plural, its short name) to the kind.
@@ -76,11 +76,11 @@ func (ev *Evidence) appliedChanges() []ObjectChange {
 			continue
 		}
 		for _, m := range reAppliedObject.FindAllStringSubmatch(l.Message, -1) {
-			kind, ok := appliedKinds[strings.ToLower(m[1])]
+			kind, ok := ev.appliedKind(m[1], m[2] != "", m[3] == "/" && strings.Contains(m[4], "/"))
 			if !ok {
 				continue
 			}
-			ns, name := "", strings.ToLower(m[2])
+			ns, name := "", strings.ToLower(m[4])
 			if a, b, two := strings.Cut(name, "/"); two {
 				ns, name = a, b
 			} else {
@@ -104,7 +104,7 @@ func (ev *Evidence) appliedChanges() []ObjectChange {
 				fields = append(fields, "spec.replicas")
 			}
 			action := "edited"
-			if v := strings.ToLower(m[3]); v == "created" || v == "deleted" || v == "pruned" {
+			if v := strings.ToLower(m[5]); v == "created" || v == "deleted" || v == "pruned" {
 				action = v
 			}
 			out = append(out, ObjectChange{ObjectChange: facts.ObjectChange{
@@ -114,6 +114,58 @@ func (ev *Evidence) appliedChanges() []ObjectChange {
 		}
 	}
 	return out
+}
+
+// appliedKind is the kind a deployer's word names: a kind of the table
+// above; else any kind of object the evidence holds (custom resources:
+// a mesh's policies, an operator's topics), by its kind or its plural;
+// else a word written as a kind in the "Kind/namespace/name" form Argo CD
+// prints (capitalised, then a namespaced reference: slashed) or as a
+// resource with its API group ("sidecar.networking.istio.io/default"),
+// kept as written.
+func (ev *Evidence) appliedKind(word string, grouped, slashed bool) (string, bool) {
+	low := strings.ToLower(word)
+	if k, ok := appliedKinds[low]; ok {
+		return k, true
+	}
+	for _, r := range ev.Resources {
+		if k := strings.ToLower(r.Kind); k != "" && (k == low || k+"s" == low || k+"es" == low) {
+			return r.Kind, true
+		}
+	}
+	if len(word) < 3 {
+		return "", false
+	}
+	if grouped {
+		return word, true
+	}
+	if !slashed {
+		return "", false
+	}
+	if word[0] >= 'A' && word[0] <= 'Z' && strings.ToLower(word[1:]) == word[1:] || isCamelKind(word) {
+		return word, true
+	}
+	return "", false
+}
+
+// isCamelKind: a CamelCase word of two or more capitalised parts
+// ("PeerAuthentication"), how Kubernetes kinds are spelt.
+func isCamelKind(w string) bool {
+	if w == "" || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	uppers := 0
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			uppers++
+		case c >= 'a' && c <= 'z':
+		default:
+			return false
+		}
+	}
+	return uppers >= 2 && uppers < len(w)/2+1
 }
 
 // namespaceOfNamed is the namespace of an object of kind called name in

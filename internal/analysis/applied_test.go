@@ -27,6 +27,15 @@ func TestAppliedChanges(t *testing.T) {
 		{"HorizontalPodAutoscaler shop/api updated: maxReplicas 10 -> 4", "INFO", "HorizontalPodAutoscaler/shop/api edited"},
 		{"order 42 created", "INFO", ""},
 		{"widget/blue configured", "INFO", ""},
+		// Any kind, in the forms deployers print: "Kind/ns/name" with the
+		// kind capitalised, or a resource with its API group.
+		{"app mesh synced to 5f46a5d: Sidecar/visits/default created", "INFO", "Sidecar/visits/default created"},
+		{"app mesh synced: PeerAuthentication/tolls/default configured", "INFO", "PeerAuthentication/tolls/default edited"},
+		{"sidecar.networking.istio.io/default configured", "INFO", "sidecar/edge/default edited"},
+		{"Order/42 created", "INFO", ""},
+		{"Order/eu/42 created", "INFO", "Order/eu/42 created"},
+		{"order/42 created", "INFO", ""},
+		{"ORDER/42 created", "INFO", ""},
 		{"apply failed: ingress/web configured with errors", "ERROR", ""},
 	}
 	for _, tc := range tests {
@@ -148,6 +157,48 @@ func TestSettingsCommitIsTheCulprit(t *testing.T) {
 		c := ev.nearestChange("pricing", &onset)
 		if c == nil || c.entity != tc.want {
 			t.Errorf("%v: change %+v, want entity %q", tc.types, c, tc.want)
+		}
+	}
+}
+
+// A rollout that shipped the images it already ran (or a deploy of the
+// revision it already ran) changed settings only: the ledger reads it as
+// configuration, and the object change it applied just before is the
+// nearest change, not the rollout; a rollout of new images stays a release.
+func TestSettingsOnlyRollout(t *testing.T) {
+	onset := time.Date(2026, 9, 14, 7, 13, 30, 0, time.UTC)
+	sync := onset.Add(-40 * time.Second)
+	rolled := onset.Add(-30 * time.Second)
+	earlier := onset.Add(-48 * time.Hour)
+	for _, tc := range []struct {
+		name       string
+		newImage   string
+		deploy     *facts.Deploy
+		wantEntity string
+		wantKind   string
+	}{
+		{"same images: the ConfigMap", "reg/ingest:4.12.0", nil, "configmap/hives/ingest-grpc", changeConfig},
+		{"new images: the release", "reg/ingest:4.13.0", nil, "", changeCode},
+		{"deploy of the same revision: the ConfigMap", "", &facts.Deploy{Service: "ingest", Revision: "4.12.0", PreviousRevision: "4.12.0", FinishedAt: &rolled}, "configmap/hives/ingest-grpc", changeConfig},
+		{"deploy of a new revision: the release", "", &facts.Deploy{Service: "ingest", Revision: "4.13.0", PreviousRevision: "4.12.0", FinishedAt: &rolled}, "", changeCode},
+	} {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "IngestErrors", Namespace: "hives", Service: "ingest", StartsAt: timestamppb.New(onset)}, nil)
+		ev.Logs = []LogLine{{LogLine: facts.LogLine{Timestamp: &sync, Namespace: "argocd", Service: "argocd", Level: "INFO", Message: "Sync operation to 2f7e19c succeeded: ConfigMap hives/ingest-grpc configured"}}}
+		if tc.newImage != "" {
+			ev.Deployments = []Deployment{{Deployment: facts.Deployment{Namespace: "hives", Name: "ingest", RolloutHistory: []facts.Revision{
+				{Revision: "37", Name: "ingest-a", Images: []string{"reg/ingest:4.12.0"}, CreatedAt: &earlier},
+				{Revision: "38", Name: "ingest-b", Images: []string{tc.newImage}, CreatedAt: &rolled},
+			}}}}
+		}
+		if tc.deploy != nil {
+			ev.Deploys = []Deploy{{Deploy: *tc.deploy}}
+		}
+		for _, a := range ev.appliedChanges() {
+			ev.ObjectChanges = append(ev.ObjectChanges, a)
+		}
+		c := ev.nearestChange("ingest", &onset)
+		if c == nil || c.entity != tc.wantEntity || c.kind != tc.wantKind {
+			t.Errorf("%s: nearest change = %+v, want entity %q kind %s", tc.name, c, tc.wantEntity, tc.wantKind)
 		}
 	}
 }

@@ -102,6 +102,20 @@ func TestBacklogIsTheEffectOfAFailingConsumer(t *testing.T) {
 	if best, _ := ev.inferCategory(top, nil, nil); best.cat != catResource {
 		t.Errorf("without the consumer's errors: %v, want resource exhaustion", best.cat)
 	}
+	// A policy created before the onset, the consumer logging errors the
+	// table does not read: the backlog is the change's effect too.
+	created := time.Date(2027, 3, 30, 13, 42, 0, 0, time.UTC)
+	onset := created.Add(18 * time.Minute)
+	policy := &changeRef{text: "Sidecar permits/default created at 13:42:00Z", at: &created, kind: changeConfig, entity: "sidecar/permits/default"}
+	opaque := LogLine{LogLine: facts.LogLine{Service: "uploader", Level: "ERROR", Message: "send failed item=V-77 provider=vaultbox"}}
+	top.errLines = []LogLine{opaque, opaque}
+	if best, all := ev.inferCategory(top, policy, &onset); best.cat != catConfig {
+		t.Errorf("a policy change before the onset, errors after it: %v (votes %+v), want configuration", best.cat, all)
+	}
+	top.errLines = nil
+	if best, all := ev.inferCategory(top, policy, &onset); best.cat == catConfig {
+		t.Errorf("a policy change before the onset, no errors: %v (votes %+v), want the backlog's reading to stand", best.cat, all)
+	}
 }
 
 // Most of a service's errors being failed calls to one downstream is that

@@ -44,6 +44,9 @@ func SourceName(s string) string {
 // naming the entity, the numbers and the evidence sources; category; entity;
 // causal chain; claims; ruled-out alternatives; remediation; confidence.
 func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
+	if res.ev != nil {
+		res.ev.liftSolePods(&res)
+	}
 	d := &investigationv1.Diagnosis{
 		Hypotheses: res.Hypotheses,
 		RuledOut:   res.RuledOut,

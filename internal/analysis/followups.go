@@ -53,9 +53,35 @@ func (r Result) SuspectEntity() string {
 	return ""
 }
 
+// ChangedObject is the object ("kind/namespace/name") the evidence-driven
+// reading blames when no detector proposed a cause: a change of the ledger
+// to an object that is not a workload (a policy, a route, a custom
+// resource) made just before the onset. Its spec is the next evidence.
+// "" when the reading blames no such object.
+func (r Result) ChangedObject() string {
+	if len(r.Hypotheses) > 0 || r.ev == nil {
+		return ""
+	}
+	f, ok := fallback(r.ev, r)
+	if !ok || f.Healthy {
+		return ""
+	}
+	parts := strings.Split(f.Entity, "/")
+	if len(parts) != 3 {
+		return ""
+	}
+	switch parts[0] {
+	case "deployment", "statefulset", "daemonset", "replicaset", "pod", "service", "job", "cronjob", "node", "host", "commit", "queue", "db", "database":
+		return ""
+	}
+	return f.Entity
+}
+
 // leadFollowUps maps a detector to the follow-ups of its findings.
 var leadFollowUps = map[string]func(ev *Evidence, f Finding) ([]FollowUp, bool){
 	ModeDNSFailure:        dnsFollowUps,
+	ModeOOMKilled:         oomFollowUps,
+	ModeUpstreamRateLimit: rateLimitFollowUps,
 	ModeDependencyFailure: dependencyFollowUps,
 }
 
@@ -65,6 +91,47 @@ const (
 	clusterDNSNamespace = "kube-system"
 	clusterDNSWorkload  = "coredns"
 )
+
+// oomFollowUps: a memory limit the namespace's LimitRange set (the
+// container declares none) is read from the LimitRange itself.
+func oomFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
+	if !slices.Contains(f.Signals, "LimitRange default") {
+		return nil, false
+	}
+	ns := ""
+	if parts := strings.Split(f.Entity, "/"); len(parts) == 3 {
+		ns = parts[1]
+	}
+	if ns == "" || strings.HasPrefix(f.Entity, "limitrange/") {
+		return nil, false
+	}
+	return []FollowUp{{Intent: intent.DescribeResource, Params: map[string]any{"kind": "limitrange", "name": "*", "namespace": ns}}}, false
+}
+
+// maxConsumerLogs bounds the new consumers whose logs a quota reading
+// asks for.
+const maxConsumerLogs = 2
+
+// rateLimitFollowUps: a quota can be shared (an account, an API key) with
+// whatever started just before the first 429; the logs of the pods of
+// other workloads that started then say whether they call the same
+// dependency with the same identity.
+func rateLimitFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
+	var out []FollowUp
+	for _, g := range ev.rateLimitGroups() {
+		if !slices.Contains(f.Signals, g.target) {
+			continue
+		}
+		for _, p := range ev.newConsumers(g.callers, g.first().Timestamp) {
+			if len(out) >= maxConsumerLogs {
+				break
+			}
+			out = append(out, FollowUp{Intent: intent.FetchPodLogs, Params: map[string]any{"namespace": p.Namespace, "pod": p.Name}})
+		}
+		break
+	}
+	return out, false
+}
 
 // dnsFollowUps: a cluster-local name (service/<ns>/<name>, from
 // <name>.<ns>.svc...) that does not resolve: the cluster DNS server's own

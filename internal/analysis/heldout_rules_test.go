@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,15 +100,7 @@ func TestUpstreamRateLimitIsTheDependencys(t *testing.T) {
 			res, d := analyze(t, nil,
 				pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, base),
 				pin(t, "dep", "get_deploy_history", "deploys", facts.KeyDeploys, tc.deploys))
-			var f *Finding
-			for i := range res.Findings {
-				if res.Findings[i].Mode == ModeUpstreamRateLimit {
-					f = &res.Findings[i]
-				}
-			}
-			if f == nil {
-				t.Fatal("no rate-limit finding")
-			}
+			f := findingOf(t, res, ModeUpstreamRateLimit)
 			if f.Category != catDependency || f.Entity != "service/tilecast" {
 				t.Errorf("category %v entity %s", f.Category, f.Entity)
 			}
@@ -377,4 +370,61 @@ func TestCronJobOverlap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A quota shared with a consumer that started just before the first 429
+// (a Job calling the same dependency, or with the same API key) is that
+// consumer's exhaustion of it: resource exhaustion, the Job named, and
+// the quota reading asks for the new pods' logs. A consumer that shares
+// nothing with the 429s, or started long before, leaves the reading as the
+// dependency's.
+func TestQuotaSharedWithANewConsumer(t *testing.T) {
+	rl := func(min int) facts.LogLine {
+		return logAt(min, "solar", "quote-engine", "quote-engine-64b8d-aaaa1", "ERROR", `geocode failed target=maps.geo.example status=429 body="rate limit 50 req/s exceeded for key ak_live_sun_main"`)
+	}
+	lines := []facts.LogLine{rl(10), rl(11), rl(12), rl(13)}
+	jobPod := func(startMin int) facts.Pod {
+		return facts.Pod{Namespace: "solar", Name: "survey-backfill-x7k2p-q4r8z", OwnerKind: "Job", OwnerName: "survey-backfill-x7k2p", Phase: "Running", Ready: true, StartTime: at(startMin)}
+	}
+	callerPod := facts.Pod{Namespace: "solar", Name: "quote-engine-64b8d-aaaa1", Workload: "quote-engine", Phase: "Running", Ready: true, StartTime: at(-3000)}
+	for _, tc := range []struct {
+		name       string
+		start      int
+		jobLine    string
+		wantCat    investigationv1.RootCauseCategory
+		wantEntity string
+	}{
+		{"same key, started before", 6, "starting backfill leads=1284311 concurrency=48 key=ak_live_sun_main", catResource, "job/solar/survey-backfill-x7k2p"},
+		{"same host, started before", 6, "geocoding via maps.geo.example", catResource, "job/solar/survey-backfill-x7k2p"},
+		{"nothing shared", 6, "starting backfill leads=1284311", catDependency, "service/maps.geo.example"},
+		{"started long before", -120, "starting backfill key=ak_live_sun_main", catDependency, "service/maps.geo.example"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			all := append(slices.Clone(lines), logAt(tc.start, "solar", "survey-backfill", "survey-backfill-x7k2p-q4r8z", "INFO", tc.jobLine))
+			res, _ := analyze(t, nil,
+				pin(t, "logs", "fetch_pod_logs", "pod_logs", facts.KeyLogLines, all),
+				pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{callerPod, jobPod(tc.start)}))
+			f := findingOf(t, res, ModeUpstreamRateLimit)
+			if f.Category != tc.wantCat || f.Entity != tc.wantEntity {
+				t.Errorf("category %v entity %s, want %v %s", f.Category, f.Entity, tc.wantCat, tc.wantEntity)
+			}
+			calls, _ := Result{Findings: []Finding{*f}, ev: res.ev}.LeadFollowUps()
+			wantLogs := tc.start > 0
+			if got := len(calls) == 1 && calls[0].Params["pod"] == "survey-backfill-x7k2p-q4r8z"; got != wantLogs {
+				t.Errorf("follow-ups %v, want the new pod's logs: %v", calls, wantLogs)
+			}
+		})
+	}
+}
+
+// findingOf is the result's finding of mode; the test fails without one.
+func findingOf(t *testing.T, res Result, mode string) *Finding {
+	t.Helper()
+	for i := range res.Findings {
+		if res.Findings[i].Mode == mode {
+			return &res.Findings[i]
+		}
+	}
+	t.Fatalf("no %s finding", mode)
+	return nil
 }

@@ -286,6 +286,23 @@ func detectOOM(ev *Evidence) []Finding {
 			f.validated(fmt.Sprintf("Sibling replicas %s are Running and Ready with 0 restarts: only %s is affected", joinNames(podNames(healthySibs)), p.Name), citesOfPods(healthySibs))
 		}
 		f.inferred(fmt.Sprintf("The memory demand of this replica exceeds the container memory limit%s; the limit, not the node, is what kills it", limit))
+		if slices.Contains(c.DefaultedLimits, "memory") {
+			// The container declares no memory limit: the namespace's
+			// LimitRange set it at admission. The default is the setting
+			// that kills it, and the LimitRange carries it.
+			lr := ev.limitRangeOf(p.Namespace)
+			f.Category = catConfig
+			if lr != "" {
+				f.Entity = "limitrange/" + p.Namespace + "/" + lr
+			}
+			f.validated(fmt.Sprintf("Pod %s: the memory limit%s of container %s was set by the LimitRanger admission plugin (kubernetes.io/limit-ranger): the container declares none, the namespace's LimitRange default applies", p.Name, limit, c.Name), p.Cite)
+			f.Statement += fmt.Sprintf("; the container declares no memory limit: the limit%s is the default of the namespace's LimitRange%s, applied when the pod was created", limit, func() string {
+				if lr == "" {
+					return ""
+				}
+				return " " + lr
+			}())
+		}
 		f.Chain = []string{
 			fmt.Sprintf("Memory use of container %s grows past its limit%s", c.Name, limit),
 			"The kernel OOM killer terminates the process with SIGKILL (exit code 137)",
@@ -302,9 +319,27 @@ func detectOOM(ev *Evidence) []Finding {
 			"Profile heap usage to rule out a leak before only raising the limit",
 		}
 		f.Signals = []string{"OOMKilled", "exit code 137", "memory limit"}
+		if slices.Contains(c.DefaultedLimits, "memory") {
+			f.Signals = append(f.Signals, "LimitRange default")
+		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// limitRangeOf is the name of the one LimitRange of namespace ns in the
+// evidence, "" when none or several are known.
+func (ev *Evidence) limitRangeOf(ns string) string {
+	name := ""
+	for _, r := range ev.Resources {
+		if strings.EqualFold(r.Kind, "LimitRange") && r.Namespace == ns {
+			if name != "" && name != r.Name {
+				return ""
+			}
+			name = r.Name
+		}
+	}
+	return name
 }
 
 // ---- image pull ----
@@ -1345,11 +1380,12 @@ func (ev *Evidence) nodeSeries(node string) []Series {
 // before it (the rollout shipped new code, not only a setting).
 func (r rollout) imageChanged() bool {
 	h := r.deployment.RolloutHistory
-	for i := len(h) - 1; i > 0; i-- {
-		if h[i].Name != r.failingRS {
+	for _, rv := range h {
+		if rv.Name != r.failingRS {
 			continue
 		}
-		return len(h[i].Images) > 0 && len(h[i-1].Images) > 0 && strings.Join(h[i].Images, ",") != strings.Join(h[i-1].Images, ",")
+		prev, ok := previousRevision(h, rv)
+		return ok && len(prev.Images) > 0 && len(rv.Images) > 0 && !sameImages(prev.Images, rv.Images)
 	}
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
@@ -74,5 +75,49 @@ func TestDetectLimitReached(t *testing.T) {
 				t.Errorf("want one resource candidate on %s, got %+v", tc.want, fs)
 			}
 		})
+	}
+}
+
+// An OOM kill under a memory limit the container never declared (the
+// LimitRanger set it from the namespace's LimitRange) is the LimitRange's
+// setting: configuration, the LimitRange named when the evidence holds
+// one, and its follow-up reads the LimitRange; a declared limit stays
+// resource exhaustion of the pod.
+func TestOOMUnderDefaultedLimit(t *testing.T) {
+	oomPod := func(defaulted ...string) Pod {
+		return Pod{Pod: facts.Pod{Namespace: "harvest", Name: "forecaster-7c9-a1", Phase: "Running", OOMKilled: true, Restarts: 4,
+			Containers: []facts.Container{{Name: "forecaster", State: "waiting", Reason: "CrashLoopBackOff", LastReason: "OOMKilled", RestartCount: 4, LimitsMemory: "512Mi", DefaultedLimits: defaulted}}}}
+	}
+	for _, tc := range []struct {
+		name       string
+		defaulted  []string
+		limitRange bool
+		wantCat    investigationv1.RootCauseCategory
+		wantEntity string
+		wantFollow bool
+	}{
+		{"declared limit", nil, true, catResource, "pod/harvest/forecaster-7c9-a1", false},
+		{"defaulted, LimitRange read", []string{"cpu", "memory"}, true, catConfig, "limitrange/harvest/harvest-defaults", false},
+		{"defaulted, LimitRange not read yet", []string{"memory"}, false, catConfig, "pod/harvest/forecaster-7c9-a1", true},
+		{"only cpu defaulted", []string{"cpu"}, true, catResource, "pod/harvest/forecaster-7c9-a1", false},
+	} {
+		ev := NewEvidence(nil, nil)
+		ev.Pods = []Pod{oomPod(tc.defaulted...)}
+		if tc.limitRange {
+			ev.Resources = []Resource{{Resource: facts.Resource{Kind: "LimitRange", Namespace: "harvest", Name: "harvest-defaults"}}}
+		}
+		fs := detectOOM(ev)
+		if len(fs) != 1 {
+			t.Fatalf("%s: %d findings", tc.name, len(fs))
+		}
+		f := fs[0]
+		f.Detector = ModeOOMKilled
+		if f.Category != tc.wantCat || f.Entity != tc.wantEntity {
+			t.Errorf("%s: %v %s, want %v %s", tc.name, f.Category, f.Entity, tc.wantCat, tc.wantEntity)
+		}
+		calls, _ := Result{Findings: []Finding{f}, ev: ev}.LeadFollowUps()
+		if got := len(calls) == 1 && calls[0].Params["kind"] == "limitrange"; got != tc.wantFollow {
+			t.Errorf("%s: follow-ups %v, want a LimitRange read: %v", tc.name, calls, tc.wantFollow)
+		}
 	}
 }

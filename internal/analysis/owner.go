@@ -2,6 +2,11 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"sort"
 	"strings"
 )
@@ -71,10 +76,10 @@ func (ev *Evidence) liftToOwners(findings []Finding) {
 		g.pods = appendUnique(g.pods, f.Entity[strings.LastIndexByte(f.Entity, '/')+1:])
 	}
 	for key, g := range groups {
+		owner := key[strings.IndexByte(key, 0)+1:]
 		if len(g.pods) < 2 {
 			continue
 		}
-		owner := key[strings.IndexByte(key, 0)+1:]
 		sort.Strings(g.pods)
 		for _, i := range g.idx {
 			f := &findings[i]
@@ -83,4 +88,94 @@ func (ev *Evidence) liftToOwners(findings []Finding) {
 			f.Inferred = append(f.Inferred, Claim{Text: fmt.Sprintf("%d pods of %s show the same failure (%s): it belongs to the workload, not to %s alone", len(g.pods), owner, clip(strings.Join(g.pods, ", "), 200), pod), PinIDs: f.PinIDs})
 		}
 	}
+}
+
+// liftSolePods names the owning workload, in the diagnosis, for a
+// reading about one pod that nothing distinguishes from the workload's
+// spec: no other replica of the same revision runs beside it (the only
+// replica, or the first pod of a new revision while the old one serves).
+// The readings are ranked, and the next evidence chosen, on the pod: only
+// the reported entity moves, and the report says why.
+func (ev *Evidence) liftSolePods(res *Result) {
+	podOwner := map[string]string{}
+	for _, p := range ev.Pods {
+		if o := ev.ownerEntity(p); o != "" {
+			podOwner["pod/"+p.Namespace+"/"+p.Name] = o
+		}
+	}
+	lift := func(ent string) (string, string, bool) {
+		owner, ok := podOwner[ent]
+		if !ok {
+			return "", "", false
+		}
+		pod := ent[strings.LastIndexByte(ent, '/')+1:]
+		why, ok := ev.onlyReplicaOfRevision(podOwner, owner, pod)
+		if !ok {
+			return "", "", false
+		}
+		return owner, fmt.Sprintf("Only pod %s of %s shows the failure, and %s: it belongs to the workload's spec, not to one replica", pod, owner, why), true
+	}
+	// Copies: the caller's result (the round's reading, which chooses the
+	// next evidence by the pod) is left as it was.
+	res.Findings = slices.Clone(res.Findings)
+	for i := range res.Findings {
+		f := &res.Findings[i]
+		if f.Healthy {
+			continue
+		}
+		if owner, why, ok := lift(f.Entity); ok {
+			f.Entity = owner
+			f.Inferred = append(slices.Clip(f.Inferred), Claim{Text: why, PinIDs: f.PinIDs})
+		}
+	}
+	res.Hypotheses = slices.Clone(res.Hypotheses)
+	for i, h := range res.Hypotheses {
+		if h.GetCategory() == catHealthy {
+			continue
+		}
+		if owner, why, ok := lift(h.GetEntity()); ok {
+			c := proto.CloneOf(h)
+			c.Entity = owner
+			res.Hypotheses[i] = c
+			if i == 0 {
+				res.Claims = append(slices.Clip(res.Claims), &investigationv1.Claim{Claim: why, Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: h.GetPinIds()})
+			}
+		}
+	}
+}
+
+// onlyReplicaOfRevision: the pod named pod is the only pod of the workload
+// owner in the evidence, or the only one of its ReplicaSet (revision)
+// while the workload's other pods belong to other revisions. why says
+// which. A StatefulSet's or DaemonSet's pod among siblings is one replica.
+func (ev *Evidence) onlyReplicaOfRevision(podOwner map[string]string, owner, pod string) (why string, ok bool) {
+	var self *Pod
+	var siblings []Pod
+	for i := range ev.Pods {
+		p := &ev.Pods[i]
+		if podOwner["pod/"+p.Namespace+"/"+p.Name] != owner {
+			continue
+		}
+		if p.Name == pod {
+			self = p
+		} else {
+			siblings = append(siblings, *p)
+		}
+	}
+	if self == nil {
+		return "", false
+	}
+	if len(siblings) == 0 {
+		return "it is the workload's only pod in the evidence", true
+	}
+	if !strings.HasPrefix(owner, "deployment/") {
+		return "", false
+	}
+	rs := replicaSetOf(self.Pod)
+	for _, s := range siblings {
+		if replicaSetOf(s.Pod) == rs {
+			return "", false // another replica of the same revision: one replica is affected
+		}
+	}
+	return fmt.Sprintf("it is the only pod of ReplicaSet %s (the workload's other pods run other revisions)", rs), true
 }

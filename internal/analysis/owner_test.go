@@ -42,3 +42,42 @@ func TestLiftToOwners(t *testing.T) {
 		t.Errorf("a lifted finding must say which pods showed it: %v", findings[0].Inferred)
 	}
 }
+
+// A ranked reading about one pod names the workload when nothing
+// distinguishes that pod from the workload's spec: it is the only pod, or the only pod of a
+// new revision while the old revision serves. A pod among healthy replicas
+// of its own revision, and a StatefulSet's replica among its siblings,
+// stay pods.
+func TestLiftSinglePod(t *testing.T) {
+	pod := func(name, owner, kind string) Pod {
+		return Pod{Pod: facts.Pod{Namespace: "shop", Name: name, OwnerKind: kind, OwnerName: owner}}
+	}
+	for _, tc := range []struct {
+		name string
+		pods []Pod
+		want string
+	}{
+		{"the only pod", []Pod{pod("cart-7f9c-aaaa1", "cart-7f9c", "ReplicaSet")}, "deployment/shop/cart"},
+		{"the new revision's only pod", []Pod{pod("cart-7f9c-aaaa1", "cart-7f9c", "ReplicaSet"), pod("cart-5b2d-cccc3", "cart-5b2d", "ReplicaSet"), pod("cart-5b2d-dddd4", "cart-5b2d", "ReplicaSet")}, "deployment/shop/cart"},
+		{"one replica of its revision", []Pod{pod("cart-7f9c-aaaa1", "cart-7f9c", "ReplicaSet"), pod("cart-7f9c-bbbb2", "cart-7f9c", "ReplicaSet")}, "pod/shop/cart-7f9c-aaaa1"},
+		{"a StatefulSet's only pod", []Pod{pod("ledger-0", "ledger", "StatefulSet")}, "statefulset/shop/ledger"},
+		{"one StatefulSet replica of three", []Pod{pod("ledger-0", "ledger", "StatefulSet"), pod("ledger-1", "ledger", "StatefulSet"), pod("ledger-2", "ledger", "StatefulSet")}, "pod/shop/ledger-0"},
+		{"a Job's pod", []Pod{pod("export-1-x1", "export-1", "Job")}, "pod/shop/export-1-x1"},
+	} {
+		ev := NewEvidence(nil, nil)
+		ev.Deployments = []Deployment{{Deployment: facts.Deployment{Name: "cart", Namespace: "shop"}}}
+		ev.Pods = tc.pods
+		findings := []Finding{{Mode: "crash_loop", Entity: "pod/shop/" + tc.pods[0].Name, Score: 0.8, Category: catConfig}}
+		ev.liftToOwners(findings)
+		round := rank(ev, findings)
+		res := round
+		ev.liftSolePods(&res)
+		if res.Findings[0].Entity != tc.want || res.Hypotheses[0].GetEntity() != tc.want {
+			t.Errorf("%s: entity %s (hypothesis %s), want %s", tc.name, res.Findings[0].Entity, res.Hypotheses[0].GetEntity(), tc.want)
+		}
+		// The round's reading (which picks the next evidence) keeps the pod.
+		if pod := "pod/shop/" + tc.pods[0].Name; round.Findings[0].Entity != pod || round.Hypotheses[0].GetEntity() != pod {
+			t.Errorf("%s: the round's reading moved to %s / %s", tc.name, round.Findings[0].Entity, round.Hypotheses[0].GetEntity())
+		}
+	}
+}

@@ -3,8 +3,10 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ModeUpstreamRateLimit is a downstream dependency answering 429 / rate
@@ -50,12 +52,29 @@ func rlTarget(msg string) string {
 // dependency advertises, earlier higher values of it, other dependencies of
 // the same caller that still answer, and the caller's last release are
 // reported.
-func detectUpstreamRateLimit(ev *Evidence) []Finding {
-	type group struct {
-		lines   []LogLine
-		callers []string
+// rlGroup is the rate-limit lines that name one dependency, and the
+// services that logged them.
+type rlGroup struct {
+	target  string
+	lines   []LogLine
+	callers []string
+}
+
+// first is the group's earliest line.
+func (g *rlGroup) first() LogLine {
+	first := g.lines[0]
+	for _, l := range g.lines {
+		if l.Timestamp != nil && (first.Timestamp == nil || l.Timestamp.Before(*first.Timestamp)) {
+			first = l
+		}
 	}
-	groups := map[string]*group{}
+	return first
+}
+
+// rateLimitGroups are the callers' warnings and errors that say a
+// dependency answers 429 / rate limited, by dependency, most lines first.
+func (ev *Evidence) rateLimitGroups() []*rlGroup {
+	groups := map[string]*rlGroup{}
 	var order []string
 	for _, l := range ev.Logs {
 		if !isErrorLog(l.LogLine) && logLevel(l.LogLine) != "WARN" {
@@ -71,7 +90,7 @@ func detectUpstreamRateLimit(ev *Evidence) []Finding {
 		}
 		g := groups[t]
 		if g == nil {
-			g = &group{}
+			g = &rlGroup{target: t}
 			groups[t] = g
 			order = append(order, t)
 		}
@@ -79,19 +98,21 @@ func detectUpstreamRateLimit(ev *Evidence) []Finding {
 		g.callers = appendUnique(g.callers, svc)
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(groups[order[i]].lines) > len(groups[order[j]].lines) })
-	var out []Finding
+	var out []*rlGroup
 	for _, t := range order {
-		g := groups[t]
-		if len(g.lines) < 3 {
-			continue
+		if len(groups[t].lines) >= 3 {
+			out = append(out, groups[t])
 		}
+	}
+	return out
+}
+
+func detectUpstreamRateLimit(ev *Evidence) []Finding {
+	var out []Finding
+	for _, g := range ev.rateLimitGroups() {
+		t := g.target
 		caller := g.callers[0]
-		first := g.lines[0]
-		for _, l := range g.lines {
-			if l.Timestamp != nil && (first.Timestamp == nil || l.Timestamp.Before(*first.Timestamp)) {
-				first = l
-			}
-		}
+		first := g.first()
 		f := Finding{Mode: ModeUpstreamRateLimit, Category: catDependency, Score: 0.82, Entity: "service/" + t}
 		for _, r := range ev.Resources {
 			if strings.EqualFold(r.Kind, "Service") && (r.Name == t || strings.HasPrefix(r.Name, t+"-")) {
@@ -163,7 +184,107 @@ func detectUpstreamRateLimit(ev *Evidence) []Finding {
 		f.explains(ModeTrafficSaturation, "errors come from the dependency's quota, not from the caller's capacity")
 		f.explains(ModeCodeException, "the failures are the dependency's 429 answers")
 		f.explains(ModeAnomaly, "the dependency's 429 answers explain the abnormal signals")
+		if c, ok := ev.quotaSharer(g); ok {
+			// The quota is shared (an account, a key) and a consumer that
+			// started just before the first 429 uses it: the quota is
+			// exhausted by that consumer's demand, not cut by the
+			// dependency. The consumer is the culprit.
+			f.Category, f.Entity, f.Score = catResource, c.entity, f.Score+0.06
+			f.Statement = fmt.Sprintf("%s exhausts the quota %s grants to %s: it started at %s, %s before the first 429, and uses the same %s (%s); %s",
+				c.name, t, joinNames(g.callers), hhmm(c.started), durHuman(first.Timestamp.Sub(*c.started)), c.what, quote(c.line.Message), f.Statement)
+			f.validated(fmt.Sprintf("%s log (%s): %s", c.line.Cite.Source("pod_logs"), logOrigin(c.line), quote(c.line.Message)), c.line.Cite)
+			f.validated(fmt.Sprintf("Pod %s started at %s, %s before the first 429", c.pod.Name, hhmm(c.started), durHuman(first.Timestamp.Sub(*c.started))), c.pod.Cite)
+			f.Chain = append([]string{fmt.Sprintf("%s starts and calls %s with the shared %s", c.name, t, c.what)}, f.Chain[1:]...)
+			f.Remediation = append([]string{fmt.Sprintf("Throttle or pause %s (its concurrency, its schedule) so that it leaves %s's quota to %s", c.name, t, joinNames(g.callers))}, f.Remediation[1:]...)
+		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// quotaConsumer is a workload that started before a dependency's first 429
+// and uses the same quota as its callers.
+type quotaConsumer struct {
+	pod     Pod
+	entity  string // the Job, or the owning workload
+	name    string
+	started *time.Time
+	what    string // what it shares: the dependency's host, or a key
+	line    LogLine
+}
+
+// quotaSharerLead: a consumer that started this long before the first 429
+// can be the one that exhausts the quota.
+const quotaSharerLead = 45 * time.Minute
+
+// newConsumers are the pods of other workloads than callers that started
+// within quotaSharerLead before t, earliest first.
+func (ev *Evidence) newConsumers(callers []string, t *time.Time) []Pod {
+	if t == nil {
+		return nil
+	}
+	var out []Pod
+	for _, p := range ev.Pods {
+		st := p.StartTime
+		if st == nil {
+			st = p.CreatedAt
+		}
+		if st == nil || st.After(*t) || t.Sub(*st) > quotaSharerLead {
+			continue
+		}
+		w := ev.workloadOf(p.Pod)
+		if slices.ContainsFunc(callers, func(c string) bool { return strings.EqualFold(c, w) || strings.EqualFold(c, p.Name) }) {
+			continue
+		}
+		out = append(out, p)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return timeOfPtr(out[i].StartTime).Before(timeOfPtr(out[j].StartTime)) })
+	return out
+}
+
+// quotaSharer: a new consumer (newConsumers) whose own log, from before the
+// first 429, names the dependency or an identifier the 429 lines name (the
+// API key or account the quota is counted on).
+func (ev *Evidence) quotaSharer(g *rlGroup) (quotaConsumer, bool) {
+	first := g.first()
+	var texts []string
+	for _, l := range g.lines {
+		texts = append(texts, l.Message)
+	}
+	for _, p := range ev.newConsumers(g.callers, first.Timestamp) {
+		for _, l := range ev.Logs {
+			if l.Pod != p.Name || isErrorLog(l.LogLine) || l.Timestamp != nil && l.Timestamp.After(*first.Timestamp) {
+				continue
+			}
+			what := ""
+			if containsFold(l.Message, g.target) {
+				what = "dependency " + g.target
+			} else {
+				for _, id := range sharedIdentifiers(l.Message, texts) {
+					if !strings.EqualFold(id, g.target) && !strings.Contains(strings.ToLower(p.Name), strings.ToLower(id)) {
+						what = "identity " + id
+						break
+					}
+				}
+			}
+			if what == "" {
+				continue
+			}
+			c := quotaConsumer{pod: p, name: p.Name, started: p.StartTime, what: what, line: l}
+			if c.started == nil {
+				c.started = p.CreatedAt
+			}
+			switch {
+			case strings.EqualFold(p.OwnerKind, "Job") && p.OwnerName != "":
+				c.entity, c.name = "job/"+p.Namespace+"/"+p.OwnerName, "Job "+p.OwnerName
+			case ev.ownerEntity(p) != "":
+				c.entity = ev.ownerEntity(p)
+				c.name = c.entity[strings.LastIndexByte(c.entity, '/')+1:]
+			default:
+				c.entity = podEntity(p.Pod)
+			}
+			return c, true
+		}
+	}
+	return quotaConsumer{}, false
 }

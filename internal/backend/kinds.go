@@ -24,9 +24,22 @@ func (k StaticKinds) Resolve(_ context.Context, kind string) (KindResolution, er
 	return KindResolution{}, fmt.Errorf("%w %q", ErrUnknownKind, kind)
 }
 
-// Custom implements KindMapper: every kind of the list, sorted by kind.
+// BuiltinGroup: an API group of Kubernetes itself (the core group, the
+// unqualified groups such as apps and batch, the *.k8s.io groups), not of
+// a custom resource.
+func BuiltinGroup(g string) bool {
+	return g == "" || !strings.Contains(g, ".") || strings.HasSuffix(g, ".k8s.io")
+}
+
+// Custom implements KindMapper: every kind of the list outside the
+// built-in groups, sorted by kind.
 func (k StaticKinds) Custom(context.Context) ([]KindResolution, error) {
-	out := append([]KindResolution(nil), k...)
+	var out []KindResolution
+	for _, r := range k {
+		if !BuiltinGroup(r.GVR.Group) {
+			out = append(out, r)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out, nil
 }

@@ -73,6 +73,11 @@ type Container struct {
 	// command, args or literal env values (-Xmx1g, --max-old-space-size=512,
 	// GOMEMLIMIT=900MiB): the flags only, never other values.
 	RuntimeLimits []string `json:"runtime_limits,omitempty"`
+	// DefaultedLimits are the resources ("cpu", "memory") whose limit the
+	// container did not declare and the namespace's LimitRange set at
+	// admission (the LimitRanger plugin's kubernetes.io/limit-ranger
+	// annotation on the pod).
+	DefaultedLimits []string `json:"defaulted_limits,omitempty"`
 	// Settings are how the container is configured, one line each: the
 	// flags of its command and args, its literal env vars (values of
 	// sensitive names and secret-shaped values redacted), the sources of

@@ -90,6 +90,15 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 			// access log, wherever the edge logs it.
 			out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": `" ` + code + ` "`})...)
 		}
+		if obj := res.ChangedObject(); obj != "" {
+			// The object a change before the onset touched: its spec
+			// says what the change set.
+			parts := strings.Split(obj, "/")
+			c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": parts[0], "name": parts[2], "namespace": parts[1]}, Origin: originExpand}
+			if !st.ranEquivalent(c) {
+				out = append(out, c)
+			}
+		}
 		if ent := res.SuspectEntity(); ent != "" {
 			// What other systems logged about the suspect (a deployer's
 			// sync of its objects, a ticket), then what its kind calls for.

@@ -264,3 +264,27 @@ func execReq(t testing.TB, intent string, params map[string]any) *toolsv1.Execut
 	t.Helper()
 	return &toolsv1.ExecuteToolRequest{SessionId: "sess-1", InvestigationId: "inv-1", Intent: intent, Params: mustStruct(t, params), Context: incidentCtx(), NoCache: true}
 }
+
+// A name of "*" lists the namespace's objects of a kind: the first by name
+// leads (and names the summary), the others follow in the same pin; none
+// is no data; another namespace's objects are not listed.
+func TestDescribeCustomListing(t *testing.T) {
+	a := customObj("sync.example.io/v1", "VaultSync", "shop", "b-sync", map[string]any{"pollEvery": "1h"}, nil)
+	b := customObj("sync.example.io/v1", "VaultSync", "shop", "a-sync", map[string]any{"pollEvery": "2h"}, nil)
+	c := customObj("sync.example.io/v1", "VaultSync", "billing", "c-sync", map[string]any{"pollEvery": "3h"}, nil)
+	ts := newTestSet()
+	withCustom(t, ts, a, b, c)
+	s := newService(t, ts.set, nil)
+	r := run(t, s, "describe_resource", map[string]any{"kind": "vaultsync", "name": "*", "namespace": "shop"}).GetResult()
+	res := decode[[]facts.Resource](t, r, facts.KeyResources)
+	if len(res) != 2 || res[0].Name != "a-sync" || res[1].Name != "b-sync" {
+		t.Fatalf("resources = %+v, want a-sync then b-sync", res)
+	}
+	if !strings.Contains(r.GetSummary(), "shop/a-sync (and 1 more)") || strings.Contains(r.GetSummary(), "*") {
+		t.Errorf("summary %q", r.GetSummary())
+	}
+	r = run(t, s, "describe_resource", map[string]any{"kind": "vaultsync", "name": "*", "namespace": "empty"}).GetResult()
+	if !r.GetNoData() {
+		t.Errorf("an empty namespace: want no data, got %q", r.GetSummary())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"github.com/rcamesh/rcamesh/internal/backend"
@@ -42,7 +43,9 @@ func (s *Service) kindsAvailable() bool { return s.be.Dynamic != nil && s.be.Kin
 
 // describeCustom describes an object of a kind outside the built-in
 // handlers through the dynamic client.
-func (s *Service) describeCustom(ctx context.Context, r *Result, res *facts.Resource, kind string) error {
+// A name of "*" (or none) lists the namespace's objects of the kind and
+// describes the first maxListedObjects by name, the others in extra.
+func (s *Service) describeCustom(ctx context.Context, r *Result, res *facts.Resource, kind string, extra *[]facts.Resource) error {
 	if !s.kindsAvailable() {
 		return fmt.Errorf("kind %q is not describable (one of %s; custom resources need the Kubernetes integration): %w",
 			kind, strings.Join(describeKinds, ", "), backend.ErrNotConfigured)
@@ -58,17 +61,50 @@ func (s *Service) describeCustom(ctx context.Context, r *Result, res *facts.Reso
 	if !kr.Namespaced {
 		res.Namespace = ""
 	}
+	if res.Name == "" || res.Name == "*" {
+		list, err := s.be.Dynamic.Resource(kr.GVR).Namespace(res.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		items := list.Items
+		if len(items) == 0 {
+			return apierrors.NewNotFound(schema.GroupResource{Group: kr.GVR.Group, Resource: kr.GVR.Resource}, "*")
+		}
+		sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
+		for i := range items[:min(len(items), maxListedObjects)] {
+			f := customFact(&items[i], kr.Kind)
+			if i == 0 {
+				*res = f
+			} else {
+				*extra = append(*extra, f)
+			}
+			s.rawCustom(r, &items[i], kr.Kind, f)
+		}
+		if len(items) > maxListedObjects {
+			r.Rawf("(%d more %s objects)", len(items)-maxListedObjects, kr.Kind)
+		}
+		return nil
+	}
 	u, err := s.be.Dynamic.Resource(kr.GVR).Namespace(res.Namespace).Get(ctx, res.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	*res = customFact(u, kr.Kind)
+	s.rawCustom(r, u, kr.Kind, *res)
+	return nil
+}
+
+// maxListedObjects bounds the objects one listing describes.
+const maxListedObjects = 5
+
+// rawCustom writes an object's description as kubectl describe shows it.
+func (s *Service) rawCustom(r *Result, u *unstructured.Unstructured, kind string, res facts.Resource) {
 	r.Rawf("Name:        %s", u.GetName())
 	if u.GetNamespace() != "" {
 		r.Rawf("Namespace:   %s", u.GetNamespace())
 	}
 	r.Rawf("API Version: %s", u.GetAPIVersion())
-	r.Rawf("Kind:        %s", kr.Kind)
+	r.Rawf("Kind:        %s", kind)
 	if len(res.Owners) > 0 {
 		r.Rawf("Owners:      %s", strings.Join(res.Owners, ", "))
 	}
@@ -81,7 +117,6 @@ func (s *Service) describeCustom(ctx context.Context, r *Result, res *facts.Reso
 			r.Escalate(evidencev1.Severity_SEVERITY_MEDIUM)
 		}
 	}
-	return nil
 }
 
 func readyLike(t string) bool {

@@ -97,7 +97,7 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 		if kind == "" {
 			return fmt.Errorf("kind is empty (one of %s, or a custom resource kind)", strings.Join(describeKinds, ", "))
 		}
-		err = s.describeCustom(ctx, r, &res, kind)
+		err = s.describeCustom(ctx, r, &res, kind, &extra)
 	}
 	if apierrors.IsNotFound(err) {
 		r.NoData = true
@@ -112,6 +112,15 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 	}
 	if err != nil {
 		return err
+	}
+	more := ""
+	if (name == "" || name == "*") && res.Name != "" && res.Name != "*" {
+		// A listing: the first object's name stands for it (the others
+		// follow in the same pin).
+		name = res.Name
+		if len(extra) > 0 {
+			more = fmt.Sprintf(" (and %d more)", len(extra))
+		}
 	}
 	res.Events = s.objectEvents(ctx, eventNamespace(res), res.Kind, name)
 	r.Put(facts.KeyResources, append([]facts.Resource{res}, extra...))
@@ -135,7 +144,7 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 	if r.Severity == evidencev1.Severity_SEVERITY_UNSPECIFIED {
 		r.Severity = evidencev1.Severity_SEVERITY_INFO
 	}
-	lead := fmt.Sprintf("%s %s", res.Kind, qualified(res.Namespace, name))
+	lead := fmt.Sprintf("%s %s%s", res.Kind, qualified(res.Namespace, name), more)
 	switch {
 	case len(res.Signals) > 0:
 		r.Summary = fmt.Sprintf("%s: %s.", lead, strings.Join(res.Signals[:min(3, len(res.Signals))], "; "))

@@ -144,6 +144,11 @@ func parseLogLine(line string) facts.LogLine {
 	rest := trimmed
 	if f := strings.Fields(trimmed); len(f) > 0 {
 		tok := strings.Trim(f[0], "[]")
+		if k, v, ok := strings.Cut(f[0], "="); ok && logfmtTimeKeys[k] {
+			// logfmt (Go's log/slog text handler, logrus, Prometheus):
+			// time=2027-07-14T10:00:04Z level=info msg="..."
+			tok = strings.Trim(v, `"`)
+		}
 		if t, err := time.Parse(time.RFC3339Nano, tok); err == nil {
 			ll.Timestamp = ptrTime(t)
 			rest = strings.TrimSpace(trimmed[len(f[0]):])
@@ -177,6 +182,9 @@ func parseLogLine(line string) facts.LogLine {
 	}
 	return ll
 }
+
+// logfmtTimeKeys are the keys logfmt loggers write a line's time under.
+var logfmtTimeKeys = map[string]bool{"time": true, "ts": true, "t": true, "timestamp": true}
 
 // reLeadingLevel: a line that opens with a level word and a colon or
 // bracket.

@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,6 +88,7 @@ func podFact(p *corev1.Pod) facts.Pod {
 		if spec, ok := specs[cs.Name]; ok {
 			fillContainerSpec(&cf, spec, volumes)
 		}
+		cf.DefaultedLimits = limitRangerDefaults(p.Annotations[limitRangerAnnotation], cs.Name)
 		f.Restarts += cs.RestartCount
 		if cf.Reason == "OOMKilled" || cf.LastReason == "OOMKilled" || (cf.ExitCode != nil && *cf.ExitCode == 137 && cf.Reason == "OOMKilled") {
 			f.OOMKilled = true
@@ -104,6 +106,38 @@ func podFact(p *corev1.Pod) facts.Pod {
 		f.Reason, f.Message = podDisplayReason(p)
 	}
 	return f
+}
+
+// limitRangerAnnotation is where the LimitRanger admission plugin records
+// the requests and limits it set on a pod's containers from the
+// namespace's LimitRange defaults.
+const limitRangerAnnotation = "kubernetes.io/limit-ranger"
+
+// limitRangerDefaults are the resources whose limit the LimitRanger set
+// for container name, from its annotation ("LimitRanger plugin set: cpu,
+// memory request for container api; memory limit for container api").
+func limitRangerDefaults(annotation, name string) []string {
+	_, body, ok := strings.Cut(annotation, ":")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, part := range strings.Split(body, ";") {
+		what, container, ok := strings.Cut(strings.TrimSpace(part), " for container ")
+		if !ok || strings.TrimSpace(container) != name {
+			continue
+		}
+		resources, ok := strings.CutSuffix(strings.TrimSpace(what), " limit")
+		if !ok {
+			continue
+		}
+		for _, r := range strings.Split(resources, ",") {
+			if r = strings.TrimSpace(r); r != "" && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // podDisplayReason is the STATUS column of kubectl get pods when not Running.

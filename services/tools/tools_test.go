@@ -543,6 +543,10 @@ func TestParseLogLine(t *testing.T) {
 		{"2026-03-10T11:57:09.123Z ERROR failed to connect", "ERROR", "ERROR failed to connect", true},
 		{`{"ts":"2026-03-10T11:57:09Z","level":"warn","msg":"slow query","error":"deadline"}`, "WARN", "slow query: deadline", true},
 		{"time=x level=error msg=boom", "ERROR", "time=x level=error msg=boom", false},
+		// logfmt with its time first: the time is the line's.
+		{`time=2027-07-14T10:09:05Z level=error msg="geocode failed" status=429`, "ERROR", `level=error msg="geocode failed" status=429`, true},
+		{`ts="2027-07-14T10:09:05.120Z" level=warn msg=slow`, "WARN", "level=warn msg=slow", true},
+		{"runtime=2027-07-14T10:09:05Z level=info msg=x", "INFO", "runtime=2027-07-14T10:09:05Z level=info msg=x", false},
 		{"[2026-03-10 11:57:09] panic: nil map", "FATAL", "panic: nil map", true},
 		{"Killed process 1 (java)", "FATAL", "Killed process 1 (java)", false},
 		{"connection refused to 10.0.0.1:5432", "ERROR", "connection refused to 10.0.0.1:5432", false},

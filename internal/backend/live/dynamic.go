@@ -43,11 +43,6 @@ type DiscoveryKinds struct {
 	mu     sync.Mutex
 }
 
-// builtinGroup: API groups of Kubernetes itself (not custom resources).
-func builtinGroup(g string) bool {
-	return g == "" || !strings.Contains(g, ".") || strings.HasSuffix(g, ".k8s.io")
-}
-
 // Resolve implements backend.KindMapper.
 func (d *DiscoveryKinds) Resolve(_ context.Context, kind string) (backend.KindResolution, error) {
 	d.mu.Lock()
@@ -80,7 +75,7 @@ func (d *DiscoveryKinds) Custom(_ context.Context) ([]backend.KindResolution, er
 	var out []backend.KindResolution
 	for _, l := range lists {
 		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
-		if perr != nil || builtinGroup(gv.Group) {
+		if perr != nil || backend.BuiltinGroup(gv.Group) {
 			continue
 		}
 		for _, r := range l.APIResources {
