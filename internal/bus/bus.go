@@ -570,6 +570,13 @@ func Decode(subject string, seq uint64, header nats.Header, data []byte) (*evide
 // decode is Decode, a pin's facts kept encoded when factsEncoded
 // (FactsEncoded).
 func decode(subject string, seq uint64, header nats.Header, data []byte, factsEncoded bool) (*evidencev1.SessionEvent, error) {
+	return decodeChecked(subject, seq, header, data, factsEncoded, true)
+}
+
+// decodeChecked is decode, a pin's facts kept encoded checked as
+// protobuf-go would decode them only when checkFacts (Bus.open passes
+// false for an event this process encoded and signed: ownFactsMax).
+func decodeChecked(subject string, seq uint64, header nats.Header, data []byte, factsEncoded, checkFacts bool) (*evidencev1.SessionEvent, error) {
 	kind := ""
 	if header != nil {
 		kind = headerCarrier(header).Get(HeaderEventKind)
@@ -578,7 +585,7 @@ func decode(subject string, seq uint64, header nats.Header, data []byte, factsEn
 	switch kind {
 	case EventKindPin:
 		ev := &evidencev1.PinEvent{}
-		if err := unmarshalPinEvent(data, ev, factsEncoded); err != nil {
+		if err := unmarshalPinEvent(data, ev, factsEncoded, checkFacts); err != nil {
 			return nil, fmt.Errorf("bus: decode pin event seq %d: %w", seq, err)
 		}
 		out.Event = &evidencev1.SessionEvent_Pin{Pin: ev}

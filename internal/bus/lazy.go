@@ -53,8 +53,9 @@ var (
 )
 
 // unmarshalPinEvent decodes an encoded pin event into ev, its pin's facts
-// kept encoded when factsEncoded (see FactsEncoded).
-func unmarshalPinEvent(data []byte, ev *evidencev1.PinEvent, factsEncoded bool) error {
+// kept encoded when factsEncoded (see FactsEncoded) and then checked when
+// checkFacts (unmarshalPinFactsEncoded).
+func unmarshalPinEvent(data []byte, ev *evidencev1.PinEvent, factsEncoded, checkFacts bool) error {
 	if !factsEncoded {
 		return proto.Unmarshal(data, ev)
 	}
@@ -71,7 +72,7 @@ func unmarshalPinEvent(data []byte, ev *evidencev1.PinEvent, factsEncoded bool) 
 	}
 	pin, _ := protowire.ConsumeBytes(data[pinStart+protowire.SizeTag(pinEventPinField):])
 	p := &evidencev1.EvidencePin{}
-	if err := unmarshalPinFactsEncoded(pin, p); err != nil {
+	if err := unmarshalPinFactsEncoded(pin, p, checkFacts); err != nil {
 		return err
 	}
 	ev.Pin = p
@@ -116,7 +117,11 @@ func onlyField(data []byte, num protowire.Number) (start, end int, ok bool) {
 // copied its facts (about 3 KB) for nothing. Facts fields apart from each
 // other, or beside unknown fields of the pin's own, are copied together as
 // before.
-func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
+//
+// Each facts field is checked to decode as protobuf-go decodes it
+// (validStruct) unless check is false: the bytes were encoded and signed
+// in this process (ownFactsMax).
+func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin, check bool) error {
 	merge := proto.UnmarshalOptions{Merge: true}
 	var (
 		facts   []byte // the facts fields, data's part or a copy
@@ -135,7 +140,7 @@ func unmarshalPinFactsEncoded(data []byte, p *evidencev1.EvidencePin) error {
 		}
 		if (num == pinParamsField || num == pinMetadataField) && typ == protowire.BytesType {
 			v, _ := protowire.ConsumeBytes(data[i+n:])
-			if !validStruct(v, 0) {
+			if check && !validStruct(v, 0) {
 				return fmt.Errorf("%w (field %d)", errFactsUndecoding, num)
 			}
 			if err := merge.Unmarshal(data[from:i], p); err != nil {

@@ -68,7 +68,7 @@ func checkFactsEncoded(t *testing.T, data []byte) {
 	t.Helper()
 	whole, lazy := &evidencev1.PinEvent{}, &evidencev1.PinEvent{}
 	werr := proto.Unmarshal(data, whole)
-	lerr := unmarshalPinEvent(data, lazy, true)
+	lerr := unmarshalPinEvent(data, lazy, true, true)
 	if (werr == nil) != (lerr == nil) {
 		t.Fatalf("whole decoding: %v; facts encoded: %v", werr, lerr)
 	}
@@ -140,7 +140,7 @@ func TestFactsEncoded(t *testing.T) {
 		}
 	}
 	lazy := &evidencev1.PinEvent{}
-	if err := unmarshalPinEvent(cases["every field"], lazy, true); err != nil {
+	if err := unmarshalPinEvent(cases["every field"], lazy, true, true); err != nil {
 		t.Fatal(err)
 	}
 	if !HasFact(lazy.GetPin(), "parent_ref") || !HasFact(lazy.GetPin(), "pods") || HasFact(lazy.GetPin(), "nodes") {
@@ -172,7 +172,7 @@ func TestBinderFactsEncoded(t *testing.T) {
 	vb := b.newVerdictBinder(true, true)
 	func() {
 		ev := &evidencev1.PinEvent{}
-		if err := unmarshalPinEvent(data, ev, true); err != nil {
+		if err := unmarshalPinEvent(data, ev, true, true); err != nil {
 			t.Fatal(err)
 		}
 		se := &evidencev1.SessionEvent{Subject: PinSubject("s", ev.GetKind()), Event: &evidencev1.SessionEvent_Pin{Pin: ev}}
@@ -266,7 +266,7 @@ func TestFactsEncodedSharesOneFactsRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := &evidencev1.EvidencePin{}
-			if err := unmarshalPinFactsEncoded(c.data, got); err != nil {
+			if err := unmarshalPinFactsEncoded(c.data, got, true); err != nil {
 				t.Fatal(err)
 			}
 			if got.GetMetadata() != nil || got.GetParams() != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/textutil"
+	"github.com/rcamesh/rcamesh/internal/warm"
 )
 
 // The guardrails the router owns (their owner, flag and record field are
@@ -384,6 +385,10 @@ func (s *Service) execute(ctx context.Context, session string, call *Call, compa
 	return out, nil
 }
 
+// dispatchers run the dispatched tool calls: on goroutines whose stacks
+// have grown to a call's depth already (warm), not a new one per call.
+var dispatchers = warm.New(0)
+
 // dispatch sends one call to the tools service with a pre-assigned pin id.
 // By default it returns as soon as the call is sent; the pin arrives on the
 // stream. With SyncDispatch it waits and returns the call's error.
@@ -430,7 +435,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 	req.OmitAnswer = true // the answer's body is not read (skipAnswer)
 	s.wg.Add(1)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ExecuteTimeout)
-	go func() {
+	dispatchers.Go(func() {
 		defer s.wg.Done()
 		defer func() { <-s.inflight }()
 		defer cancel()
@@ -438,7 +443,7 @@ func (s *Service) dispatch(ctx context.Context, session string, call *Call, rc *
 			s.log.WarnContext(dctx, "dispatched tool call failed", "session", session, "intent", req.Intent, "pin_id", pinID, "error", err)
 			s.publishFailedPin(dctx, req, err)
 		}
-	}()
+	})
 	return pinID, nil
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/rcamesh/rcamesh/internal/mesh"
 	"github.com/rcamesh/rcamesh/internal/metrics"
 	"github.com/rcamesh/rcamesh/internal/paging"
+	"github.com/rcamesh/rcamesh/internal/warm"
 )
 
 // The guardrails the tools service owns (their owner, flag and record field
@@ -586,8 +587,13 @@ func toolResult(tr *evidencev1.ToolResult, timedOut bool) string {
 	return metrics.ToolSuccess
 }
 
+// handlers run the tool handlers: on goroutines whose stacks have grown
+// to a handler's depth already (warm), not a new one per call.
+var handlers = warm.New(0)
+
 // runHandler runs the handler under the per-call timeout. A handler whose
 // backend ignores cancellation is abandoned: the call still returns in time.
+
 func (s *Service) runHandler(ctx context.Context, t *Tool, call *Call) (res *Result, err error, timedOut bool) {
 	hctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
@@ -596,7 +602,7 @@ func (s *Service) runHandler(ctx context.Context, t *Tool, call *Call) (res *Res
 		err error
 	}
 	done := make(chan outcome, 1)
-	go func() {
+	handlers.Go(func() {
 		r := &Result{}
 		var herr error
 		defer func() {
@@ -607,7 +613,7 @@ func (s *Service) runHandler(ctx context.Context, t *Tool, call *Call) (res *Res
 			done <- outcome{r, herr}
 		}()
 		herr = t.Handler(hctx, s, call, r)
-	}()
+	})
 	select {
 	case o := <-done:
 		if o.err != nil && errors.Is(o.err, context.DeadlineExceeded) && ctx.Err() == nil {
