@@ -82,6 +82,7 @@ var leadFollowUps = map[string]func(ev *Evidence, f Finding) ([]FollowUp, bool){
 	ModeDNSFailure:        dnsFollowUps,
 	ModeOOMKilled:         oomFollowUps,
 	ModeUpstreamRateLimit: rateLimitFollowUps,
+	ModeImagePull:         imagePullFollowUps,
 	ModeDependencyFailure: dependencyFollowUps,
 }
 
@@ -131,6 +132,16 @@ func rateLimitFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 		break
 	}
 	return out, false
+}
+
+// imagePullFollowUps: a registry that limits pulls ("toomanyrequests")
+// counts every pull, from every namespace; the cluster's pull events say
+// who else pulls from it.
+func imagePullFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
+	if !slices.Contains(f.Signals, "registry unavailable") || !strings.Contains(f.Statement, "toomanyrequests") {
+		return nil, false
+	}
+	return []FollowUp{{Intent: intent.GetEvents, Params: map[string]any{"namespace": "all", "reason": "Pulling"}}}, false
 }
 
 // dnsFollowUps: a cluster-local name (service/<ns>/<name>, from

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -373,6 +374,130 @@ func registryHost(image string) string {
 	return strings.ToLower(host)
 }
 
+// imagePullLookback: pods of another workload created this long before a
+// registry's rate limit can be what spent it.
+const imagePullLookback = 2 * time.Hour
+
+// minPullRuns: a workload pulls often enough to spend a registry's limit
+// when this many of its pods were created in the look-back.
+const minPullRuns = 3
+
+// pullConsumer is a workload whose pods pull from a registry.
+type pullConsumer struct {
+	entity, name, image string
+	pods                []Pod
+}
+
+// reJobRun: a Job a CronJob created, named after it with the scheduled
+// time.
+var reJobRun = regexp.MustCompile(`^(.+)-\d{6,}$`)
+
+// pullConsumer: the workload (a CronJob's runs, a Job, a workload) other
+// than the failing pods', whose pods created in the imagePullLookback
+// before the last failed pull (until, else the failing pods' creation), on
+// the same nodes, pull images from the registry host (or whose pulls the
+// cluster's events record), most runs first; at least minPullRuns of them.
+func (ev *Evidence) pullConsumer(failing []Pod, host string, until *time.Time) (pullConsumer, bool) {
+	nodes := map[string]bool{}
+	names := map[string]bool{}
+	latest := timeOfPtr(until)
+	for _, p := range failing {
+		nodes[p.Node] = true
+		names[p.Name] = true
+		if t := timeOfPtr(firstNonNilTime(p.CreatedAt, p.StartTime)); t.After(latest) {
+			latest = t
+		}
+	}
+	groups := map[string]*pullConsumer{}
+	for _, p := range ev.Pods {
+		if names[p.Name] || !nodes[p.Node] || p.Node == "" {
+			continue
+		}
+		created := timeOfPtr(firstNonNilTime(p.CreatedAt, p.StartTime))
+		if created.IsZero() || created.After(latest) || latest.Sub(created) > imagePullLookback {
+			continue
+		}
+		image := ""
+		for _, c := range p.Containers {
+			if registryHost(c.Image) == host || host == dockerHub && registryHost(c.Image) == "" {
+				image = c.Image
+			}
+		}
+		if image == "" {
+			continue
+		}
+		key, name := podEntity(p.Pod), "pod "+p.Name
+		switch {
+		case strings.EqualFold(p.OwnerKind, "Job") && reJobRun.MatchString(p.OwnerName):
+			cj := reJobRun.FindStringSubmatch(p.OwnerName)[1]
+			key, name = "cronjob/"+p.Namespace+"/"+cj, "CronJob "+cj
+		case strings.EqualFold(p.OwnerKind, "Job"):
+			key, name = "job/"+p.Namespace+"/"+p.OwnerName, "Job "+p.OwnerName
+		case ev.ownerEntity(p) != "":
+			key = ev.ownerEntity(p)
+			name = key
+		}
+		g := groups[key]
+		if g == nil {
+			g = &pullConsumer{entity: key, name: name, image: image}
+			groups[key] = g
+		}
+		g.pods = append(g.pods, p)
+	}
+	// Pulls the events record (a CronJob's short-lived runs are gone from
+	// the pod list): "Pulling image" of another workload's pod.
+	for _, e := range ev.Events {
+		if !strings.EqualFold(e.InvolvedKind, "Pod") || names[e.InvolvedName] || !strings.EqualFold(e.Reason, "Pulling") && !strings.EqualFold(e.Reason, "Pulled") {
+			continue
+		}
+		at := timeOfPtr(firstNonNilTime(e.LastSeen, e.FirstSeen))
+		if at.IsZero() || at.After(latest) || latest.Sub(at) > imagePullLookback {
+			continue
+		}
+		m := imageRe.FindStringSubmatch(e.Message)
+		if m == nil || !(registryHost(m[1]) == host || host == dockerHub && registryHost(m[1]) == "") {
+			continue
+		}
+		i := strings.LastIndexByte(e.InvolvedName, '-')
+		if i <= 0 || !reJobRun.MatchString(e.InvolvedName[:i]) {
+			continue // only a CronJob's run is named after its owner by construction
+		}
+		cj := reJobRun.FindStringSubmatch(e.InvolvedName[:i])[1]
+		key := "cronjob/" + e.Namespace + "/" + cj
+		g := groups[key]
+		if g == nil {
+			g = &pullConsumer{entity: key, name: "CronJob " + cj, image: m[1]}
+			groups[key] = g
+		}
+		if !slices.ContainsFunc(g.pods, func(p Pod) bool { return p.Name == e.InvolvedName }) {
+			g.pods = append(g.pods, Pod{Pod: facts.Pod{Namespace: e.Namespace, Name: e.InvolvedName}, Cite: e.Cite})
+		}
+	}
+	var best *pullConsumer
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		if g := groups[k]; len(g.pods) >= minPullRuns && (best == nil || len(g.pods) > len(best.pods)) {
+			best = g
+		}
+	}
+	if best == nil {
+		return pullConsumer{}, false
+	}
+	return *best, true
+}
+
+// firstNonNilTime is the first of ts that is set, nil when none is.
+func firstNonNilTime(ts ...*time.Time) *time.Time {
+	for _, t := range ts {
+		if t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// dockerHub is the registry of images named without a registry host.
+const dockerHub = "docker.io"
+
 func detectImagePull(ev *Evidence) []Finding {
 	type group struct {
 		pods   []Pod
@@ -502,6 +627,18 @@ func detectImagePull(ev *Evidence) []Finding {
 			}
 			f.Remediation = []string{"Pull from a mirror or pre-pulled cache of " + host + " until it recovers", "Keep running pods where they are (pause rollouts and node drains) while the registry is failing"}
 			f.Signals = append(f.Signals, "registry unavailable")
+			if c, ok := ev.pullConsumer(g.pods, host, lastEventTime(g.events)); ok && g.detail == "toomanyrequests" {
+				// The registry limits pulls, and another workload keeps
+				// pulling from it on the same nodes: the quota is
+				// exhausted by that workload's pulls, not by the
+				// registry's failure.
+				f.Category, f.Entity = catResource, c.entity
+				f.Statement = fmt.Sprintf("%s exhausts the pull rate limit of %s: %s of its pods (image %s) pulled from %s in the %s before the last refused pull; %s",
+					c.name, host, plural(len(c.pods), "run", "runs"), c.image, host, durHuman(imagePullLookback), f.Statement)
+				f.validated(fmt.Sprintf("Pods of %s pulling %s from %s: %s", c.name, c.image, host, joinNames(podNames(c.pods))), citesOfPods(c.pods))
+				f.Chain = append([]string{fmt.Sprintf("%s starts a pod on every run, each pulling %s from %s", c.name, c.image, host)}, f.Chain...)
+				f.Remediation = append([]string{fmt.Sprintf("Stop %s pulling from %s on every run (imagePullPolicy IfNotPresent, a mirror, authenticated pulls)", c.name, host)}, f.Remediation...)
+			}
 		}
 		out = append(out, f)
 	}

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -118,6 +120,44 @@ func TestOOMUnderDefaultedLimit(t *testing.T) {
 		calls, _ := Result{Findings: []Finding{f}, ev: ev}.LeadFollowUps()
 		if got := len(calls) == 1 && calls[0].Params["kind"] == "limitrange"; got != tc.wantFollow {
 			t.Errorf("%s: follow-ups %v, want a LimitRange read: %v", tc.name, calls, tc.wantFollow)
+		}
+	}
+}
+
+// A registry that answers "toomanyrequests" while another workload keeps
+// pulling from it (a CronJob's runs, seen as pods on the same nodes or as
+// the cluster's pull events) is that workload's exhaustion of its limit;
+// too few pulls, another registry or pulls after the failures leave it the
+// registry's failure.
+func TestPullConsumer(t *testing.T) {
+	failing := []Pod{{Pod: facts.Pod{Namespace: "web", Name: "api-6a7c-new0", Node: "n1", CreatedAt: at(2)}}}
+	run := func(i, min int, node, image string) Pod {
+		return Pod{Pod: facts.Pod{Namespace: "sec", Name: fmt.Sprintf("audit-2959140%d-x%d", i, i), Node: node, OwnerKind: "Job", OwnerName: fmt.Sprintf("audit-2959140%d", i), CreatedAt: at(min),
+			Containers: []facts.Container{{Name: "scan", Image: image}}}}
+	}
+	pull := func(i, min int, image string) Event {
+		return Event{Event: facts.Event{Namespace: "sec", Reason: "Pulling", InvolvedKind: "Pod", InvolvedName: fmt.Sprintf("audit-2959140%d-b%d", i, i), Message: `Pulling image "` + image + `"`, LastSeen: at(min)}}
+	}
+	hub := "docker.io/aquasec/trivy:0.58.1"
+	for _, tc := range []struct {
+		name   string
+		pods   []Pod
+		events []Event
+		want   string
+	}{
+		{"runs on the same nodes", []Pod{run(1, -40, "n1", hub), run(2, -30, "n1", hub), run(3, -20, "n1", hub)}, nil, "cronjob/sec/audit"},
+		{"pull events", nil, []Event{pull(1, -10, hub), pull(2, 0, hub), pull(3, 10, hub)}, "cronjob/sec/audit"},
+		{"two runs only", []Pod{run(1, -40, "n1", hub), run(2, -30, "n1", hub)}, nil, ""},
+		{"another registry", []Pod{run(1, -40, "n1", "ghcr.io/x/y:1"), run(2, -30, "n1", "ghcr.io/x/y:1"), run(3, -20, "n1", "ghcr.io/x/y:1")}, nil, ""},
+		{"other nodes", []Pod{run(1, -40, "n7", hub), run(2, -30, "n7", hub), run(3, -20, "n7", hub)}, nil, ""},
+		{"pulls after the last refusal", nil, []Event{pull(1, 30, hub), pull(2, 40, hub), pull(3, 50, hub)}, ""},
+	} {
+		ev := NewEvidence(nil, nil)
+		ev.Pods = append(slices.Clone(failing), tc.pods...)
+		ev.Events = tc.events
+		c, ok := ev.pullConsumer(failing, "docker.io", at(20))
+		if got := map[bool]string{true: c.entity}[ok]; got != tc.want {
+			t.Errorf("%s: consumer %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
