@@ -124,6 +124,13 @@ func TestHealthyShapes(t *testing.T) {
 		{"completed job pod", nil, func(t *testing.T) []*evidencev1.EvidencePin {
 			return []*evidencev1.EvidencePin{pin(t, "p", "list_pods", "k8s", facts.KeyPods, []facts.Pod{done})}
 		}, true, want{mode: ModeHealthy, healthy: true, category: catHealthy, entity: "job/shop/report-29001", has: []string{"Succeeded", "PodCompleted", "exit=0"}}},
+		{"completed job pod quoted by its last lines", nil, func(t *testing.T) []*evidencev1.EvidencePin {
+			var lines []facts.LogLine
+			for i, m := range []string{"starting export", "calendar loaded", "exchange closed today: no prices published", "nothing to export; exiting 0"} {
+				lines = append(lines, facts.LogLine{Timestamp: at(i), Namespace: "shop", Pod: "report-29001-abcde", Level: "INFO", Message: m})
+			}
+			return []*evidencev1.EvidencePin{pin(t, "p", "list_pods", "k8s", facts.KeyPods, []facts.Pod{done}), pin(t, "l", "fetch_pod_logs", "pod_logs", facts.KeyLogLines, lines)}
+		}, true, want{mode: ModeHealthy, healthy: true, category: catHealthy, entity: "job/shop/report-29001", has: []string{"exchange closed today", "nothing to export; exiting 0"}}},
 		{"failed job pod is not healthy", nil, func(t *testing.T) []*evidencev1.EvidencePin {
 			return []*evidencev1.EvidencePin{pin(t, "p", "list_pods", "k8s", facts.KeyPods, []facts.Pod{failed})}
 		}, false, want{}},

@@ -58,11 +58,10 @@ func detectCompletedPod(ev *Evidence) []Finding {
 				f.validated("Event "+eventLine(e), e.Cite)
 			}
 		}
-		for _, l := range ev.LogsFor(p.Name) {
-			if containsFold(l.Message, "complete", "finished", "done", "success") && !isErrorLog(l.LogLine) {
-				f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
-				break
-			}
+		// The run's own account of how it ended: its last lines.
+		logs := ev.LogsFor(p.Name)
+		for _, l := range logs[max(0, len(logs)-completedRunLines):] {
+			f.validated(fmt.Sprintf("How the run ended, %s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
 		}
 		f.inferred("The alerting rule matches pods of every phase; it should exclude Succeeded/Failed (completed) pods")
 		f.Chain = []string{"The Job's pod ran and exited 0", "Kubernetes marks a completed pod not Ready (PodCompleted)", "A readiness alert without a phase filter fires on it"}
@@ -73,6 +72,10 @@ func detectCompletedPod(ev *Evidence) []Finding {
 	}
 	return out
 }
+
+// completedRunLines: the last lines of a completed run quoted as its own
+// account of how it ended.
+const completedRunLines = 3
 
 // ---- metrics say the service is fine ----
 
