@@ -26,6 +26,16 @@ var (
 // check's, monitor's or rule's own name, kept in its metadata or not).
 var reNamingObject = regexp.MustCompile(`(?i)^(alert|rule|check|monitor|incident|problem|trigger|issue|alarm|condition)s?$`)
 
+// reNamingPrefix: an object named for the alert in a compound name
+// ("alarmPolicyInfo", "alert_rule_info"); the word before the capital or
+// the underscore is the naming object.
+var reNamingPrefix = regexp.MustCompile(`^(alert|alarm|rule|monitor|check|incident|trigger)s?(?:[A-Z]|_[a-z])`)
+
+// rePolicyName: the name of the rule or policy an alert fired by, inside
+// an object that names the alert (elsewhere a policy is who gets paged).
+var rePolicyName = regexp.MustCompile(`(?i)^(policy|rule)_?name$`)
+
+
 // looseDepth is how deep looseFields reads nested objects; looseListItems
 // how many objects of a list it reads (a payload's events or records).
 const (
@@ -47,7 +57,7 @@ func looseFields(obj map[string]any) [][2]string {
 		for _, k := range keys {
 			if s := str(m[k]); s != "" {
 				key := k
-				if naming != "" && (strings.EqualFold(k, "name") || strings.EqualFold(k, "title")) {
+				if naming != "" && (strings.EqualFold(k, "name") || strings.EqualFold(k, "title") || rePolicyName.MatchString(k)) {
 					key = naming + "_name"
 				}
 				out = append(out, [2]string{key, s})
@@ -72,6 +82,8 @@ func looseFields(obj map[string]any) [][2]string {
 			switch {
 			case reNamingObject.MatchString(k):
 				next = strings.ToLower(strings.TrimSuffix(k, "s"))
+			case reNamingPrefix.MatchString(k):
+				next = reNamingPrefix.FindStringSubmatch(k)[1]
 			case naming != "" && strings.EqualFold(k, "metadata"):
 				next = naming
 			}

@@ -29,6 +29,16 @@ func TestLooseShapes(t *testing.T) {
 			payload:  `{"roomId":"Y2lz","markdown":"## **[FIRING:1] CheckoutErrors**\n**Service:** checkout-api\n**Namespace:** shop\n**Runbook:** see the wiki page\nerror ratio 12% over 5m"}`,
 			wantName: "[FIRING:1] CheckoutErrors", wantNS: "shop", wantSvc: "checkout-api",
 		},
+		{
+			name:     "an alarm policy's name in a compound object, a cloud metric namespace",
+			payload:  `{"sessionId":"x1","alarmStatus":1,"alarmType":"metric","alarmObjInfo":{"region":"sg","namespace":"qce/lb_public","dimensions":{"vip":"203.0.113.45"}},"alarmPolicyInfo":{"policyId":"p-1","policyType":"clb_listener","policyName":"orders-edge-latency","conditions":{"metricName":"rspavg","calcType":">","calcValue":"800"}},"firstOccurTime":"2026-05-09 18:16:00"}`,
+			wantName: "orders-edge-latency",
+		},
+		{
+			name:     "an escalation policy's name does not name the alert",
+			payload:  `{"incident":{"title":"Disk full on db-1"},"escalation":{"policyName":"Tier 1"}}`,
+			wantName: "Disk full on db-1",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

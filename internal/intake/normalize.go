@@ -61,6 +61,9 @@ func finish(a *investigationv1.Alert) {
 	a.Summary = firstNonEmpty(a.Summary, lookupAnn(a, summaryKeys))
 	a.Description = firstNonEmpty(a.Description, lookupAnn(a, descKeys))
 	resolveTargets(a)
+	if !target.ValidNamespace(a.Namespace) {
+		a.Namespace = "" // a cloud product's metric namespace ("AWS/ELB"), not a cluster's
+	}
 	a.Namespace = firstNonEmpty(a.Namespace, targetOf(a, target.Namespace))
 	a.Service = firstNonEmpty(a.Service, targetOf(a, target.Service),
 		targetOf(a, target.Deployment), targetOf(a, target.StatefulSet), targetOf(a, target.DaemonSet))

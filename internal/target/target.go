@@ -55,6 +55,13 @@ const (
 // vocabulary maps folded label keys to the entity kind they name. One row
 // per spelling; the first spelling of each kind is the canonical label key
 // Enrich writes.
+// reNamespaceValue: a Kubernetes namespace, a DNS label (letters of
+// either case accepted as written).
+var reNamespaceValue = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?$`)
+
+// ValidNamespace: v can be a Kubernetes namespace (a DNS label).
+func ValidNamespace(v string) bool { return reNamespaceValue.MatchString(v) }
+
 var vocabulary = []struct {
 	kind Kind
 	keys []string
@@ -183,8 +190,8 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 	seen := map[string]bool{}
 	addRanked := func(k Kind, v, from string, rank int) {
 		v = strings.TrimSpace(v)
-		if k == "" || v == "" || len(v) > 253 {
-			return
+		if k == "" || v == "" || len(v) > 253 || k == Namespace && !ValidNamespace(v) {
+			return // a namespace is a DNS label; a cloud product's metric namespace ("AWS/ELB") is none
 		}
 		id := string(k) + "\x00" + v
 		if seen[id] {
@@ -458,7 +465,7 @@ func Lookup(labels map[string]string, k Kind) string {
 			continue
 		}
 		for _, key := range row.keys {
-			if v, ok := folded[key]; ok {
+			if v, ok := folded[key]; ok && (k != Namespace || ValidNamespace(v)) {
 				return v
 			}
 		}
