@@ -35,7 +35,6 @@ var reNamingPrefix = regexp.MustCompile(`^(alert|alarm|rule|monitor|check|incide
 // an object that names the alert (elsewhere a policy is who gets paged).
 var rePolicyName = regexp.MustCompile(`(?i)^(policy|rule)_?name$`)
 
-
 // looseDepth is how deep looseFields reads nested objects; looseListItems
 // how many objects of a list it reads (a payload's events or records).
 const (
