@@ -220,6 +220,7 @@ var registry = map[string]Constructor{
 	"service_local_traffic": fn("service_local_traffic", detectServiceLocalTraffic),
 	"network_policy":        fn("network_policy", detectNetworkPolicyBlock),
 	"maintenance_ended":     fn("maintenance_ended", detectMaintenanceEnded),
+	"node_maintenance":      fn("node_maintenance", detectNodeMaintenance),
 	"cronjob_overlap":       fn("cronjob_overlap", detectCronJobOverlap),
 	"cronjob_stalled":       fn("cronjob_stalled", detectCronJobStalled),
 	"batch_job_breach":      fn("batch_job_breach", detectBatchJobBreach),

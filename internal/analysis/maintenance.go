@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -135,4 +137,137 @@ func (ev *Evidence) alertTime() *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// ModeNodeMaintenance: a node the alert is about is out of service for
+// planned work still under way: cordoned and drained first, by a change
+// or ticket, its workloads running elsewhere.
+const ModeNodeMaintenance = "node_maintenance"
+
+// reNodeTakenOut: a line that records a node's cordon or drain.
+var reNodeTakenOut = regexp.MustCompile(`(?i)\b(cordon(ed|ing)?|drain(ed|ing)?)\b`)
+
+// detectNodeMaintenance: the node the alert names is not Ready and
+// cordoned; non-error lines from before it went down record its cordon or
+// drain together with a change or ticket id or planned-work words; no line
+// records that work ended (a node still down after its work ended is a
+// fault); and every pod on other nodes is Running and Ready. The node's
+// unavailability is the planned work: no action needed.
+func detectNodeMaintenance(ev *Evidence) []Finding {
+	var out []Finding
+	for _, n := range ev.Nodes {
+		if !n.Unschedulable || nodeReadyStatus(n.Node) == "True" || !ev.alertNamesNode(n.Name) {
+			continue
+		}
+		var plan []LogLine
+		ids := map[string]bool{}
+		for _, l := range ev.Logs {
+			if l.Timestamp == nil || isErrorLog(l.LogLine) || !containsFold(l.Message, HostName(n.Name)) || !reNodeTakenOut.MatchString(l.Message) {
+				continue
+			}
+			id := mwIDRe.FindString(l.Message)
+			if id == "" && !plannedRe.MatchString(l.Message) {
+				continue
+			}
+			plan = append(plan, l)
+			if id != "" {
+				ids[id] = true
+			}
+		}
+		if len(plan) == 0 {
+			continue
+		}
+		ended := false
+		for _, l := range ev.Logs {
+			if id := mwIDRe.FindString(l.Message); (ids[id] || id == "" && containsFold(l.Message, HostName(n.Name))) && mwEndRe.MatchString(l.Message) {
+				ended = true
+			}
+		}
+		if ended {
+			continue
+		}
+		var elsewhere []Pod
+		healthy := true
+		for _, p := range ev.Pods {
+			if p.Node == n.Name {
+				continue
+			}
+			if !podHealthy(p.Pod) {
+				healthy = false
+			}
+			elsewhere = append(elsewhere, p)
+		}
+		if !healthy {
+			continue
+		}
+		f := healthyFinding(ModeNodeMaintenance, "node/"+n.Name, 0.9)
+		f.Overrides = true
+		for _, l := range plan {
+			f.validated(fmt.Sprintf("%s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+		}
+		f.validated(fmt.Sprintf("Node %s: Ready=%s, cordoned (unschedulable)", n.Name, nodeReadyStatus(n.Node)), n.Cite)
+		if len(elsewhere) > 0 {
+			f.validated(fmt.Sprintf("Pods on other nodes (%s) are Running and Ready", joinNames(podNames(elsewhere))), citesOfPods(elsewhere))
+		}
+		work := "planned work"
+		if len(ids) > 0 {
+			work += " " + strings.Join(slices.Sorted(maps.Keys(ids)), ", ")
+		}
+		f.Statement = fmt.Sprintf("No action needed: node %s is out of service for %s, still under way: it was cordoned and drained first (%s), its workloads run Ready on other nodes, and no record says the work ended", n.Name, work, clip(plan[0].Message, 200))
+		f.Chain = []string{fmt.Sprintf("Node %s is cordoned and drained for %s", n.Name, work), "The node is taken down for the work", "The node's NotReady alert fires for the planned downtime"}
+		f.Remediation = []string{"No action on the cluster; silence the node's alerts for the work's window", "Uncordon the node when the work ends"}
+		f.Signals = []string{"maintenance", "cordoned", "drained"}
+		for _, m := range []string{ModeNodeNotReady, ModeAnomaly} {
+			f.explains(m, fmt.Sprintf("node %s is down for %s", n.Name, work))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// alertNamesNode: the alert is about the node called name (a label or
+// annotation, its resource, or its own words name it, full or short).
+func (ev *Evidence) alertNamesNode(name string) bool {
+	if ev.namedByAlert([]string{name}) {
+		return true
+	}
+	a := ev.Alert
+	if a == nil {
+		return false
+	}
+	short := HostName(name)
+	texts := []string{a.GetResourceName(), a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription()}
+	for _, k := range slices.Sorted(maps.Keys(a.GetAnnotations())) {
+		texts = append(texts, a.GetAnnotations()[k])
+	}
+	for _, v := range texts {
+		if strings.EqualFold(v, name) || strings.EqualFold(v, short) || wholeToken(v, short) {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeToken: text holds token as a whole word (not inside a longer
+// name).
+func wholeToken(text, token string) bool {
+	if token == "" {
+		return false
+	}
+	low, tok := strings.ToLower(text), strings.ToLower(token)
+	for i := 0; ; {
+		j := strings.Index(low[i:], tok)
+		if j < 0 {
+			return false
+		}
+		a, b := i+j, i+j+len(tok)
+		if (a == 0 || !isNameByte(low[a-1])) && (b == len(low) || !isNameByte(low[b])) {
+			return true
+		}
+		i = a + 1
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 }

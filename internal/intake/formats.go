@@ -201,6 +201,11 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		a.StartsAt = timestamppb.New(t)
 	}
 	a.Resolved = isResolvedState(a.State)
+	if !wrapped {
+		// Nothing is lost: the alert's other fields (a resource's name, an
+		// info line, a type) are its annotations, read like any other.
+		keepUnread(a, obj)
+	}
 	if a.AlertName == "" && a.Title == "" && a.Summary == "" {
 		// A check's payload with neither name nor title: its error or
 		// description says what fired.
@@ -227,6 +232,42 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		}
 	}
 	return []*investigationv1.Alert{a}, nil
+}
+
+// maxKeptFields bounds the fields keepUnread keeps.
+const maxKeptFields = 32
+
+// keepUnread sets, as annotations when absent, the top-level string and
+// number fields of obj the generic keys did not read (clipped, at most
+// maxKeptFields, in key order). Keys the target vocabulary reads as an
+// entity are left out: they would name a target the format does not.
+func keepUnread(a *investigationv1.Alert, obj map[string]any) {
+	kept := 0
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if kept >= maxKeptFields {
+			return
+		}
+		if slices.Contains(genericKeys, k) || k == "labels" || k == "annotations" || target.KindOf(k) != "" {
+			continue // read, or an entity key of the vocabulary the generic keys chose not to read (an application is not a service)
+		}
+		var v string
+		switch x := obj[k].(type) {
+		case string:
+			v = strings.TrimSpace(x)
+		case json.Number:
+			v = x.String()
+		}
+		if v == "" {
+			continue
+		}
+		if a.Annotations == nil {
+			a.Annotations = map[string]string{}
+		}
+		if _, ok := a.Annotations[k]; !ok {
+			a.Annotations[k] = truncate(v, 500)
+			kept++
+		}
+	}
 }
 
 // nestedEntities walks a vendor envelope (depth 14, 2000 leaves at most)

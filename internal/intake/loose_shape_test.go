@@ -78,3 +78,24 @@ func TestProseEntityPair(t *testing.T) {
 		}
 	}
 }
+
+// A generic alert keeps the fields its keys do not read (a resource's name,
+// an info line, a number) as annotations: nothing the sender said is lost.
+func TestGenericKeepsUnreadFields(t *testing.T) {
+	as, err := Parse([]byte(`{"alertName":"Virtual machine is powered off","resourceName":"rf-w07","Health":25,"info":"Virtual machine rf-w07 is powered off","nested":{"x":"y"},"list":["a"],"application":"notary-prod"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := as[0].GetAnnotations()
+	for k, want := range map[string]string{"resourceName": "rf-w07", "Health": "25", "info": "Virtual machine rf-w07 is powered off"} {
+		if ann[k] != want {
+			t.Errorf("annotation %s = %q, want %q (all: %v)", k, ann[k], want, ann)
+		}
+	}
+	if _, ok := ann["alertName"]; ok {
+		t.Errorf("a read field kept twice: %v", ann)
+	}
+	if as[0].GetService() != "" || ann["application"] != "" {
+		t.Errorf("an entity key the format does not read became a target: service %q, %v", as[0].GetService(), ann)
+	}
+}
