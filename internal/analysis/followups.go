@@ -138,7 +138,7 @@ func rateLimitFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 // counts every pull, from every namespace; the cluster's pull events say
 // who else pulls from it.
 func imagePullFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
-	if !slices.Contains(f.Signals, "registry unavailable") || !strings.Contains(f.Statement, "toomanyrequests") {
+	if !slices.Contains(f.Signals, signalPullRateLimited) {
 		return nil, false
 	}
 	return []FollowUp{{Intent: intent.GetEvents, Params: map[string]any{"namespace": "all", "reason": "Pulling"}}}, false

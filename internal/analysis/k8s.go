@@ -374,6 +374,10 @@ func registryHost(image string) string {
 	return strings.ToLower(host)
 }
 
+// signalPullRateLimited: the registry refuses pulls with its rate limit
+// (every pull counts against it, from every namespace).
+const signalPullRateLimited = "pull rate limited"
+
 // imagePullLookback: pods of another workload created this long before a
 // registry's rate limit can be what spent it.
 const imagePullLookback = 2 * time.Hour
@@ -419,7 +423,7 @@ func (ev *Evidence) pullConsumer(failing []Pod, host string, until *time.Time) (
 		}
 		image := ""
 		for _, c := range p.Containers {
-			if registryHost(c.Image) == host || host == dockerHub && registryHost(c.Image) == "" {
+			if fromRegistry(c.Image, host) {
 				image = c.Image
 			}
 		}
@@ -455,7 +459,7 @@ func (ev *Evidence) pullConsumer(failing []Pod, host string, until *time.Time) (
 			continue
 		}
 		m := imageRe.FindStringSubmatch(e.Message)
-		if m == nil || !(registryHost(m[1]) == host || host == dockerHub && registryHost(m[1]) == "") {
+		if m == nil || !fromRegistry(m[1], host) {
 			continue
 		}
 		i := strings.LastIndexByte(e.InvolvedName, '-')
@@ -497,6 +501,13 @@ func firstNonNilTime(ts ...*time.Time) *time.Time {
 
 // dockerHub is the registry of images named without a registry host.
 const dockerHub = "docker.io"
+
+// fromRegistry: image is pulled from the registry host (Docker Hub for
+// an image named without a host).
+func fromRegistry(image, host string) bool {
+	h := registryHost(image)
+	return h == host || host == dockerHub && h == ""
+}
 
 func detectImagePull(ev *Evidence) []Finding {
 	type group struct {
@@ -627,6 +638,9 @@ func detectImagePull(ev *Evidence) []Finding {
 			}
 			f.Remediation = []string{"Pull from a mirror or pre-pulled cache of " + host + " until it recovers", "Keep running pods where they are (pause rollouts and node drains) while the registry is failing"}
 			f.Signals = append(f.Signals, "registry unavailable")
+			if g.detail == "toomanyrequests" {
+				f.Signals = append(f.Signals, signalPullRateLimited)
+			}
 			if c, ok := ev.pullConsumer(g.pods, host, lastEventTime(g.events)); ok && g.detail == "toomanyrequests" {
 				// The registry limits pulls, and another workload keeps
 				// pulling from it on the same nodes: the quota is

@@ -226,7 +226,8 @@ func detectNodeMaintenance(ev *Evidence) []Finding {
 }
 
 // alertNamesNode: the alert is about the node called name (a label or
-// annotation, its resource, or its own words name it, full or short).
+// annotation, its resource, or its own words name it, full or short, as a
+// whole name).
 func (ev *Evidence) alertNamesNode(name string) bool {
 	if ev.namedByAlert([]string{name}) {
 		return true
@@ -235,39 +236,10 @@ func (ev *Evidence) alertNamesNode(name string) bool {
 	if a == nil {
 		return false
 	}
-	short := HostName(name)
+	re := regexp.MustCompile(`(?i)(?:^|[^a-z0-9._-])(?:` + regexp.QuoteMeta(name) + `|` + regexp.QuoteMeta(HostName(name)) + `)(?:$|[^a-z0-9._-])`)
 	texts := []string{a.GetResourceName(), a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription()}
 	for _, k := range slices.Sorted(maps.Keys(a.GetAnnotations())) {
 		texts = append(texts, a.GetAnnotations()[k])
 	}
-	for _, v := range texts {
-		if strings.EqualFold(v, name) || strings.EqualFold(v, short) || wholeToken(v, short) {
-			return true
-		}
-	}
-	return false
-}
-
-// wholeToken: text holds token as a whole word (not inside a longer
-// name).
-func wholeToken(text, token string) bool {
-	if token == "" {
-		return false
-	}
-	low, tok := strings.ToLower(text), strings.ToLower(token)
-	for i := 0; ; {
-		j := strings.Index(low[i:], tok)
-		if j < 0 {
-			return false
-		}
-		a, b := i+j, i+j+len(tok)
-		if (a == 0 || !isNameByte(low[a-1])) && (b == len(low) || !isNameByte(low[b])) {
-			return true
-		}
-		i = a + 1
-	}
-}
-
-func isNameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+	return slices.ContainsFunc(texts, re.MatchString)
 }

@@ -225,10 +225,7 @@ func (ev *Evidence) newConsumers(callers []string, t *time.Time) []Pod {
 	}
 	var out []Pod
 	for _, p := range ev.Pods {
-		st := p.StartTime
-		if st == nil {
-			st = p.CreatedAt
-		}
+		st := podStarted(p)
 		if st == nil || st.After(*t) || t.Sub(*st) > quotaSharerLead {
 			continue
 		}
@@ -238,9 +235,12 @@ func (ev *Evidence) newConsumers(callers []string, t *time.Time) []Pod {
 		}
 		out = append(out, p)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return timeOfPtr(out[i].StartTime).Before(timeOfPtr(out[j].StartTime)) })
+	sort.SliceStable(out, func(i, j int) bool { return timeOfPtr(podStarted(out[i])).Before(timeOfPtr(podStarted(out[j]))) })
 	return out
 }
+
+// podStarted is when p started, else when it was created.
+func podStarted(p Pod) *time.Time { return firstNonNilTime(p.StartTime, p.CreatedAt) }
 
 // quotaSharer: a new consumer (newConsumers) whose own log, from before the
 // first 429, names the dependency or an identifier the 429 lines name (the
@@ -270,10 +270,7 @@ func (ev *Evidence) quotaSharer(g *rlGroup) (quotaConsumer, bool) {
 			if what == "" {
 				continue
 			}
-			c := quotaConsumer{pod: p, name: p.Name, started: p.StartTime, what: what, line: l}
-			if c.started == nil {
-				c.started = p.CreatedAt
-			}
+			c := quotaConsumer{pod: p, name: p.Name, started: podStarted(p), what: what, line: l}
 			switch {
 			case strings.EqualFold(p.OwnerKind, "Job") && p.OwnerName != "":
 				c.entity, c.name = "job/"+p.Namespace+"/"+p.OwnerName, "Job "+p.OwnerName
