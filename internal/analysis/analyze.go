@@ -73,6 +73,7 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 	}
 	annotateManagers(ev, findings)
 	ev.liftToOwners(findings)
+	ev.specExplained(findings)
 	var context []LogLine
 	contextRead := false
 	for i := range findings {

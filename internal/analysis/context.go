@@ -45,6 +45,22 @@ var (
 	reNameToken = regexp.MustCompile(`[a-z0-9]+`)
 )
 
+// recordWords are the words a record of work done or planned carries,
+// whatever system wrote it: approval and announcement, a schedule, planned
+// work and upgrades, a campaign (announced demand), an audit record of a
+// write. RecordQuery searches the log store for them (its query language:
+// quoted phrases, OR).
+var recordWords = []string{"approved", "announced", "announcement", "scheduled", "maintenance", "planned", "change window", "upgrade", "migration", "drill", "load test", "campaign", "verb=create", "verb=patch", "verb=update", "verb=delete", "kubectl"}
+
+// RecordQuery is the log search for records around an alert (recordWords).
+func RecordQuery() string {
+	var qs []string
+	for _, w := range recordWords {
+		qs = append(qs, `"`+w+`"`)
+	}
+	return strings.Join(qs, " OR ")
+}
+
 // targetNames are the names the alert gives its target (service,
 // workloads, queue, consumer group, host, database, node), and the alerted
 // workload's.

@@ -383,3 +383,57 @@ func TestExplainHealthQuotesItsNamespacesRecord(t *testing.T) {
 		})
 	}
 }
+
+// The records around an alert are quoted whatever they name: a change
+// record, an audit record of a write, planned work announced days ahead;
+// not an error line, not routine lines, not a record from weeks before or
+// long after, and a record with an id before one without.
+func TestRecordsAround(t *testing.T) {
+	alertAt := time.Date(2026, 6, 7, 6, 20, 0, 0, time.UTC)
+	ts := func(d time.Duration) *time.Time { x := alertAt.Add(d); return &x }
+	line := func(d time.Duration, svc, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts(d), Service: svc, Level: level, Message: msg}}
+	}
+	ev := &Evidence{Logs: []LogLine{
+		line(-3*24*time.Hour, "calendar", "INFO", "OPS-4410 announced: platform upgrade of cluster east-1, Sunday 06:00-06:40 UTC"),
+		line(-40*time.Minute, "apiserver-audit", "INFO", `audit: user=j.doe verb=patch objectRef=deployments/shop/cart`),
+		line(-5*time.Minute, "cart", "INFO", "GET /cart 200 12ms"),
+		line(-2*time.Minute, "cart", "ERROR", "OPS-4410 upgrade broke the cart"),
+		line(-20*24*time.Hour, "calendar", "INFO", "OPS-1 scheduled maintenance of the old cluster"),
+		line(3*time.Hour, "calendar", "INFO", "OPS-4411 approved: next week's maintenance"),
+		line(-4*24*time.Hour, "crm", "INFO", "newsletter sent to 20k customers"),
+	}}
+	got := ev.recordsAround(alertAt, 4)
+	var msgs []string
+	for _, l := range got {
+		msgs = append(msgs, l.Message)
+	}
+	joined := strings.Join(msgs, "\n")
+	for _, want := range []string{"OPS-4410 announced", "verb=patch"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("records lack %q:\n%s", want, joined)
+		}
+	}
+	for _, not := range []string{"GET /cart", "broke the cart", "OPS-1 ", "OPS-4411", "newsletter"} {
+		if strings.Contains(joined, not) {
+			t.Errorf("records hold %q:\n%s", not, joined)
+		}
+	}
+	if one := ev.recordsAround(alertAt, 1); len(one) != 1 || !strings.Contains(one[0].Message, "OPS-4410") {
+		t.Errorf("a record with an id goes first: %v", one)
+	}
+}
+
+// The record search's query is one disjunction of quoted words, each of
+// which a record of planned work says.
+func TestRecordQuery(t *testing.T) {
+	q := RecordQuery()
+	if strings.Count(q, " OR ") != len(recordWords)-1 || !strings.HasPrefix(q, `"`) {
+		t.Fatalf("query %q", q)
+	}
+	for _, w := range recordWords {
+		if !strings.Contains(q, `"`+w+`"`) {
+			t.Errorf("query lacks %q", w)
+		}
+	}
+}

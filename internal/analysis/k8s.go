@@ -679,6 +679,8 @@ func classifyLogs(lines []LogLine) (logCause, bool) {
 	found := false
 	rank := func(k string) int {
 		switch k {
+		case "capacity":
+			return 4
 		case "config":
 			return 3
 		case "code":
@@ -690,11 +692,18 @@ func classifyLogs(lines []LogLine) (logCause, bool) {
 	}
 	for _, l := range lines {
 		lv := logLevel(l.LogLine)
-		if lv != "ERROR" && lv != "FATAL" && lv != "WARN" {
+		// An unambiguous capacity signature (no space left, an exceeded
+		// quota) decides wherever it is written: the exception line that
+		// ends a traceback carries no level, and the crash header above
+		// it says only that the program crashed.
+		capacity := families[0].re.MatchString(l.Message)
+		if lv != "ERROR" && lv != "FATAL" && lv != "WARN" && !capacity {
 			continue
 		}
 		var c logCause
 		switch {
+		case capacity:
+			c = logCause{families[0].cat, "capacity", l}
 		case configLogRe.MatchString(l.Message):
 			c = logCause{catConfig, "config", l}
 		case codeLogRe.MatchString(l.Message):

@@ -33,6 +33,7 @@ const (
 	keyCommits         = 2
 	keySettings        = 4
 	keyCrashSites      = 2
+	keyRecords         = 4
 )
 
 // keyEvidence returns the key-evidence claims not already stated by the
@@ -263,6 +264,67 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		add("Change before the alert: "+c.text, c.cite)
 		n++
 	}
+	// Records around the alert: what people and other systems wrote down
+	// (a change or ticket record, an audit record of a write, planned work,
+	// announced demand), whichever object they name.
+	if at != nil {
+		for _, l := range ev.recordsAround(*at, keyRecords) {
+			if quoted(l.Message) {
+				continue
+			}
+			add(fmt.Sprintf("Record around the alert, %s (%s, %s): %s", SourceName(l.Cite.Source("logs")), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+		}
+	}
+	return out
+}
+
+// reAuditWrite: an audit record of a write to the cluster or a tool that
+// writes to it (an API server audit event's verb, a kubectl command line).
+var reAuditWrite = regexp.MustCompile(`(?i)\bverb[=:]\s*"?(?:create|update|patch|delete|deletecollection)\b|\bkubectl (?:create|apply|patch|edit|scale|delete|run|annotate|label|set|rollout|replace|cordon|drain)\b`)
+
+// recordsAround are the non-error log lines that record something done or
+// planned around at: a line carrying a record id (a change, ticket or
+// incident number), an audit record of a write, planned work or announced
+// demand; from contextLookBack before at (noticeLookBack for a notice of
+// planned work) to contextAfter after it. Lines with a record id first,
+// then the nearest at; one per message template; at most n.
+func (ev *Evidence) recordsAround(at time.Time, n int) []LogLine {
+	type cand struct {
+		l      LogLine
+		record bool
+		gap    time.Duration
+	}
+	var cs []cand
+	seen := map[string]bool{}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || strings.TrimSpace(l.Message) == "" {
+			continue
+		}
+		t := *l.Timestamp
+		planned := plannedRe.MatchString(l.Message)
+		if t.After(at.Add(contextAfter)) || t.Before(at.Add(-noticeLookBack)) || t.Before(at.Add(-contextLookBack)) && !planned {
+			continue
+		}
+		record := reRecordID.MatchString(l.Message)
+		if !record && !planned && !reAuditWrite.MatchString(l.Message) && !reAnnouncedDemand.MatchString(l.Message) {
+			continue
+		}
+		if !firstOfTemplate(seen, l.Message) {
+			continue
+		}
+		cs = append(cs, cand{l: l, record: record, gap: absDur(at.Sub(t))})
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].record != cs[j].record {
+			return cs[i].record
+		}
+		return cs[i].gap < cs[j].gap
+	})
+	var out []LogLine
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.l)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
 	return out
 }
 

@@ -155,6 +155,10 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"create index failed: [validation_exception] Validation Failed: 1: this action would add [4] total shards, but this cluster currently has [1000]/[1000] maximum shards open;", catResource},
 		{"ERR max number of clients reached", catResource},
 		{"topic creation failed: this request would exceed the limit of partitions per broker", catResource},
+		// "Too many" of anything, told against a limit, is a capacity limit
+		// whatever it counts.
+		{"DB::Exception: Too many parts (3001). Merges are processing significantly slower than inserts; the limit is set by parts_to_throw_insert", catResource},
+		{"too many pending acks (5000): consumer limit reached", catResource},
 		// A key, account or API someone turned off is a setting, whatever
 		// exception type carries it.
 		{`api error KMS.DisabledException: arn:aws:kms:us-east-2:1111:key/ab-12 is disabled.`, catConfig},

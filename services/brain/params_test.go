@@ -296,3 +296,47 @@ func TestUntargetedLogs(t *testing.T) {
 		t.Errorf("untargetedLogs = %v, want %s", got, want)
 	}
 }
+
+// A suspect pod's own log is read next (with the log search for what its
+// clients say of it), unless a call read it; a follow-up is never asked of
+// an integration that is not configured: it would fail for certain in
+// place of one that could answer.
+func TestEntityFollowUpsOfAPodAndUnavailableIntegrations(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		searchDown bool
+		read       bool
+		wantLogs   bool
+		wantSearch bool
+	}{
+		{"both integrations serve", false, false, true, true},
+		{"log search not configured", true, false, true, false},
+		{"its log already read", false, true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{})
+			search := &evidencev1.ToolDefinition{Intent: intentSearchLogs, Available: !tc.searchDown, ParamsSchema: []*evidencev1.ToolParam{
+				{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}}
+			if tc.searchDown {
+				search.UnavailableReason = "integration not configured: logs"
+			}
+			h.tools.defs = append(h.tools.defs, search, &evidencev1.ToolDefinition{Intent: intentPodLogs, ParamsSchema: []*evidencev1.ToolParam{
+				{Name: "pod", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+			var calls []*investigationv1.ToolCallRecord
+			if tc.read {
+				p, _ := structpb.NewStruct(map[string]any{"namespace": "shop", "pod": "cart-6d7f8b9c5-ab1cd"})
+				calls = append(calls, &investigationv1.ToolCallRecord{Intent: intentPodLogs, Params: p, PinId: "pin_1"})
+			}
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: calls}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			gotLogs, gotSearch := false, false
+			for _, c := range h.svc.entityFollowUps(testCtx(t), st, "pod/shop/cart-6d7f8b9c5-ab1cd") {
+				gotLogs = gotLogs || (c.Intent == intentPodLogs && c.Params["pod"] == "cart-6d7f8b9c5-ab1cd")
+				gotSearch = gotSearch || c.Intent == intentSearchLogs
+			}
+			if gotLogs != tc.wantLogs || gotSearch != tc.wantSearch {
+				t.Errorf("reads its log = %v (want %v), searches = %v (want %v)", gotLogs, tc.wantLogs, gotSearch, tc.wantSearch)
+			}
+		})
+	}
+}

@@ -120,6 +120,10 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 			context = append(context, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
 		}
 		context = append(context, s.clusterEvents(ctx, st)...)
+		// The records written around the alert whatever they name (a
+		// change record, an approved test, a platform upgrade, an audit
+		// record of a write), over the same look-back.
+		context = append(context, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.RecordQuery(), "since_minutes": contextLookback})...)
 		context = append(context, s.hostLogs(ctx, st, res)...)
 		if res.Hypotheses[0].GetEntity() == "" {
 			// Health claimed of no target at all (the alert names a
@@ -142,7 +146,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 	}
 	for _, fu := range asked {
 		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
-		if d, ok := defs[c.Intent]; ok && !st.ranEquivalent(c) && (c.Intent != intentStatusPage || d.GetAvailable()) {
+		if d, ok := defs[c.Intent]; ok && serves(defs, c.Intent) && !st.ranEquivalent(c) && (c.Intent != intentStatusPage || d.GetAvailable()) {
 			lead = append(lead, c)
 		}
 	}
@@ -325,11 +329,19 @@ func searchAnywhere(phrase string, sinceMinutes int) map[string]any {
 	return map[string]any{"namespace": "all", "query": `"` + strings.ReplaceAll(phrase, `"`, "") + `"`, "since_minutes": sinceMinutes}
 }
 
+// serves: a tool serves intent and its integration is not known to be
+// down or unconfigured. A follow-up to an integration that is not there
+// fails for certain and takes the place of one that could have answered.
+func serves(defs map[string]*evidencev1.ToolDefinition, in string) bool {
+	d, ok := defs[in]
+	return ok && (d.GetAvailable() || d.GetUnavailableReason() == "")
+}
+
 // fresh is the follow-up call of intent with params, when a tool serves
 // the intent and no equivalent call ran.
 func (s *Service) fresh(ctx context.Context, st *invState, in string, params map[string]any) []pendingCall {
 	c := pendingCall{Intent: in, Params: params, Origin: originExpand}
-	if _, ok := s.toolDefs(ctx, st.rec.GetSessionId())[in]; !ok || st.ranEquivalent(c) {
+	if !serves(s.toolDefs(ctx, st.rec.GetSessionId()), in) || st.ranEquivalent(c) {
 		return nil
 	}
 	return []pendingCall{c}
@@ -366,18 +378,24 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 			}
 		}
 		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": parts[1], "query": `"` + target + `"`}, Origin: originExpand}
-		if _, ok := defs[intentSearchLogs]; ok && !st.ranEquivalent(c) {
+		if serves(defs, intentSearchLogs) && !st.ranEquivalent(c) {
 			out = append(out, c)
 		}
 		if parts[0] == "persistentvolumeclaim" {
 			return out
+		}
+		// The suspect pod's own log, when no call read it: what it said
+		// (and, when it restarted, what it said last before it exited).
+		c = pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": parts[2]}, Origin: originExpand}
+		if serves(defs, intentPodLogs) && !st.ranEquivalent(c) && !st.readLogsOf(parts[1], parts[2]) {
+			out = append(out, c)
 		}
 	}
 	if parts[0] == "node" && len(parts) == 2 {
 		// What was logged about the node anywhere: its kubelet and
 		// container runtime, the cloud's operations on the instance.
 		c := pendingCall{Intent: intentSearchLogs, Params: map[string]any{"namespace": "all", "query": `"` + parts[1] + `"`}, Origin: originExpand}
-		if _, ok := defs[intentSearchLogs]; ok && !st.ranEquivalent(c) {
+		if serves(defs, intentSearchLogs) && !st.ranEquivalent(c) {
 			out = append(out, c)
 		}
 		return out
@@ -385,7 +403,7 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 	if len(parts) == 3 && parts[0] == "job" {
 		// A batch run is judged by its own output: how it ended.
 		c := pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": parts[2] + "-*"}, Origin: originExpand}
-		if _, ok := defs[intentPodLogs]; ok && !st.ranEquivalent(c) {
+		if serves(defs, intentPodLogs) && !st.ranEquivalent(c) {
 			out = append(out, c)
 		}
 		return out
@@ -412,7 +430,7 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 		// its containers said (and, when they restarted, what they said
 		// last) is the first thing an SRE reads about it.
 		c := pendingCall{Intent: intentPodLogs, Params: map[string]any{"namespace": parts[1], "pod": name + "-*"}, Origin: originExpand}
-		if _, ok := defs[intentPodLogs]; ok && !st.ranEquivalent(c) && !st.readLogsOf(parts[1], name) {
+		if serves(defs, intentPodLogs) && !st.ranEquivalent(c) && !st.readLogsOf(parts[1], name) {
 			out = append(out, c)
 		}
 	}
@@ -429,7 +447,7 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 		// when no call read them yet.
 		for _, in := range []string{intentDeploys, intentCommits} {
 			c := pendingCall{Intent: in, Params: map[string]any{"namespace": parts[1], "service": name}, Origin: originExpand}
-			if _, ok := defs[in]; ok && !st.ranEquivalent(c) && !st.ranFor(in, name) {
+			if serves(defs, in) && !st.ranEquivalent(c) && !st.ranFor(in, name) {
 				out = append(out, c)
 			}
 		}

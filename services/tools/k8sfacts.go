@@ -86,7 +86,7 @@ func podFact(p *corev1.Pod) facts.Pod {
 			cf.LastFinishedAt = ptrTime(t.FinishedAt.Time)
 		}
 		if spec, ok := specs[cs.Name]; ok {
-			fillContainerSpec(&cf, spec, volumes)
+			fillContainerSpec(&cf, spec, &p.Spec, volumes)
 		}
 		cf.DefaultedLimits = limitRangerDefaults(p.Annotations[limitRangerAnnotation], cs.Name)
 		f.Restarts += cs.RestartCount
@@ -98,7 +98,7 @@ func podFact(p *corev1.Pod) facts.Pod {
 	for _, c := range p.Spec.Containers {
 		if !seen[c.Name] {
 			cf := facts.Container{Name: c.Name, Image: c.Image}
-			fillContainerSpec(&cf, c, volumes)
+			fillContainerSpec(&cf, c, &p.Spec, volumes)
 			f.Containers = append(f.Containers, cf)
 		}
 	}
@@ -173,7 +173,7 @@ func podDisplayReason(p *corev1.Pod) (string, string) {
 	return "", ""
 }
 
-func fillContainerSpec(cf *facts.Container, c corev1.Container, volumes map[string]corev1.Volume) {
+func fillContainerSpec(cf *facts.Container, c corev1.Container, pod *corev1.PodSpec, volumes map[string]corev1.Volume) {
 	if cf.Image == "" {
 		cf.Image = c.Image
 	}
@@ -193,6 +193,11 @@ func fillContainerSpec(cf *facts.Container, c corev1.Container, volumes map[stri
 	cf.ReadinessProbe = probeText(c.ReadinessProbe)
 	cf.RuntimeLimits = runtimeLimits(c)
 	cf.Settings = containerSettings(c, volumes)
+	for _, st := range runSettings(c, pod) {
+		if len(cf.Settings) < maxSettings {
+			cf.Settings = append(cf.Settings, st)
+		}
+	}
 	cms, secs := map[string]bool{}, map[string]bool{}
 	for _, ef := range c.EnvFrom {
 		if ef.ConfigMapRef != nil {
@@ -594,6 +599,70 @@ func containerSettings(c corev1.Container, volumes map[string]corev1.Volume) []s
 		add(s)
 	}
 	return out
+}
+
+// runSettings are the settings of how the container runs that commonly
+// explain a failure after a hardening or a network change, one line each:
+// its security context (the pod's where the container sets none) when it
+// restricts (a read-only root filesystem, a non-root user, dropped
+// capabilities, no privilege escalation), and the pod's host network with
+// its DNS policy (a pod on the host network with ClusterFirst resolves
+// through the node's resolver, not the cluster's: Kubernetes' documented
+// fallback unless the policy is ClusterFirstWithHostNet).
+func runSettings(c corev1.Container, pod *corev1.PodSpec) []string {
+	var out []string
+	sc := c.SecurityContext
+	var psc *corev1.PodSecurityContext
+	if pod != nil {
+		psc = pod.SecurityContext
+	}
+	if sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem {
+		out = append(out, "securityContext readOnlyRootFilesystem: true")
+	}
+	switch {
+	case sc != nil && sc.RunAsNonRoot != nil:
+		if *sc.RunAsNonRoot {
+			out = append(out, "securityContext runAsNonRoot: true")
+		}
+	case psc != nil && psc.RunAsNonRoot != nil && *psc.RunAsNonRoot:
+		out = append(out, "pod securityContext runAsNonRoot: true")
+	}
+	switch {
+	case sc != nil && sc.RunAsUser != nil:
+		out = append(out, fmt.Sprintf("securityContext runAsUser: %d", *sc.RunAsUser))
+	case psc != nil && psc.RunAsUser != nil:
+		out = append(out, fmt.Sprintf("pod securityContext runAsUser: %d", *psc.RunAsUser))
+	}
+	if psc != nil && psc.FSGroup != nil {
+		out = append(out, fmt.Sprintf("pod securityContext fsGroup: %d", *psc.FSGroup))
+	}
+	if sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
+		out = append(out, "securityContext allowPrivilegeEscalation: false")
+	}
+	if sc != nil && sc.Capabilities != nil {
+		if len(sc.Capabilities.Drop) > 0 {
+			out = append(out, "securityContext capabilities drop "+capNames(sc.Capabilities.Drop))
+		}
+		if len(sc.Capabilities.Add) > 0 {
+			out = append(out, "securityContext capabilities add "+capNames(sc.Capabilities.Add))
+		}
+	}
+	if pod != nil && pod.HostNetwork {
+		policy := pod.DNSPolicy
+		if policy == "" {
+			policy = corev1.DNSClusterFirst
+		}
+		out = append(out, fmt.Sprintf("pod hostNetwork: true, dnsPolicy: %s", policy))
+	}
+	return out
+}
+
+func capNames(cs []corev1.Capability) string {
+	var names []string
+	for _, c := range cs {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ",")
 }
 
 // sensitiveEnv: an env var whose name says its value is a credential; its

@@ -82,3 +82,28 @@ func TestQOSClass(t *testing.T) {
 		t.Errorf("the API server's own class must win, got %s", got)
 	}
 }
+
+// How a container runs (its security context, the pod's host network and
+// DNS policy) is part of its settings; defaults that restrict nothing are
+// not.
+func TestRunSettings(t *testing.T) {
+	yes, no := true, false
+	uid := int64(10001)
+	c := corev1.Container{SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: &yes, AllowPrivilegeEscalation: &no, RunAsUser: &uid,
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}
+	spec := &corev1.PodSpec{HostNetwork: true}
+	got := strings.Join(runSettings(c, spec), "\n")
+	for _, want := range []string{"securityContext readOnlyRootFilesystem: true", "securityContext allowPrivilegeEscalation: false", "securityContext runAsUser: 10001",
+		"securityContext capabilities drop ALL", "pod hostNetwork: true, dnsPolicy: ClusterFirst"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("run settings lack %q:\n%s", want, got)
+		}
+	}
+	if plain := runSettings(corev1.Container{}, &corev1.PodSpec{DNSPolicy: corev1.DNSClusterFirst}); len(plain) != 0 {
+		t.Errorf("a container with no restrictions has run settings %q", plain)
+	}
+	fsg := int64(2000)
+	if got := runSettings(corev1.Container{}, &corev1.PodSpec{SecurityContext: &corev1.PodSecurityContext{FSGroup: &fsg, RunAsNonRoot: &yes}}); strings.Join(got, "|") != "pod securityContext runAsNonRoot: true|pod securityContext fsGroup: 2000" {
+		t.Errorf("pod-level security context: %q", got)
+	}
+}
