@@ -123,7 +123,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// The records written around the alert whatever they name (a
 		// change record, an approved test, a platform upgrade, an audit
 		// record of a write), over the same look-back.
-		context = append(context, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.RecordQuery(), "since_minutes": contextLookback})...)
+		context = append(context, s.recordSearch(ctx, st)...)
 		context = append(context, s.hostLogs(ctx, st, res)...)
 		if res.Hypotheses[0].GetEntity() == "" {
 			// Health claimed of no target at all (the alert names a
@@ -165,9 +165,17 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 		return nil
 	}
 	out := s.releaseCommits(ctx, st, res)
+	out = append(out, s.recordSearch(ctx, st)...)
 	out = append(out, s.trailSearches(ctx, st, res)...)
 	out = append(out, s.hostLogs(ctx, st, res)...)
 	return append(out, s.failedPodLogs(ctx, st)...)
+}
+
+// recordSearch: the records written around the alert whatever they name
+// (a change record, an approved test, a platform upgrade, an audit record
+// of a write), over the notice look-back; unless one ran.
+func (s *Service) recordSearch(ctx context.Context, st *invState) []pendingCall {
+	return s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.RecordQuery(), "since_minutes": contextLookback})
 }
 
 // hostLogs: what the hosts of the nodes that matter logged about
