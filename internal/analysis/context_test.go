@@ -437,3 +437,33 @@ func TestRecordQuery(t *testing.T) {
 		}
 	}
 }
+
+// A record of planned, approved work on the alert's target, made before the
+// alert, is found; one about another target, one made after the alert, one
+// without a record id, or one that records no plan is not.
+func TestPlannedRecord(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2026, 5, 4, h, m, 0, 0, time.UTC); return &x }
+	line := func(ts *time.Time, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts, Service: "change-calendar", Level: "INFO", Message: msg}}
+	}
+	for _, tc := range []struct {
+		name string
+		l    LogLine
+		want bool
+	}{
+		{"approved work on the target", line(at(9, 30), "OPS-7120 approved: add a fourth replica to ledger-store (initial copy ~2h)"), true},
+		{"scheduled maintenance of the target", line(at(8, 0), "RFC-311 scheduled maintenance of ledger-store storage, 09:00-11:00"), true},
+		{"approved work on another target", line(at(9, 30), "OPS-7121 approved: add a replica to billing-db"), false},
+		{"recorded after the alert", line(at(10, 40), "OPS-7122 approved: resize ledger-store"), false},
+		{"no record id", line(at(9, 30), "approved: add a fourth replica to ledger-store"), false},
+		{"a record of no plan", line(at(9, 30), "OPS-7123 ledger-store replica count is 4"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "ReplicationLagHigh", Namespace: "books", Service: "ledger-store", StartsAt: timestamppb.New(*at(10, 20))}, nil)
+			ev.Logs = []LogLine{tc.l}
+			if _, got := ev.plannedRecord(); got != tc.want {
+				t.Errorf("plannedRecord = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

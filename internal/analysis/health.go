@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -492,6 +493,31 @@ func detectNodeFlap(ev *Evidence) []Finding {
 // share of a full reading's (the gates' owners decide what it means).
 const unobservedHealthyShare = 0.5
 
+// plannedHealthyShare: a healthy reading whose alerted signal was not
+// observed, explained by a record of planned work on its target, keeps
+// this share of a full reading's confidence.
+const plannedHealthyShare = 0.85
+
+// reApproval: the words of a record that plans or approves work, as
+// change calendars and tickets write them.
+var reApproval = regexp.MustCompile(`(?i)\b(?:approved|scheduled|announced|planned)\b`)
+
+// plannedRecord is the record of planned work on the alert's target made
+// before the alert: a context line (it names the target, contextLines)
+// that carries a record id and the words of a plan or an approval.
+func (ev *Evidence) plannedRecord() (LogLine, bool) {
+	at := ev.alertTime()
+	if at == nil {
+		return LogLine{}, false
+	}
+	for _, l := range ev.contextLines(*at) {
+		if l.Timestamp != nil && !l.Timestamp.After(*at) && reRecordID.MatchString(l.Message) && (reApproval.MatchString(l.Message) || plannedRe.MatchString(l.Message)) {
+			return l, true
+		}
+	}
+	return LogLine{}, false
+}
+
 func detectK8sHealthy(ev *Evidence) []Finding {
 	if len(ev.Pods) == 0 || !ev.allPodsHealthy() {
 		return nil
@@ -579,6 +605,18 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 		}
 	}
 	f.Statement = fmt.Sprintf("No failure detected: %s is operating within normal parameters — %s. No anomaly detected", name, strings.Join(parts, ", "))
+	planned, hasPlan := ev.plannedRecord()
+	if unobserved && hasPlan {
+		// The alert's signal was not observed, but a record of planned,
+		// approved work on the alert's own target, made before the alert,
+		// says why it fires (a replica still syncing, a volume being
+		// migrated): the workload's state and the plan are two
+		// observations.
+		unobserved = false
+		f.Score *= plannedHealthyShare
+		f.validated(fmt.Sprintf("Planned work on the alert's target, %s log (%s, %s): %s", planned.Cite.Source("logs"), logOrigin(planned), hhmm(planned.Timestamp), quote(planned.Message)), planned.Cite)
+		parts = append(parts, "and a record of planned work names the alert's target: "+quote(clip(planned.Message, 200))+" at "+hhmm(planned.Timestamp))
+	}
 	if unobserved {
 		// The alert measures something (errors, latency, saturation) and no
 		// series of it is in the evidence: healthy pods and nodes do not
