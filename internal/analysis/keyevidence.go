@@ -34,6 +34,7 @@ const (
 	keySettings        = 4
 	keyCrashSites      = 2
 	keyRecords         = 4
+	keySuspectCommits  = 2
 )
 
 // keyEvidence returns the key-evidence claims not already stated by the
@@ -263,6 +264,11 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		}
 		add("Change before the alert: "+c.text, c.cite)
 		n++
+	}
+	// What the suspect commits changed, in their own words and diff lines:
+	// the commits the diagnosis names, else the latest before the alert.
+	for _, c := range ev.suspectCommits(known, at) {
+		add(c.text, c.cite)
 	}
 	// Records around the alert: what people and other systems wrote down
 	// (a change or ticket record, an audit record of a write, planned work,
@@ -541,4 +547,61 @@ func (ev *Evidence) relevantSettings(claims []*investigationv1.Claim) []settingR
 		refs = append(refs, o.settingRef)
 	}
 	return refs
+}
+
+// maxDiffLines bounds the changed lines quoted of one commit.
+const maxDiffLines = 6
+
+// suspectCommits are the commits whose change the report quotes: those the
+// known text (the diagnosis's claims) names by their short SHA, else the
+// latest commit within changeLookback before at; at most keySuspectCommits.
+// Each is quoted by its summary and its changed lines.
+func (ev *Evidence) suspectCommits(known string, at *time.Time) []settingRef {
+	var named, recent []Commit
+	for _, c := range ev.Commits {
+		if c.Removed || len(c.SHA) < 7 {
+			continue
+		}
+		if strings.Contains(known, strings.ToLower(short(c.SHA))) {
+			named = append(named, c)
+		} else if at != nil && c.Timestamp != nil && !c.Timestamp.After(*at) && at.Sub(*c.Timestamp) <= changeLookback {
+			recent = append(recent, c)
+		}
+	}
+	sort.SliceStable(recent, func(i, j int) bool { return recent[i].Timestamp.After(*recent[j].Timestamp) })
+	pick := named
+	if len(pick) == 0 && len(recent) > 0 {
+		pick = recent[:1]
+	}
+	var out []settingRef
+	for _, c := range pick[:min(keySuspectCommits, len(pick))] {
+		var parts []string
+		if s := strings.TrimSpace(c.Summary); s != "" {
+			parts = append(parts, "summary "+quote(clip(s, 300)))
+		}
+		if d := diffLines(c.Diff, maxDiffLines); d != "" {
+			parts = append(parts, "changed lines "+quote(clip(d, 300)))
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		out = append(out, settingRef{fmt.Sprintf("Commit %s of %s (%s): %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), strings.Join(parts, "; ")), c.Cite})
+	}
+	return out
+}
+
+// diffLines are the added and removed lines of a unified diff (not its
+// file headers), at most n, joined by " | ".
+func diffLines(diff string, n int) string {
+	var out []string
+	for _, l := range strings.Split(diff, "\n") {
+		if len(out) >= n {
+			break
+		}
+		if strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") || len(l) < 2 || (l[0] != '+' && l[0] != '-') {
+			continue
+		}
+		out = append(out, strings.TrimSpace(l))
+	}
+	return strings.Join(out, " | ")
 }

@@ -41,3 +41,31 @@ func TestKeyEvidence(t *testing.T) {
 		}
 	}
 }
+
+// The report quotes what the suspect commits changed: the commits the
+// diagnosis names, else the latest before the alert; never one after it or
+// one rolled back.
+func TestSuspectCommits(t *testing.T) {
+	at := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) *time.Time { x := at.Add(d); return &x }
+	commit := func(sha string, d time.Duration, summary, diff string) Commit {
+		return Commit{Commit: facts.Commit{SHA: sha, Service: "quote-api", Timestamp: ts(d), Message: "change " + sha[:4], Summary: summary, Diff: diff}}
+	}
+	ev := &Evidence{Commits: []Commit{
+		commit("aaaa1111bbbb", -90*time.Minute, "Raises the pool timeout to 30s.", ""),
+		commit("cccc2222dddd", -20*time.Minute, "Sets retries to 0 for the pricing client.", "--- a/values.yaml\n+++ b/values.yaml\n@@ -3 +3 @@\n-  retries: 3\n+  retries: 0\n"),
+		commit("eeee3333ffff", 10*time.Minute, "After the alert.", ""),
+	}}
+	got := ev.suspectCommits("", &at)
+	if len(got) != 1 || !strings.Contains(got[0].text, "cccc222") || !strings.Contains(got[0].text, "retries: 0") || !strings.Contains(got[0].text, "- retries: 3") || strings.Contains(got[0].text, "+++") {
+		t.Fatalf("latest before the alert, summary and changed lines: %+v", got)
+	}
+	named := ev.suspectCommits("the release aaaa111 of quote-api", &at)
+	if len(named) != 1 || !strings.Contains(named[0].text, "pool timeout") {
+		t.Errorf("the named commit goes first: %+v", named)
+	}
+	ev.Commits[1].Removed = true
+	if got := ev.suspectCommits("", &at); len(got) != 1 || !strings.Contains(got[0].text, "aaaa111") {
+		t.Errorf("a rolled-back commit is not quoted: %+v", got)
+	}
+}
