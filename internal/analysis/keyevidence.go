@@ -133,15 +133,19 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 	}
 	// Described objects: their key findings (a spec value, a condition, a
 	// selector that matches nothing), as the describe tool reported them.
+	// Ranked: the lines of an object the diagnosis names, and lines that
+	// share an identifier or a specific word with it, first.
 	n = 0
-	for _, r := range ev.Resources {
-		for _, sig := range r.Signals {
-			if n >= keyResourceSignals || strings.TrimSpace(sig) == "" || quoted(sig) {
-				continue
-			}
-			add(fmt.Sprintf("%s %s: %s", r.Kind, strings.Trim(r.Namespace+"/"+r.Name, "/"), clip(sig, 200)), r.Cite)
-			n++
+	for _, rs := range ev.rankedResourceSignals(existing, known) {
+		if n >= keyResourceSignals {
+			break
 		}
+		if quoted(rs.sig) {
+			continue
+		}
+		r := rs.r
+		add(fmt.Sprintf("%s %s: %s", r.Kind, strings.Trim(r.Namespace+"/"+r.Name, "/"), clip(rs.sig, 200)), r.Cite)
+		n++
 	}
 	// Resources at their limit (a measurement against the bound published
 	// beside it).
@@ -604,4 +608,48 @@ func diffLines(diff string, n int) string {
 		out = append(out, strings.TrimSpace(l))
 	}
 	return strings.Join(out, " | ")
+}
+
+type resourceSignal struct {
+	r   Resource
+	sig string
+}
+
+// rankedResourceSignals are the described objects' key lines, those of an
+// object the known text (the diagnosis's claims, lower-cased) names first,
+// then those sharing an identifier or a specific word with the claims,
+// each group in the order described.
+func (ev *Evidence) rankedResourceSignals(claims []*investigationv1.Claim, known string) []resourceSignal {
+	var texts []string
+	for _, c := range claims {
+		texts = append(texts, c.GetClaim())
+	}
+	common := ev.commonTerms()
+	type scored struct {
+		resourceSignal
+		score int
+	}
+	var all []scored
+	for _, r := range ev.Resources {
+		named := len(r.Name) >= 3 && strings.Contains(known, strings.ToLower(r.Name))
+		for _, sig := range r.Signals {
+			if strings.TrimSpace(sig) == "" {
+				continue
+			}
+			sc := 0
+			if named {
+				sc += 2
+			}
+			if len(texts) > 0 && (len(sharedIdentifiers(sig, texts)) > 0 || len(sharedTerms(sig, texts, common)) > 0) {
+				sc++
+			}
+			all = append(all, scored{resourceSignal{r, sig}, sc})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
+	out := make([]resourceSignal, len(all))
+	for i, a := range all {
+		out[i] = a.resourceSignal
+	}
+	return out
 }

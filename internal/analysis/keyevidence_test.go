@@ -69,3 +69,18 @@ func TestSuspectCommits(t *testing.T) {
 		t.Errorf("a rolled-back commit is not quoted: %+v", got)
 	}
 }
+
+// The lines of an object the diagnosis names come first among the
+// described objects' lines, then lines that share a word with it.
+func TestRankedResourceSignals(t *testing.T) {
+	ev := &Evidence{Resources: []Resource{
+		{Resource: facts.Resource{Kind: "ConfigMap", Namespace: "shop", Name: "banner-text", Signals: []string{"data.title=Spring sale"}}},
+		{Resource: facts.Resource{Kind: "Certificate", Namespace: "shop", Name: "shop-tls", Signals: []string{"spec.duration=2160h", "spec.renewBefore=336h"}}},
+		{Resource: facts.Resource{Kind: "Service", Namespace: "shop", Name: "cart", Signals: []string{"spec.sessionAffinity=ClientIP"}}},
+	}}
+	claims := []*investigationv1.Claim{{Claim: "the cart's clients stick to one pod: sessionAffinity pins them"}}
+	got := ev.rankedResourceSignals(claims, "the certificate shop-tls expires")
+	if len(got) != 4 || got[0].r.Name != "shop-tls" || got[1].r.Name != "shop-tls" || got[2].sig != "spec.sessionAffinity=ClientIP" {
+		t.Errorf("ranking: %+v", got)
+	}
+}

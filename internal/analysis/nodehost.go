@@ -101,6 +101,9 @@ func hostOf(l LogLine, nodes []string) string {
 	if l.Pod != "" {
 		return ""
 	}
+	if n := nodeNamed(l.Host, nodes); n != "" {
+		return n // the log store's record of the machine that wrote it
+	}
 	if f := strings.Fields(l.Message); len(f) > 0 {
 		return nodeNamed(f[0], nodes)
 	}

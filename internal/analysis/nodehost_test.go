@@ -58,6 +58,13 @@ func TestNodeHostFault(t *testing.T) {
 			line(-3, "host-logs", full, "ERROR", "kernel: nvme nvme1: I/O 17 QID 2 timeout, aborting"),
 			line(-1, "host-logs", full, "ERROR", "kernel: nvme nvme1: I/O 22 QID 2 timeout, aborting"),
 		}, "node/" + full, catInfra},
+		{"the log store's host field names the node (a hardware monitor's lines)", workloadAlert, pods, []facts.LogLine{
+			{Timestamp: at(-7), Service: "bmc-events", Host: "ip-10-9-4-21", Level: "CRITICAL", Message: "SEL 0x0a41 | Fan 2 RPM | Lower Critical going low | Asserted"},
+			{Timestamp: at(-3), Service: "kernel", Host: full, Level: "WARN", Message: "mce: CPU7: Core temperature above threshold, cpu clock throttled"},
+		}, "node/" + full, catInfra},
+		{"a host field on a pod's own line is the pod's", workloadAlert, pods, []facts.LogLine{
+			{Timestamp: at(-7), Service: "posting-api", Pod: "posting-api-6c9f-a1", Host: full, Level: "ERROR", Message: "write failed: disk I/O error"},
+		}, "", 0},
 		{"a host out of disk is a capacity fault", workloadAlert, pods, []facts.LogLine{
 			line(-4, "node-journal", "", "ERROR", full+" kubelet: failed to write pod status: no space left on device"),
 		}, "node/" + full, catResource},

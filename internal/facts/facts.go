@@ -214,10 +214,13 @@ type LogLine struct {
 	Service   string     `json:"service,omitempty"`
 	Pod       string     `json:"pod,omitempty"`
 	Container string     `json:"container,omitempty"`
-	Level     string     `json:"level,omitempty"` // ERROR, WARN, INFO, DEBUG, FATAL
-	Message   string     `json:"message"`
-	Source    string     `json:"source,omitempty"` // evidence source stem
-	Previous  bool       `json:"previous,omitempty"`
+	// Host is the machine that wrote the line when the log store records
+	// it (a node's journal, a hardware monitor, a syslog relay).
+	Host     string `json:"host,omitempty"`
+	Level    string `json:"level,omitempty"` // ERROR, WARN, INFO, DEBUG, FATAL
+	Message  string `json:"message"`
+	Source   string `json:"source,omitempty"` // evidence source stem
+	Previous bool   `json:"previous,omitempty"`
 }
 
 // Point is one sample.

@@ -172,10 +172,10 @@ func (c *Config) defaults() {
 func DefaultFields(typ string) map[string]string {
 	switch typ {
 	case LogsLoki:
-		return map[string]string{"namespace": "namespace", "pod": "pod", "service": "app", "container": "container", "level": "level"}
+		return map[string]string{"namespace": "namespace", "pod": "pod", "service": "app", "container": "container", "level": "level", "host": "host"}
 	default: // ECS-style fields as shipped by Filebeat / Fluent Bit
 		return map[string]string{"timestamp": "@timestamp", "message": "message", "level": "log.level",
-			"namespace": "kubernetes.namespace", "pod": "kubernetes.pod.name", "service": "service.name", "container": "kubernetes.container.name"}
+			"namespace": "kubernetes.namespace", "pod": "kubernetes.pod.name", "service": "service.name", "container": "kubernetes.container.name", "host": "host.name"}
 	}
 }
 

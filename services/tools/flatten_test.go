@@ -17,3 +17,31 @@ func TestFlattenCutsValuesWhole(t *testing.T) {
 		}
 	}
 }
+
+// The notes people wrote on an object are kept, clipped and redacted; a
+// tool's bookkeeping, a blob and a credential are not.
+func TestNoteAnnotations(t *testing.T) {
+	got := noteAnnotations(map[string]string{
+		"kubectl.kubernetes.io/last-applied-configuration": `{"apiVersion":"v1"}`,
+		"description":           "shadow traffic to v2 for comparison; responses are discarded",
+		"checksum/config":       "9f86d081884c7d659a2feaa0c55ad015",
+		"ops.example/why":       "pinned to 2 replicas until the migration ends (OPS-311)",
+		"config.example/blob":   "[1, 2, 3] as json list",
+		"api-token":             "abc def ghi jkl mno",
+		"team.example/long-one": strings.Repeat("é word ", 200),
+	})
+	joined := strings.Join(got, "\n")
+	if len(got) != 3 || !strings.Contains(joined, "metadata.annotations.description=shadow traffic") || !strings.Contains(joined, "OPS-311") {
+		t.Fatalf("notes: %q", got)
+	}
+	for _, not := range []string{"last-applied", "checksum", "blob", "api-token"} {
+		if strings.Contains(joined, not) {
+			t.Errorf("notes keep %q: %q", not, got)
+		}
+	}
+	for _, l := range got {
+		if !utf8.ValidString(l) || len(l) > maxFieldValue+80 {
+			t.Errorf("note not clipped to valid text: %d bytes", len(l))
+		}
+	}
+}

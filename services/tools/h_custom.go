@@ -146,7 +146,7 @@ func customFact(u *unstructured.Unstructured, kind string) facts.Resource {
 			Type: str(m["type"]), Status: str(m["status"]), Reason: str(m["reason"]), Message: RedactText(str(m["message"])),
 		})
 	}
-	var lines []string
+	lines := noteAnnotations(u.GetAnnotations())
 	for _, top := range []string{"spec", "status"} {
 		if v, ok := u.Object[top]; ok {
 			flatten(top, v, &lines)
@@ -157,6 +157,35 @@ func customFact(u *unstructured.Unstructured, kind string) facts.Resource {
 	}
 	res.Signals = lines
 	return res
+}
+
+// maxNotes bounds the annotations kept as notes of one object.
+const maxNotes = 3
+
+// noteAnnotations are the annotations people wrote as notes on an object
+// (a description, the reason of a setting, a ticket): free text of a few
+// words, not a tool's bookkeeping (last-applied configuration, a JSON or
+// YAML blob, a checksum). Redacted, clipped, sorted by key, at most
+// maxNotes.
+func noteAnnotations(ann map[string]string) []string {
+	var keys []string
+	for k, v := range ann {
+		v = strings.TrimSpace(v)
+		if len(v) < 12 || !strings.Contains(v, " ") || strings.ContainsAny(v[:1], "{[") || strings.Contains(k, "last-applied") || sensitiveKeyRE.MatchString(k) {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys[:min(maxNotes, len(keys))] {
+		v := strings.Join(strings.Fields(ann[k]), " ")
+		if len(v) > maxFieldValue {
+			v = textutil.Truncate(v, maxFieldValue) + "..."
+		}
+		out = append(out, fmt.Sprintf("metadata.annotations.%s=%s", k, RedactText(v)))
+	}
+	return out
 }
 
 func str(v any) string {

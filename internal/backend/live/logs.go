@@ -143,6 +143,7 @@ func (e *Elastic) SearchLogs(ctx context.Context, q backend.LogQuery) ([]facts.L
 			Service:   str(lookup(h.Source, e.field("service"))),
 			Pod:       str(lookup(h.Source, e.field("pod"))),
 			Container: str(lookup(h.Source, e.field("container"))),
+			Host:      str(lookup(h.Source, e.field("host"))),
 			Level:     strings.ToUpper(str(lookup(h.Source, e.field("level")))),
 			Message:   str(lookup(h.Source, e.field("message"))),
 			Source:    e.Vendor,
@@ -335,7 +336,7 @@ func (l *Loki) SearchLogs(ctx context.Context, q backend.LogQuery) ([]facts.LogL
 			t := time.Unix(0, ns).UTC()
 			line := facts.LogLine{Timestamp: &t, Message: val[1], Source: "loki",
 				Namespace: s.Stream[l.label("namespace")], Pod: s.Stream[l.label("pod")],
-				Service: s.Stream[l.label("service")], Container: s.Stream[l.label("container")],
+				Service: s.Stream[l.label("service")], Container: s.Stream[l.label("container")], Host: s.Stream[l.label("host")],
 				Level: strings.ToUpper(s.Stream[l.label("level")])}
 			if line.Level == "" {
 				line.Level = levelOf(line.Message)
