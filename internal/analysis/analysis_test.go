@@ -140,6 +140,34 @@ func TestErrorLogsVetoHealth(t *testing.T) {
 	}
 }
 
+// Warnings that values are impossible (not a number, outside the range
+// their kind allows) are bad data, whatever the pods say: no healthy
+// verdict, and the reading is the data's. A routine warning is not.
+func TestInvalidValueWarningsVetoHealth(t *testing.T) {
+	for _, tc := range []struct {
+		msg     string
+		healthy bool
+	}{
+		{`scored order=O-1 score=NaN decision=review reason="score not finite"`, false},
+		{"reading R-7: depth -4.2 out of range [0, 120]; reading dropped", false},
+		{"slow request took 1.2s (threshold 1s)", true},
+	} {
+		var lines []facts.LogLine
+		for i := 0; i < 6; i++ {
+			lines = append(lines, facts.LogLine{Service: "scorer", Pod: "scorer-5d9c-x1", Level: "WARN", Message: tc.msg, Timestamp: at(i)})
+		}
+		res, d := analyze(t, nil,
+			pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{healthyPod("scorer-5d9c-x1")}),
+			pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, lines))
+		if got := res.Healthy || d.GetCategory() == catHealthy; got != tc.healthy {
+			t.Errorf("%q: healthy = %v, want %v (%s)", tc.msg, got, tc.healthy, d.GetRootCause())
+		}
+		if !tc.healthy && d.GetCategory() != catData {
+			t.Errorf("%q: category %v, want data quality", tc.msg, d.GetCategory())
+		}
+	}
+}
+
 func TestTransientWarningBurstIsHealthyButWeaker(t *testing.T) {
 	res, d := analyze(t, nil,
 		pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{healthyPod("web-1"), healthyPod("web-2")}),

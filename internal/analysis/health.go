@@ -530,6 +530,11 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	if len(ev.errorLogs()) > 0 {
 		return nil
 	}
+	for _, l := range ev.Logs {
+		if logLevel(l.LogLine) == "WARN" && reInvalidValue.MatchString(l.Message) {
+			return nil // warnings that values are impossible: the data is failing, whatever the pods say
+		}
+	}
 	if ok, _ := ev.nodesReady(); !ok {
 		return nil
 	}

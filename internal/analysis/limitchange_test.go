@@ -159,6 +159,9 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// whatever it counts.
 		{"DB::Exception: Too many parts (3001). Merges are processing significantly slower than inserts; the limit is set by parts_to_throw_insert", catResource},
 		{"too many pending acks (5000): consumer limit reached", catResource},
+		// A value checked and found impossible is the data's.
+		{`WARN scored booking=BK-1 model=v9 score=NaN decision=review reason="score not finite"`, catData},
+		{"WARN pickup P-1 donor=D-2: latitude 151.2 out of range [-90,90]; pickup skipped", catData},
 		// A key, account or API someone turned off is a setting, whatever
 		// exception type carries it.
 		{`api error KMS.DisabledException: arn:aws:kms:us-east-2:1111:key/ab-12 is disabled.`, catConfig},
