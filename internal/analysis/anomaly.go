@@ -780,6 +780,10 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			add(catDependency, 1.5, ch.text(), "the budget another system grants fell to zero while demand is flat", "metrics")
 		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, leftWords...):
 			add(catResource, 1.5, ch.text(), "a free-capacity metric fell toward zero", "metrics")
+		case !rising && containsFold(n, leftWords...):
+			if left, ok := runOut(ch.s); ok {
+				add(catResource, 2, ch.text(), fmt.Sprintf("a free-capacity metric keeps falling and runs out in about %s at its recent rate", durHuman(left)), "metrics")
+			}
 		case rising && ch.magnitude >= 1 && containsFold(n, "connection", "session", "thread", "iops", "queuedepth", "queue_depth", "open_files", "fds") && !(containsFold(n, "connection", "session") && isCounterName(n)):
 			// Held connections or sessions, not the rate of a counter of
 			// events (connections closed, sessions started).

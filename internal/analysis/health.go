@@ -530,6 +530,9 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	if len(ev.errorLogs()) > 0 {
 		return nil
 	}
+	if _, _, ok := ev.runningOut(); ok {
+		return nil // a resource keeps running out: not healthy, whatever the pods say
+	}
 	for _, l := range ev.Logs {
 		if logLevel(l.LogLine) == "WARN" && reInvalidValue.MatchString(l.Message) {
 			return nil // warnings that values are impossible: the data is failing, whatever the pods say
