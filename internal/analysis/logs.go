@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,6 +40,27 @@ func isIPLike(s string) bool {
 		}
 	}
 	return true
+}
+
+// reResolverFailure: a resolver's words for why it could not answer.
+var reResolverFailure = regexp.MustCompile(`(?i)\b(validation fail\w*|bogus|signature (?:has )?expired|expired signature|dnssec|refused|servfail|no answer|lame|timed? ?out|failure)\b`)
+
+// resolverAccount is the first line from an origin other than the callers
+// that names host whole and says why it could not be answered.
+func resolverAccount(lines []LogLine, host string, callers []string) (LogLine, bool) {
+	if host == "" || !strings.Contains(host, ".") {
+		return LogLine{}, false
+	}
+	low := strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, l := range lines {
+		if slices.Contains(callers, logOrigin(l)) || !strings.Contains(strings.ToLower(l.Message), low) {
+			continue
+		}
+		if reResolverFailure.MatchString(l.Message) && !dnsNXRe.MatchString(l.Message) {
+			return l, true
+		}
+	}
+	return LogLine{}, false
 }
 
 // serviceEntity turns a cluster DNS name into service/<ns>/<name>.
@@ -134,6 +156,14 @@ func detectDNS(ev *Evidence) []Finding {
 		}
 		for _, l := range related {
 			f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+		}
+		// The resolver's own account of the name (a validation failure, an
+		// expired signature, a refused upstream), whatever level it logs
+		// it at: why the answer failed, in the words of the server that
+		// gave it.
+		if l, ok := resolverAccount(ev.Logs, h, g.origins); ok {
+			f.validated(fmt.Sprintf("The resolver's own account, %s log (%s): %s", l.Cite.Source("logs"), logOrigin(l), quote(l.Message)), l.Cite)
+			f.Statement += "; the resolver says " + quote(clip(l.Message, 200))
 		}
 		if strings.HasPrefix(f.Entity, "host/") {
 			ev.providerContext(&f, h, g.lines, timeOf(first.Timestamp))

@@ -64,3 +64,25 @@ func TestSpecExplainedLeavesHealthAlone(t *testing.T) {
 		t.Errorf("healthy finding rewritten: %+v", fs[0])
 	}
 }
+
+// The resolver's own account of a name that fails (a validation failure,
+// an expired signature), logged by another origin than the callers, is
+// found whatever its level; a caller's own line, a line about another
+// name, and a line that only says the name does not exist are not.
+func TestResolverAccount(t *testing.T) {
+	l := func(pod, msg string) LogLine { return LogLine{LogLine: facts.LogLine{Pod: pod, Level: "INFO", Message: msg}} }
+	callers := []string{"tides-api-1"}
+	for _, tc := range []struct {
+		line LogLine
+		want bool
+	}{
+		{l("unbound-0", "info: validation failure <api.gauge.example. A IN>: signature expired from 198.51.100.9"), true},
+		{l("tides-api-1", "lookup api.gauge.example: failure in name resolution"), false},
+		{l("unbound-0", "info: validation failure <other.example. A IN>: signature expired"), false},
+		{l("unbound-0", "api.gauge.example: NXDOMAIN"), false},
+	} {
+		if _, got := resolverAccount([]LogLine{tc.line}, "api.gauge.example", callers); got != tc.want {
+			t.Errorf("%q from %s: %v, want %v", tc.line.Message, tc.line.Pod, got, tc.want)
+		}
+	}
+}
