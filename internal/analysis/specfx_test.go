@@ -70,7 +70,9 @@ func TestSpecExplainedLeavesHealthAlone(t *testing.T) {
 // found whatever its level; a caller's own line, a line about another
 // name, and a line that only says the name does not exist are not.
 func TestResolverAccount(t *testing.T) {
-	l := func(pod, msg string) LogLine { return LogLine{LogLine: facts.LogLine{Pod: pod, Level: "INFO", Message: msg}} }
+	l := func(pod, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Pod: pod, Level: "INFO", Message: msg}}
+	}
 	callers := []string{"tides-api-1"}
 	for _, tc := range []struct {
 		line LogLine
