@@ -496,8 +496,14 @@ func (ev *Evidence) findCandidates() []*candidate {
 		c.dbEvents = append(c.dbEvents, e)
 		c.mark("db_events")
 	}
-	// Metrics whose shape changed.
+	// Metrics whose shape changed. An info metric (`_info`, value 1, its
+	// labels the payload) records a state or a version, not a symptom: a
+	// label set that appears or goes is a change of state, never by
+	// itself an abnormal signal.
 	for _, s := range ev.Series {
+		if strings.HasSuffix(strings.ToLower(s.Name), "_info") {
+			continue
+		}
 		ch, ok := seriesChangeOf(s)
 		if !ok {
 			continue

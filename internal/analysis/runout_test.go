@@ -39,3 +39,18 @@ func TestRunOut(t *testing.T) {
 		})
 	}
 }
+
+// An info metric whose label set changed (a rollout's phase, a build's
+// version) is a state, not a symptom: alone it makes no candidate; the
+// same move of a measurement does.
+func TestInfoMetricIsNoSymptom(t *testing.T) {
+	labels := map[string]string{"rollout": "fleet-api", "phase": "Paused", "service": "fleet-api"}
+	ev := &Evidence{Series: []Series{flatSeries("rollout_info", labels, 0, 1)}}
+	if cs := ev.findCandidates(); len(cs) != 0 {
+		t.Errorf("info metric made candidate %s", cs[0].entity)
+	}
+	ev = &Evidence{Series: []Series{flatSeries("rollout_errors", labels, 0, 40)}}
+	if cs := ev.findCandidates(); len(cs) == 0 {
+		t.Errorf("a measurement's rise made no candidate")
+	}
+}
