@@ -24,6 +24,18 @@ import (
 var genericKeys = []string{"alert_name", "alertname", "alertName", "title", "name", "labels", "summary", "message", "text",
 	"check", "check_name", "monitor", "monitor_name", "test_name", "description", "error"}
 
+// eventNamed: the object names what happened by a string event type (a
+// certificate monitor's "event": "cert_issued"), not by a nested event
+// object that wraps another product's alert.
+func eventNamed(obj map[string]any) bool {
+	for _, k := range []string{"event", "event_type"} {
+		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // reWhoObject: a nested object about who sent or owns the alert (the
 // sending application, the user, the installation), not the alert: its
 // name is the sender's.
@@ -124,7 +136,7 @@ func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	envelope := obj
 	wrapped := false
-	if !hasAnyKey(obj, genericKeys) {
+	if !hasAnyKey(obj, genericKeys) && !eventNamed(obj) {
 		if w, ok := wrappedAlert(obj); ok {
 			obj, wrapped = w, true
 		} else if w, ok := looseAlert(obj); ok {
@@ -165,6 +177,9 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	// Tags as a Datadog-style list or a map.
 	mergeMissing(a.Labels, tagsMap(firstPresent(obj, "tags", "Tags")))
 	a.AlertName = firstName(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName", "check", "check_name", "monitor", "monitor_name", "test_name")
+	if a.AlertName == "" {
+		a.AlertName = firstStr(obj, "event_type", "event")
+	}
 	if a.AlertName == "" {
 		a.AlertName = a.Labels["alertname"]
 	}

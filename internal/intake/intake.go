@@ -258,7 +258,7 @@ func Detect(obj map[string]any) (string, error) {
 	if _, ok := obj["commonAnnotations"]; ok {
 		return SourceOpenSRE, nil
 	}
-	if hasAnyKey(obj, genericKeys) {
+	if hasAnyKey(obj, genericKeys) || eventNamed(obj) {
 		return SourceGeneric, nil
 	}
 	if _, ok := wrappedAlert(obj); ok {

@@ -125,3 +125,16 @@ func TestGenericKeysWeighed(t *testing.T) {
 		}
 	}
 }
+
+// A monitor's event named by its event type (a certificate monitor's
+// finding, a registry's scan event) is an alert named so; its other fields
+// are kept.
+func TestGenericNamedByEvent(t *testing.T) {
+	as, err := Parse([]byte(`{"event":"certificate_issued","id":"ev-77","dns_names":["shop.example"],"issuer":"Example CA R3","not_after":"2026-09-01T00:00:00Z","discovered_at":"2026-06-03T04:00:00Z"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := as[0]; a.GetAlertName() != "certificate_issued" || a.GetAnnotations()["issuer"] != "Example CA R3" {
+		t.Errorf("name %q, annotations %v", a.GetAlertName(), a.GetAnnotations())
+	}
+}
