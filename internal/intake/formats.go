@@ -136,7 +136,10 @@ func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	envelope := obj
 	wrapped := false
-	if !hasAnyKey(obj, genericKeys) && !eventNamed(obj) {
+	if !hasAnyKey(obj, genericKeys) {
+		// A nested alert (a ticket, a check) first; the envelope's own
+		// string event type (eventNamed) names it only when nothing
+		// nested or loosely shaped does.
 		if w, ok := wrappedAlert(obj); ok {
 			obj, wrapped = w, true
 		} else if w, ok := looseAlert(obj); ok {
@@ -177,8 +180,8 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	// Tags as a Datadog-style list or a map.
 	mergeMissing(a.Labels, tagsMap(firstPresent(obj, "tags", "Tags")))
 	a.AlertName = firstName(obj, "alert_name", "alertname", "alertName", "name", "rule_name", "ruleName", "check", "check_name", "monitor", "monitor_name", "test_name")
-	if a.AlertName == "" {
-		a.AlertName = firstStr(obj, "event_type", "event")
+	if a.AlertName == "" && !wrapped {
+		a.AlertName = firstStr(obj, "event_type", "event") // the envelope is the alert: its event type names it
 	}
 	if a.AlertName == "" {
 		a.AlertName = a.Labels["alertname"]

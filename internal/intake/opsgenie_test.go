@@ -138,3 +138,15 @@ func TestGenericNamedByEvent(t *testing.T) {
 		t.Errorf("name %q, annotations %v", a.GetAlertName(), a.GetAnnotations())
 	}
 }
+
+// An envelope's event type does not hide the alert it wraps (a helpdesk
+// ticket created by a monitor): the nested alert is read.
+func TestEventTypeDoesNotHideAWrappedAlert(t *testing.T) {
+	as, err := Parse([]byte(`{"ticket":{"id":7,"subject":"[Alert] checkout errors above 5%","custom_fields":{"cf_service":"checkout"}},"event":"ticket_create","source":"helpdesk"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := as[0]; a.GetAlertName() == "ticket_create" || !strings.Contains(a.GetTitle()+a.GetAlertName()+a.GetSummary(), "checkout errors") {
+		t.Errorf("name %q title %q summary %q: the wrapped ticket is the alert", a.GetAlertName(), a.GetTitle(), a.GetSummary())
+	}
+}
