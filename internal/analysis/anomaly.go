@@ -213,11 +213,9 @@ var (
 	// innermost one is the dependency that failed.
 	remoteOpRe      = regexp.MustCompile(`operation error ([A-Za-z][A-Za-z0-9 ]{1,40}?): ([A-Z][A-Za-z0-9]+)`)
 	remoteAPIPrefix = "api:"
-	// reInvalidValue: a value a service checked and found impossible (not
-	// a number, not finite, outside the range its kind allows): the words
-	// of a validation, whatever the field. A warning that says so is the
-	// symptom of bad data even when nothing fails.
-	reInvalidValue = regexp.MustCompile(`(?i)(=\s*nan\b|\bis nan\b|\bnan (?:score|value|result)s?\b|\bnot finite\b|\bnon-finite\b|-?\d[\d.]*\s+(?:is\s+)?out of (?:the )?(?:valid |allowed )?range\s*[\[(]\s*-?\d[\d.]*\s*[,;])`)
+	// reInvalidValue: a warning that a value is impossible
+	// (invalidValue) is the symptom of bad data even when nothing fails.
+	reInvalidValue = regexp.MustCompile(`(?i)(` + invalidValue + `)`)
 	depSymptom     = regexp.MustCompile(`(?i)(serviceunavailable|service is unavailable|throttlingexception|connection refused|econnrefused|etimedout|econnreset|connection reset|reset by peer|broken pipe|timed? ?out|timeout|deadline exceeded|no route to host|unreachable|\b50[234]\b|service unavailable|bad gateway|gateway timeout|code = unavailable|upstream|circuit (breaker )?open|\beof\b)`)
 	notAHostRe     = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|requests|reset|read|write|dial|rate|limit|limited|limiting|returned|responded|response|timed|is|was|has|had|closed|sent|service|server|unavailable|overloaded|throttled|rejected|refused|denied|quota|busy|down|not|did|failure)$`)
 )

@@ -135,19 +135,14 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 	if ns := strings.ToLower(ev.alertNamespace()); DistinctiveNamespace(ns) {
 		scope = ns
 	}
-	type cand struct {
-		l      LogLine
-		record bool
-		gap    time.Duration
-	}
-	var cs []cand
+	var cs []recordCand
 	seen := map[string]bool{}
 	for _, l := range ev.Logs {
 		if l.Timestamp == nil || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" {
 			continue
 		}
 		t := *l.Timestamp
-		if t.Before(at.Add(-noticeLookBack)) || t.After(at.Add(contextAfter)) || t.Before(at.Add(-contextLookBack)) && !plannedRe.MatchString(l.Message) {
+		if !inRecordWindow(t, at, plannedRe.MatchString(l.Message)) {
 			continue // past the look-back, only a notice of planned work
 		}
 		m := l.Message
@@ -164,8 +159,29 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 		if !firstOfTemplate(seen, m) {
 			continue
 		}
-		cs = append(cs, cand{l: l, record: record, gap: absDur(at.Sub(t))})
+		cs = append(cs, recordCand{l: l, record: record, gap: absDur(at.Sub(t))})
 	}
+	return pickRecords(cs, 3)
+}
+
+// recordCand is a line that records work around an alert: whether it
+// carries a record id, and how far from the alert it was written.
+type recordCand struct {
+	l      LogLine
+	record bool
+	gap    time.Duration
+}
+
+// inRecordWindow: a line written at t belongs around an alert at at: from
+// contextLookBack before it (noticeLookBack for a notice of planned work)
+// to contextAfter after it.
+func inRecordWindow(t, at time.Time, planned bool) bool {
+	return !t.Before(at.Add(-noticeLookBack)) && !t.After(at.Add(contextAfter)) && (planned || !t.Before(at.Add(-contextLookBack)))
+}
+
+// pickRecords are the n best candidates (a record id first, then the
+// nearest the alert), in time order.
+func pickRecords(cs []recordCand, n int) []LogLine {
 	sort.SliceStable(cs, func(i, j int) bool {
 		if cs[i].record != cs[j].record {
 			return cs[i].record
@@ -173,7 +189,7 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 		return cs[i].gap < cs[j].gap
 	})
 	var out []LogLine
-	for _, c := range cs[:min(3, len(cs))] {
+	for _, c := range cs[:min(n, len(cs))] {
 		out = append(out, c.l)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })

@@ -299,12 +299,7 @@ var reAuditWrite = regexp.MustCompile(`(?i)\bverb[=:]\s*"?(?:create|update|patch
 // planned work) to contextAfter after it. Lines with a record id first,
 // then the nearest at; one per message template; at most n.
 func (ev *Evidence) recordsAround(at time.Time, n int) []LogLine {
-	type cand struct {
-		l      LogLine
-		record bool
-		gap    time.Duration
-	}
-	var cs []cand
+	var cs []recordCand
 	seen := map[string]bool{}
 	for _, l := range ev.Logs {
 		if l.Timestamp == nil || isErrorLog(l.LogLine) || strings.TrimSpace(l.Message) == "" {
@@ -312,7 +307,7 @@ func (ev *Evidence) recordsAround(at time.Time, n int) []LogLine {
 		}
 		t := *l.Timestamp
 		planned := plannedRe.MatchString(l.Message)
-		if t.After(at.Add(contextAfter)) || t.Before(at.Add(-noticeLookBack)) || t.Before(at.Add(-contextLookBack)) && !planned {
+		if !inRecordWindow(t, at, planned) {
 			continue
 		}
 		record := reRecordID.MatchString(l.Message)
@@ -322,20 +317,9 @@ func (ev *Evidence) recordsAround(at time.Time, n int) []LogLine {
 		if !firstOfTemplate(seen, l.Message) {
 			continue
 		}
-		cs = append(cs, cand{l: l, record: record, gap: absDur(at.Sub(t))})
+		cs = append(cs, recordCand{l: l, record: record, gap: absDur(at.Sub(t))})
 	}
-	sort.SliceStable(cs, func(i, j int) bool {
-		if cs[i].record != cs[j].record {
-			return cs[i].record
-		}
-		return cs[i].gap < cs[j].gap
-	})
-	var out []LogLine
-	for _, c := range cs[:min(n, len(cs))] {
-		out = append(out, c.l)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
-	return out
+	return pickRecords(cs, n)
 }
 
 func timeOfPtr(t *time.Time) time.Time {

@@ -52,15 +52,7 @@ func runOut(s Series) (time.Duration, bool) {
 }
 
 // freeCapacityName: the series measures what is left of a resource.
-func freeCapacityName(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range leftWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
+func freeCapacityName(name string) bool { return containsFold(name, leftWords...) }
 
 // runningOut is the free-capacity series in evidence that runs out soonest
 // at its recent rate, with the forecast's text.

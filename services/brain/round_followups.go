@@ -146,7 +146,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 	}
 	for _, fu := range asked {
 		c := pendingCall{Intent: fu.Intent.String(), Params: fu.Params, Origin: originExpand}
-		if d, ok := defs[c.Intent]; ok && serves(defs, c.Intent) && !st.ranEquivalent(c) && (c.Intent != intentStatusPage || d.GetAvailable()) {
+		if serves(defs, c.Intent) && !st.ranEquivalent(c) && (c.Intent != intentStatusPage || defs[c.Intent].GetAvailable()) {
 			lead = append(lead, c)
 		}
 	}
