@@ -345,8 +345,8 @@ func (ev *Evidence) findCandidates() []*candidate {
 	// Error logs: per workload, and per downstream host they name.
 	for _, l := range ev.Logs {
 		lv := logLevel(l.LogLine)
-		if lv != "ERROR" && lv != "FATAL" && !(lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message))) {
-			continue
+		if lv != "ERROR" && lv != "FATAL" && !(lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message))) && !failedRequestLine(l.Message) {
+			continue // a request the server or proxy failed is an error whatever level its access log is written at
 		}
 		svc := ev.logService(l)
 		if svc == "" {
@@ -712,6 +712,14 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			// not one symptom: the blocked threads and the queue behind
 			// them are its effects.
 			w += 2
+		}
+		if flag, row, ok := proxyFlag(t.lines[0].Message); ok {
+			// A proxy's response flag names the mechanism (proxyflags.go);
+			// a flag that says where, not why, votes for nothing.
+			if row.cat != catUnknown {
+				add(row.cat, w, t.lines[0].Message, "the proxy's response flag "+flag+": "+row.what, "logs")
+			}
+			continue
 		}
 		classify(t.lines[0].Message, w, "logs")
 	}

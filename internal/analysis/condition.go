@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rcamesh/rcamesh/internal/alertexpr"
+	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/signal"
 )
 
@@ -341,7 +342,7 @@ func detectConditionCleared(ev *Evidence) []Finding {
 		return nil
 	}
 	var episode *Series
-	var peakAt *time.Time
+	var peakAt, backAt *time.Time
 	var peak, head float64
 	var cites Cite
 	for _, as := range ev.alertedSeries(kinds) {
@@ -357,21 +358,41 @@ func detectConditionCleared(ev *Evidence) []Finding {
 		// Back near the pre-incident level: within 20% of it, or within
 		// clearedResidue of the episode's rise (a background trickle of
 		// errors after a spike of hundreds is the baseline again).
-		residue := h + clearedResidue*math.Max(rs.Peak-h, 0)
+		high := func(v float64) bool {
+			residue := h + clearedResidue*math.Max(rs.Peak-h, 0)
+			return v > 1.2*h+1e-9 && v > residue && !(k == signal.Errors && v <= 0.01)
+		}
 		for j := len(pts) - 1; j >= 0 && end.Sub(pts[j].T) <= clearedFor; j-- {
-			if pts[j].V > 1.2*h+1e-9 && pts[j].V > residue && !(k == signal.Errors && pts[j].V <= 0.01) {
+			if high(pts[j].V) {
 				back = false
 				break
 			}
 		}
+		// When it came back: the first point of the trailing run at its
+		// level.
+		backSince := func() *time.Time {
+			var since *time.Time
+			for j := len(pts) - 1; j >= 0 && !high(pts[j].V); j-- {
+				t := pts[j].T
+				since = &t
+			}
+			return since
+		}
+		since := backSince()
 		if !back || end.Sub(pts[0].T) < 2*clearedFor {
 			return nil // one alerted signal is not back: the condition may hold
 		}
 		p := rs.Peak
+		if k == signal.Errors && h > 0.01 && since != nil && !since.After(end.Add(-clearedFor)) && tailBelow(pts, end, clearedFor, math.Max(0.01, clearedResidue*p)) {
+			// The window opens inside the episode: errors from the first
+			// point, none at the end. The level before it is none.
+			h = 0
+			since = backSince()
+		}
 		if (h > 0 && p >= 1.5*h) || (k == signal.Errors && h <= 0 && p > 0.01) {
 			if episode == nil || p/math.Max(h, 1e-9) > peak/math.Max(head, 1e-9) {
 				ss := s
-				episode, peak, head, peakAt = &ss, p, h, rs.PeakAt
+				episode, peak, head, peakAt, backAt = &ss, p, h, rs.PeakAt, since
 			}
 		}
 		cites.merge(s.Cite)
@@ -385,7 +406,61 @@ func detectConditionCleared(ev *Evidence) []Finding {
 	f.Chain = []string{"A transient episode raises the alerted signal", "The signal returns to its pre-incident level", "The alert, evaluated over a window that still includes the episode (or delivered late), fires after the fact"}
 	f.Remediation = []string{"Resolve the alert; check why it fired or arrived after the condition cleared (evaluation window, pending period, delivery delay)"}
 	f.Signals = []string{"cleared", episode.Name}
+	if l, ok := ev.remediationBefore(backAt); ok {
+		// Someone acted and the signal came back: the fault was mitigated
+		// before the investigation, whatever caused it. The faults the
+		// evidence still shows are its history, not an active failure.
+		f.Score = 0.75
+		f.Overrides = true
+		f.explains(explainsAll, "mitigated before the investigation: "+clip(l.Message, 160))
+		f.validated(fmt.Sprintf("Remediation before the return to normal, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+		f.Statement = fmt.Sprintf("No active failure: the alert's own signal (%s) had an episode%s and came back to its pre-incident level%s after a remediation: %s at %s; the condition no longer holds", episode.Name, atText(peakAt), atText(backAt), quote(clip(l.Message, 200)), hhmm(l.Timestamp))
+		f.Chain = []string{"A fault raises the alerted signal", "A remediation is applied: " + clip(l.Message, 120), "The signal returns to its pre-incident level; the alert's condition no longer holds"}
+		f.Remediation = []string{"No action needed now: the remediation holds; fix the underlying cause before undoing it"}
+	}
 	return []Finding{f}
+}
+
+// tailBelow: every point of the last d of pts is at most v.
+func tailBelow(pts []facts.Point, end time.Time, d time.Duration, v float64) bool {
+	for j := len(pts) - 1; j >= 0 && end.Sub(pts[j].T) <= d; j-- {
+		if pts[j].V > v {
+			return false
+		}
+	}
+	return true
+}
+
+// remediationWindow: a remediation this long before an alerted signal came
+// back (or remediationAfter after the first point at its level) preceded
+// the return to normal.
+const (
+	remediationWindow = 20 * time.Minute
+	remediationAfter  = 2 * time.Minute
+)
+
+// reRemediation: the words operators and their tools write when they
+// mitigate (a kill switch, a flag turned off, a rollback, a revert, a
+// failover, a scale-out, "mitigated").
+var reRemediation = regexp.MustCompile(`(?i)\b(kill[- ]?switch|turned off|switched off|disabled|rolled back|roll(?:ing)?[- ]?back|revert(?:ed|ing)?|failed over|fail[- ]?over|scaled (?:up|out)|mitigat(?:ed|ion))\b`)
+
+// remediationBefore is a record of a remediation (reRemediation, not an
+// error) written shortly before back, when the alerted signal returned to
+// its level: the remediation preceded the return to normal.
+func (ev *Evidence) remediationBefore(back *time.Time) (LogLine, bool) {
+	if back == nil {
+		return LogLine{}, false
+	}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" || !reRemediation.MatchString(l.Message) {
+			continue
+		}
+		if l.Timestamp.Before(back.Add(-remediationWindow)) || l.Timestamp.After(back.Add(remediationAfter)) {
+			continue
+		}
+		return l, true
+	}
+	return LogLine{}, false
 }
 
 func atText(t *time.Time) string {

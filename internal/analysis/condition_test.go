@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -154,6 +155,65 @@ func TestDetectConditionCleared(t *testing.T) {
 			}
 			if tc.want && (!got[0].Healthy || len(got[0].PinIDs) == 0) {
 				t.Errorf("finding %+v must be healthy and cite the series", got[0])
+			}
+		})
+	}
+}
+
+// A remediation written just before the alerted signal came back makes the
+// cleared reading a mitigation that outranks the faults the evidence still
+// shows; a remediation long before, or none, does not. A window that opens
+// inside the episode (errors from its first point, none at its end) is an
+// episode too.
+func TestConditionClearedAfterRemediation(t *testing.T) {
+	alert := &investigationv1.Alert{AlertName: "CartErrorRatio", Summary: "cart 5xx ratio above 5%", Service: "cart", Namespace: "shop"}
+	t0 := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
+	lbl := map[string]string{"service": "cart"}
+	episode := mkSeries("http_error_ratio", lbl, func(i int) float64 { // back at i=35 (10:35)
+		if i >= 20 && i < 35 {
+			return 0.3
+		}
+		return 0
+	})
+	openInside := mkSeries("http_error_ratio", lbl, func(i int) float64 {
+		if i < 35 {
+			return 0.3
+		}
+		return 0
+	})
+	at := func(m int) *time.Time { x := t0.Add(time.Duration(m) * time.Minute); return &x }
+	line := func(m int, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: at(m), Service: "flag-audit", Level: level, Message: msg}}
+	}
+	flag := line(33, "INFO", "flag split-basket turned OFF in production (kill switch, INC-12)")
+	tests := []struct {
+		name      string
+		series    Series
+		logs      []LogLine
+		mitigated bool
+	}{
+		{"kill switch just before the return", episode, []LogLine{flag}, true},
+		{"the window opens inside the episode", openInside, []LogLine{flag}, true},
+		{"no remediation: a transient episode", episode, nil, false},
+		{"a rollback an hour before is not this return's cause", episode, []LogLine{line(-30, "INFO", "rolled back cart to r41")}, false},
+		{"an error that names a rollback is no remediation", episode, []LogLine{line(33, "ERROR", "rollback of cart failed")}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(alert, nil)
+			ev.Series = []Series{tc.series}
+			ev.Logs = tc.logs
+			got := detectConditionCleared(ev)
+			if len(got) != 1 {
+				t.Fatalf("got %d findings, want a cleared reading", len(got))
+			}
+			f := got[0]
+			_, all := f.Explains[explainsAll]
+			if f.Overrides != tc.mitigated || all != tc.mitigated {
+				t.Errorf("overrides=%v explains all=%v, want mitigated=%v (%s)", f.Overrides, all, tc.mitigated, f.Statement)
+			}
+			if tc.mitigated && !strings.Contains(f.Statement, "kill switch") {
+				t.Errorf("statement %q does not quote the remediation", f.Statement)
 			}
 		})
 	}

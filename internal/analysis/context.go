@@ -48,9 +48,11 @@ var (
 // recordWords are the words a record of work done or planned carries,
 // whatever system wrote it: approval and announcement, a schedule, planned
 // work and upgrades, a campaign (announced demand), an audit record of a
-// write. RecordQuery searches the log store for them (its query language:
-// quoted phrases, OR).
-var recordWords = []string{"approved", "announced", "announcement", "scheduled", "maintenance", "planned", "change window", "upgrade", "migration", "drill", "load test", "campaign", "verb=create", "verb=patch", "verb=update", "verb=delete", "kubectl"}
+// write, and a remediation (a kill switch, a rollback, a revert, a
+// failover: what reRemediation reads). RecordQuery searches the log store
+// for them (its query language: quoted phrases, OR).
+var recordWords = []string{"approved", "announced", "announcement", "scheduled", "maintenance", "planned", "change window", "upgrade", "migration", "drill", "load test", "campaign", "verb=create", "verb=patch", "verb=update", "verb=delete", "kubectl",
+	"kill switch", "rolled back", "rollback", "reverted", "failed over", "turned off", "mitigated"}
 
 // RecordQuery is the log search for records around an alert (recordWords).
 func RecordQuery() string {
@@ -87,6 +89,15 @@ func (ev *Evidence) targetNames() []string {
 	return names
 }
 
+// alertIdentifiers are the names the alert's name and title give what it
+// watches (target.Identifiers), at most three.
+func (ev *Evidence) alertIdentifiers() []string {
+	if ev.Alert == nil {
+		return nil
+	}
+	return target.Identifiers(ev.Alert.GetAlertName()+" \n "+ev.Alert.GetTitle(), 3)
+}
+
 // namesTarget: text names one of names whole, or a distinctive word of
 // one (a word of four letters or more that is not structural: "pledge" of
 // "pledge-intake"), as a word of its own.
@@ -117,7 +128,9 @@ func namesTarget(text string, names []string) bool {
 // system than the target: change records first, then the
 // nearest in time; at most three, one per message template.
 func (ev *Evidence) contextLines(at time.Time) []LogLine {
-	names := ev.targetNames()
+	// The names the alert's own title gives what it watches ("lag
+	// pg-crew-delayed", "Queue 'reminders'") name it too.
+	names := appendUnique(ev.targetNames(), ev.alertIdentifiers()...)
 	// A line that names the alert itself (a monitor's record that it
 	// cleared, a ticket about it) is about the target too.
 	alertName := ""
@@ -138,8 +151,8 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 	var cs []recordCand
 	seen := map[string]bool{}
 	for _, l := range ev.Logs {
-		if l.Timestamp == nil || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" {
-			continue
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" || failedRequestLine(l.Message) {
+			continue // a failure, even one logged at INFO, is no context of health
 		}
 		t := *l.Timestamp
 		if !inRecordWindow(t, at, plannedRe.MatchString(l.Message)) {
@@ -244,7 +257,7 @@ func (ev *Evidence) ownAccount(at time.Time) []LogLine {
 		return nil
 	}
 	out := ev.nearestLines(at, ownAccountBefore, 2, func(l LogLine) bool {
-		return l.Message != "" && logLevel(l.LogLine) != "WARN" && (l.Service != "" || l.Pod != "") && ownLine(l, names) && !reRequestLine.MatchString(l.Message)
+		return l.Message != "" && logLevel(l.LogLine) != "WARN" && (l.Service != "" || l.Pod != "") && ownLine(l, names) && !reRequestLine.MatchString(l.Message) && !failedRequestLine(l.Message)
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
 	return out

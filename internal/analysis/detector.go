@@ -209,6 +209,7 @@ var registry = map[string]Constructor{
 	"node_flap":             fn("node_flap", detectNodeFlap),
 	"storage_recovered":     fn("storage_recovered", detectStorageRecovered),
 	"k8s_healthy":           fn("k8s_healthy", detectK8sHealthy),
+	"recorded_quiet":        fn("recorded_quiet", detectRecordedQuiet),
 	"completed_pod":         fn("completed_pod", detectCompletedPod),
 	"quiet_metrics":         fn("quiet_metrics", detectQuietMetrics),
 	"steady_memory":         fn("steady_memory", detectSteadyMemory),

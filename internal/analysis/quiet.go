@@ -116,15 +116,14 @@ func detectQuietMetrics(ev *Evidence) []Finding {
 	maxErr := 0.0
 	for _, s := range errSeries {
 		r := riseOf(s.Series)
-		if r.tail > 2*math.Max(r.head, 0.05) || s.Peak > 5*math.Max(r.head, 0.2) {
+		if failingRise("errors", r) {
 			return nil
 		}
 		maxErr = math.Max(maxErr, r.tail)
 		errCite.merge(s.Cite)
 	}
 	for _, s := range latSeries {
-		r := riseOf(s.Series)
-		if r.head > 0 && r.tail > 1.5*r.head {
+		if failingRise("latency", riseOf(s.Series)) {
 			return nil
 		}
 		latCite.merge(s.Cite)

@@ -37,6 +37,9 @@ func (ev *Evidence) ruleOut(leads []Finding, findings []Finding) []*investigatio
 	// 1. Symptoms the leading findings explain.
 	for _, l := range leads {
 		for m, why := range l.Explains {
+			if m == explainsAll {
+				continue // every other finding: each is ruled out below with this lead's statement
+			}
 			r.add(m, altName(m), why, Cite{PinIDs: l.PinIDs})
 		}
 	}

@@ -63,6 +63,26 @@ var failureWords = map[string]bool{
 	"exception": true, "server_error": true, "servererror": true, "5xx": true,
 }
 
+// statusSuffixes end the folded keys a proxy, a gateway or a vendor
+// exporter gives its request outcome under its own prefix
+// (`envoy_response_code`, `upstream_status`, `nginx_status_code`): the
+// last words say what the value is.
+var statusSuffixes = []string{"_response_code", "_status_code", "_status", "_http_code", "_status_class", "_code_class"}
+
+// isStatusKey: a folded label key whose value is a request outcome, by
+// name or by its last words.
+func isStatusKey(fk string) bool {
+	if statusKeys[fk] {
+		return true
+	}
+	for _, suf := range statusSuffixes {
+		if strings.HasSuffix(fk, suf) {
+			return true
+		}
+	}
+	return false
+}
+
 // fold lower-cases a key and turns `.` and `-` into `_`.
 func fold(k string) string {
 	return strings.Map(func(r rune) rune {
@@ -78,7 +98,7 @@ func fold(k string) string {
 func StatusError(labels map[string]string) (key string, ok bool) {
 	for k, v := range labels {
 		fk := fold(k)
-		if !statusKeys[fk] {
+		if !isStatusKey(fk) {
 			continue
 		}
 		lv := strings.ToLower(strings.TrimSpace(v))
@@ -105,7 +125,7 @@ func StatusError(labels map[string]string) (key string, ok bool) {
 func ClientError(labels map[string]string) bool {
 	for k, v := range labels {
 		fk := fold(k)
-		if !statusKeys[fk] || strings.Contains(fk, "grpc") || strings.Contains(fk, "rpc") {
+		if !isStatusKey(fk) || strings.Contains(fk, "grpc") || strings.Contains(fk, "rpc") {
 			continue
 		}
 		lv := strings.ToLower(strings.TrimSpace(v))

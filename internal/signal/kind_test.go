@@ -28,6 +28,14 @@ func TestClassify(t *testing.T) {
 		{"probe_success", nil, Availability},
 		{"jobs_failed_total", nil, Errors},
 		{"process_start_time_seconds", nil, Unknown},
+		// A proxy's or vendor's own prefix before the status words.
+		{"envoy_cluster_upstream_rq", map[string]string{"envoy_response_code": "502"}, Errors},
+		{"lb_requests", map[string]string{"upstream_status": "504"}, Errors},
+		{"lb_requests", map[string]string{"backend_status_class": "5xx"}, Errors},
+		{"batch_runs_total", map[string]string{"job_status": "failed"}, Errors},
+		// A code that is not a request outcome.
+		{"visits_total", map[string]string{"zip_code": "50321"}, Unknown},
+		{"processes_exited_total", map[string]string{"exit_code": "1"}, Unknown},
 	}
 	for _, tc := range tests {
 		if got := Classify(tc.name, tc.labels); got != tc.want {
@@ -93,6 +101,7 @@ func TestClientError(t *testing.T) {
 		{map[string]string{"code": "503"}, false},
 		{map[string]string{"grpc_code": "400"}, false},
 		{map[string]string{"method": "400"}, false},
+		{map[string]string{"envoy_response_code": "403"}, true},
 	} {
 		if got := ClientError(tc.labels); got != tc.want {
 			t.Errorf("ClientError(%v) = %v, want %v", tc.labels, got, tc.want)

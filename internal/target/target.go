@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -307,6 +308,49 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 		}
 	}
 	return out
+}
+
+// reIdent: a compound identifier (words joined by `-`, `_` or `.`) or a
+// quoted name in an alert's own text: how monitors write the object they
+// watch ("lesson-api eu-central request volume", "lag pg-crew-delayed",
+// "Queue 'reminders'").
+var reIdent = regexp.MustCompile(`(?i)(?:^|[\s(\[{,;])([a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+)\b|['\x60]([a-z][a-z0-9_.-]{2,62})['\x60]`)
+
+// Identifiers are the names an alert's text gives to what it watches, when
+// no label does: compound identifiers and quoted names, at most n, not
+// numbers, versions, hosts or URLs. They are search terms and words to
+// recognise the target by, not typed entities.
+func Identifiers(text string, n int) []string {
+	if len(text) > maxText {
+		text = text[:maxText]
+	}
+	var out []string
+	for _, m := range reIdent.FindAllStringSubmatch(text, -1) {
+		v := strings.ToLower(strings.TrimRight(m[1]+m[2], "._-"))
+		if len(v) < 4 || strings.Count(v, ".") >= 2 || isNumber(strings.NewReplacer("-", "", "_", "", ".", "").Replace(v)) {
+			continue // too short, a host name, or a number or version
+		}
+		if strings.Contains(v, "_") && metricSuffix(v) {
+			continue // a metric's name says what is measured, not what is watched
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+		if len(out) >= n {
+			break
+		}
+	}
+	return out
+}
+
+// metricSuffix: v ends like a metric name (a unit or a counter suffix).
+func metricSuffix(v string) bool {
+	for _, suf := range []string{"_total", "_seconds", "_bytes", "_count", "_bucket", "_sum", "_ratio", "_percent", "_info"} {
+		if strings.HasSuffix(v, suf) {
+			return true
+		}
+	}
+	return false
 }
 
 // URLHosts are the hosts of the http(s) URLs text names, lower-cased, at

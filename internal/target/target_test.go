@@ -1,6 +1,7 @@
 package target
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -224,5 +225,26 @@ func TestARNIsNoNamespacedName(t *testing.T) {
 	}
 	if len(ns) != 1 || ns[0] != "shop" {
 		t.Fatalf("namespaces %v, want only shop (not event from the ARN)", ns)
+	}
+}
+
+func TestIdentifiers(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"lesson-api eu-central request volume", []string{"lesson-api", "eu-central"}},
+		{"Replication lag pg-crew-delayed > 300s", []string{"pg-crew-delayed"}},
+		{"Queue 'reminders' message count 18,240 > 10,000", []string{"reminders"}},
+		{"booking-rate anomaly on api.kitehire.example", []string{"booking-rate"}},
+		{"absent(up{job=\"sail-cutter\"}) for 10 min", nil}, // a label matcher is the labels' business
+		{"rate(http_requests_total[5m]) above v1.2.3 baseline", nil},
+		{"CPU at 98% on db", nil},
+	}
+	for _, tc := range tests {
+		got := Identifiers(tc.text, 3)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Identifiers(%q) = %v, want %v", tc.text, got, tc.want)
+		}
 	}
 }

@@ -200,3 +200,28 @@ func TestWidenScope(t *testing.T) {
 		}
 	}
 }
+
+// Healthy means healthy now: more traffic than before is context, not a
+// metric of the accused still abnormal; an error series still up is.
+func TestHealthyHypothesisTrafficRiseIsNotAbnormal(t *testing.T) {
+	now := t0
+	traffic := facts.Series{Name: "rate(http_requests_total[5m])", Labels: map[string]string{"service": "api", "code": "200"}, Shape: "creep", Baseline: 1.7, Peak: 2.4, Min: 1.7, Latest: 2.4}
+	errs := facts.Series{Name: "rate(http_requests_total[5m])", Labels: map[string]string{"service": "api", "code": "500"}, Shape: "step", Baseline: 0.01, Peak: 3, Min: 0.01, Latest: 3}
+	hyp := &investigationv1.Hypothesis{Id: "h", Statement: "api is healthy: its errors ended", Category: catHealth, Entity: "deployment/shop/api", Confidence: 0.8, PinIds: []string{"m"}}
+	s := newTestService(t, nil)
+	for _, tc := range []struct {
+		name     string
+		series   []facts.Series
+		objected bool
+	}{
+		{"a traffic rise", []facts.Series{traffic}, false},
+		{"errors still up", []facts.Series{traffic, errs}, true},
+	} {
+		pins := []*evidencev1.EvidencePin{validated(newPin("m", "query_prometheus", md(t, facts.KeySeries, tc.series), at(now)), roleRoot)}
+		resp := s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{hyp}}, nil, 1, pins, nil, nil)
+		o := objection(resp.GetReview(), CheckAccusedMetricsNormal)
+		if got := o != nil && !o.GetPassed() && strings.Contains(o.GetDetail(), "still abnormal"); got != tc.objected {
+			t.Errorf("%s: accused_metrics_normal objected=%v, want %v (%+v)", tc.name, got, tc.objected, o)
+		}
+	}
+}

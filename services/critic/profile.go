@@ -750,7 +750,7 @@ func (pr *profile) readSeries(md *metadata, p *evidencev1.EvidencePin) {
 		if v.class == "traffic" && v.anomalous && shape != "drop" {
 			// A traffic rise is context, not a failure by itself.
 			v.detail = fmt.Sprintf("%s %s (peak %.3g vs baseline %.3g)", s.Name, shape, s.Peak, s.Baseline)
-			v.anomalous, v.normal = false, false
+			v.anomalous, v.normal, v.elevated = false, false, false
 			pr.series = append(pr.series, v)
 			continue
 		}

@@ -906,6 +906,15 @@ func (v *alertView) namedObjects() []string {
 		}
 		out = append(out, e.Value)
 	}
+	if len(out) == 0 && v.service == "" && v.pod == "" && v.namespace == "" {
+		// Nothing typed: the names the alert's own title gives what it
+		// watches ("lag pg-crew-delayed", "Queue 'reminders'").
+		for _, id := range target.Identifiers(v.alert.GetAlertName()+" \n "+v.alert.GetTitle(), 3) {
+			if !strings.EqualFold(id, v.alert.GetAlertName()) {
+				out = append(out, id) // the whole alert name is searched as the alert's own record
+			}
+		}
+	}
 	return out
 }
 
