@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/target"
 	"github.com/rcamesh/rcamesh/internal/textutil"
 )
@@ -54,11 +55,19 @@ var (
 var recordWords = []string{"approved", "announced", "announcement", "scheduled", "maintenance", "planned", "change window", "upgrade", "migration", "drill", "load test", "campaign", "verb=create", "verb=patch", "verb=update", "verb=delete", "kubectl",
 	"kill switch", "rolled back", "rollback", "reverted", "failed over", "turned off", "mitigated"}
 
-// RecordQuery is the log search for records around an alert (recordWords).
-func RecordQuery() string {
+// RecordQuery is the log search for records around an alert: recordWords,
+// and the names the alert's own texts give what it watches (what another
+// system wrote about it: a batch that fills its queue, a page that changed
+// the text it checks).
+func RecordQuery(a *investigationv1.Alert) string {
 	var qs []string
 	for _, w := range recordWords {
 		qs = append(qs, `"`+w+`"`)
+	}
+	if a != nil {
+		for _, id := range target.AlertIdentifiers(a.GetAlertName(), a.GetTitle(), a.GetSummary()+" \n "+a.GetDescription()) {
+			qs = append(qs, `"`+strings.ReplaceAll(id, `"`, ``)+`"`)
+		}
 	}
 	return strings.Join(qs, " OR ")
 }
@@ -89,13 +98,13 @@ func (ev *Evidence) targetNames() []string {
 	return names
 }
 
-// alertIdentifiers are the names the alert's name and title give what it
-// watches (target.Identifiers), at most three.
+// alertIdentifiers are the names the alert's name, title and summary give
+// what it watches (target.AlertIdentifiers).
 func (ev *Evidence) alertIdentifiers() []string {
 	if ev.Alert == nil {
 		return nil
 	}
-	return target.Identifiers(ev.Alert.GetAlertName()+" \n "+ev.Alert.GetTitle(), 3)
+	return target.AlertIdentifiers(ev.Alert.GetAlertName(), ev.Alert.GetTitle(), ev.Alert.GetSummary()+" \n "+ev.Alert.GetDescription())
 }
 
 // namesTarget: text names one of names whole, or a distinctive word of

@@ -427,13 +427,20 @@ func TestRecordsAround(t *testing.T) {
 // The record search's query is one disjunction of quoted words, each of
 // which a record of planned work says.
 func TestRecordQuery(t *testing.T) {
-	q := RecordQuery()
+	q := RecordQuery(nil)
 	if strings.Count(q, " OR ") != len(recordWords)-1 || !strings.HasPrefix(q, `"`) {
 		t.Fatalf("query %q", q)
 	}
 	for _, w := range recordWords {
 		if !strings.Contains(q, `"`+w+`"`) {
 			t.Errorf("query lacks %q", w)
+		}
+	}
+	// The names the alert's texts give what it watches are searched too.
+	q = RecordQuery(&investigationv1.Alert{AlertName: "invoice-render-depth", Summary: "invoice-render queue above 5000 visible messages"})
+	for _, w := range []string{`"invoice-render-depth"`, `"invoice-render"`} {
+		if !strings.Contains(q, w) {
+			t.Errorf("query %q lacks %s", q, w)
 		}
 	}
 }

@@ -343,6 +343,12 @@ func Identifiers(text string, n int) []string {
 	return out
 }
 
+// AlertIdentifiers are the names an alert's own name, title and texts
+// (summary, description) give what it watches (Identifiers), at most four.
+func AlertIdentifiers(name, title, texts string) []string {
+	return Identifiers(name+" \n "+title+" \n "+texts, 4)
+}
+
 // metricSuffix: v ends like a metric name (a unit or a counter suffix).
 func metricSuffix(v string) bool {
 	for _, suf := range []string{"_total", "_seconds", "_bytes", "_count", "_bucket", "_sum", "_ratio", "_percent", "_info"} {

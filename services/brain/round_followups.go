@@ -175,7 +175,7 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 // (a change record, an approved test, a platform upgrade, an audit record
 // of a write), over the notice look-back; unless one ran.
 func (s *Service) recordSearch(ctx context.Context, st *invState) []pendingCall {
-	return s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.RecordQuery(), "since_minutes": contextLookback})
+	return s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.RecordQuery(st.rec.GetAlert()), "since_minutes": contextLookback})
 }
 
 // hostLogs: what the hosts of the nodes that matter logged about
