@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/target"
 )
 
@@ -55,6 +56,11 @@ func (ev *Evidence) alertedNodes() []string {
 	}
 	if strings.EqualFold(ev.Alert.GetResourceKind(), "node") && ev.Alert.GetResourceName() != "" {
 		out = appendUnique(out, ev.Alert.GetResourceName())
+	}
+	// A host the alert names by a machine's name (no domain, not a pod's):
+	// the machine the monitor watches, a node or the hypervisor under one.
+	if v := target.Lookup(ev.Alert.GetLabels(), target.Host); v != "" && !strings.Contains(v, ".") && !facts.IsDeploymentPod(strings.ToLower(v)) {
+		out = appendUnique(out, v)
 	}
 	return out
 }
@@ -104,10 +110,29 @@ func hostOf(l LogLine, nodes []string) string {
 	if n := nodeNamed(l.Host, nodes); n != "" {
 		return n // the log store's record of the machine that wrote it
 	}
+	if n := nodeNamed(l.Service, nodes); n != "" {
+		return n // a host journal shipped under the machine's name
+	}
 	if f := strings.Fields(l.Message); len(f) > 0 {
 		return nodeNamed(f[0], nodes)
 	}
 	return ""
+}
+
+// reProgramTag: the leading "<program>: " (or "<host>: ") of a host's
+// journal line: who wrote it, not what failed ("kernel:" says nothing of
+// the fault).
+var reProgramTag = regexp.MustCompile(`^(?:\S+?(?:\[\d+\])?:\s+)+`)
+
+// infraEffect: a journal line of node whose first matching effect row,
+// past the host's name and the program tags that start it, is a node, disk
+// or network level fault.
+func infraEffect(text, node string) bool {
+	if f := strings.Fields(text); len(f) > 0 && nodeNamed(f[0], []string{node}) != "" {
+		text = strings.TrimSpace(strings.TrimPrefix(text, f[0]))
+	}
+	fam, ok := familyOf(reProgramTag.ReplaceAllString(text, ""))
+	return ok && fam.cat == catInfra
 }
 
 // nodeFaultLine: a host line that reports a fault: logged as an error or
@@ -128,13 +153,20 @@ func detectNodeHostFault(ev *Evidence) []Finding {
 	}
 	byNode := map[string][]hostLine{}
 	severe := map[string]bool{}
+	// A host's warning of a node-level fault (a NIC dropping packets, a
+	// disk's I/O errors) on a node the alert itself names is as strong as
+	// an error: the alert points at the machine, the host says what fails.
+	alerted := map[string]bool{}
+	for _, n := range ev.alertedNodes() {
+		alerted[nodeNamed(n, nodes)] = true
+	}
 	for _, l := range ev.Logs {
 		n := hostOf(l, nodes)
 		if n == "" || !nodeFaultLine(l) {
 			continue
 		}
 		byNode[n] = append(byNode[n], hostLine{l, n})
-		severe[n] = severe[n] || isErrorLog(l.LogLine)
+		severe[n] = severe[n] || isErrorLog(l.LogLine) || alerted[n] && infraEffect(l.Message, n)
 	}
 	if len(byNode) == 0 {
 		return nil

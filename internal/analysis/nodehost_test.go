@@ -37,6 +37,7 @@ func TestNodeHostFault(t *testing.T) {
 		return facts.LogLine{Timestamp: at(min), Service: svc, Pod: podName, Level: level, Message: msg}
 	}
 	workloadAlert := &investigationv1.Alert{AlertName: "PostingLatencyHigh", Namespace: "ledger", Service: "posting-api", StartsAt: timestamppb.New(t0)}
+	hostAlert := &investigationv1.Alert{AlertName: "seat p99 latency", Labels: map[string]string{"service": "posting-api", "host": "pool-b-77x"}, StartsAt: timestamppb.New(t0)}
 	nodeAlert := &investigationv1.Alert{AlertName: "InstanceStoreDegraded", Service: "EC2", ResourceKind: "node", ResourceName: full, StartsAt: timestamppb.New(t0)}
 	tests := []struct {
 		name    string
@@ -87,6 +88,18 @@ func TestNodeHostFault(t *testing.T) {
 		{"a node that runs nothing of the workload", workloadAlert, []facts.Pod{pod("posting-api-6c9f-b2", "pool-b-77x", false, 1)}, []facts.LogLine{
 			line(-4, "node-journal", "", "ERROR", full+" kernel: blk_update_request: I/O error, dev nvme1n1"),
 		}, "", 0},
+		{"the alert's host label names the node; one warning of a network fault", hostAlert, pods, []facts.LogLine{
+			line(-4, "node-problem-detector", "", "WARN", "pool-b-77x: NIC eth0 rx_dropped rising; TCP retransmits 14%"),
+		}, "node/pool-b-77x", catInfra},
+		{"one warning of no node-level fault on the alert's host", hostAlert, pods, []facts.LogLine{
+			line(-4, "node-problem-detector", "", "WARN", "pool-b-77x: unit logrotate.service took longer than expected"),
+		}, "", 0},
+		{"one kernel warning of a resource limit on the alert's host", hostAlert, pods, []facts.LogLine{
+			line(-4, "node-journal", "", "WARN", "pool-b-77x kernel: cgroup: fork rejected by pids controller in /kubepods.slice"),
+		}, "", 0},
+		{"a host journal shipped under the machine's name", hostAlert, pods, []facts.LogLine{
+			line(-4, "pool-b-77x", "", "ERROR", "zed: pool tank DEGRADED; vdev sdc FAULTED"),
+		}, "node/pool-b-77x", catInfra},
 		{"an application's line that names a node", workloadAlert, pods, []facts.LogLine{
 			line(-4, "posting-api", "posting-api-6c9f-a1", "ERROR", full+" refused the connection: I/O error"),
 		}, "", 0},
