@@ -56,20 +56,51 @@ var recordWords = []string{"approved", "announced", "announcement", "scheduled",
 	"kill switch", "rolled back", "rollback", "reverted", "failed over", "turned off", "mitigated"}
 
 // RecordQuery is the log search for records around an alert: recordWords,
-// and the names the alert's own texts give what it watches (what another
-// system wrote about it: a batch that fills its queue, a page that changed
-// the text it checks).
+// the names the alert's own texts give what it watches, and the machine,
+// database, queue or node its labels name (what another system wrote about
+// it: a batch that fills its queue, a backup that holds its standby, a page
+// that changed the text it checks).
 func RecordQuery(a *investigationv1.Alert) string {
 	var qs []string
 	for _, w := range recordWords {
 		qs = append(qs, `"`+w+`"`)
 	}
 	if a != nil {
-		for _, id := range target.AlertIdentifiers(a.GetAlertName(), a.GetTitle(), a.GetSummary()+" \n "+a.GetDescription()) {
+		names := target.AlertIdentifiers(a.GetAlertName(), a.GetTitle(), a.GetSummary()+" \n "+a.GetDescription())
+		// The machine, database, queue or node its labels name: other
+		// systems (a backup scheduler, a pooler) log records under it.
+		for _, k := range []target.Kind{target.Host, target.Database, target.Queue, target.ConsumerGroup, target.Node} {
+			if v := target.Lookup(a.GetLabels(), k); len(v) >= 4 && !(k == target.Host && strings.Contains(v, ".")) {
+				names = appendUnique(names, strings.ToLower(v))
+			}
+		}
+		for _, id := range names {
 			qs = append(qs, `"`+strings.ReplaceAll(id, `"`, ``)+`"`)
 		}
 	}
 	return strings.Join(qs, " OR ")
+}
+
+// maxRecordIDs bounds the records whose trail a reading follows.
+const maxRecordIDs = 2
+
+// RecordIDs are the ids (reRecordID: a change, a ticket) of the records
+// written around the alert that name its target, at most maxRecordIDs:
+// the rest of a record's trail (its start, its close, its outcome) is
+// logged under its id, in words a search for the target misses.
+func (r Result) RecordIDs() []string {
+	if r.ev == nil {
+		return nil
+	}
+	at := r.ev.alertTime()
+	if at == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range r.ev.contextLines(*at) {
+		out = appendUnique(out, reRecordID.FindAllString(l.Message, -1)...)
+	}
+	return out[:min(len(out), maxRecordIDs)]
 }
 
 // targetNames are the names the alert gives its target (service,

@@ -437,8 +437,8 @@ func TestRecordQuery(t *testing.T) {
 		}
 	}
 	// The names the alert's texts give what it watches are searched too.
-	q = RecordQuery(&investigationv1.Alert{AlertName: "invoice-render-depth", Summary: "invoice-render queue above 5000 visible messages"})
-	for _, w := range []string{`"invoice-render-depth"`, `"invoice-render"`} {
+	q = RecordQuery(&investigationv1.Alert{AlertName: "invoice-render-depth", Summary: "invoice-render queue above 5000 visible messages", Labels: map[string]string{"host": "pg-standby-2"}})
+	for _, w := range []string{`"invoice-render-depth"`, `"invoice-render"`, `"pg-standby-2"`} {
 		if !strings.Contains(q, w) {
 			t.Errorf("query %q lacks %s", q, w)
 		}

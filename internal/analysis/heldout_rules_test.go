@@ -310,7 +310,10 @@ func TestCompletedMaintenanceWindowIsHealthy(t *testing.T) {
 		{"window completed, errors inside it", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: successful"), nil, alertAt(20), true},
 		{"window failed", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: upgrade failed, rolled back"), nil, alertAt(20), false},
 		{"errors continue after the window", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: successful"), []facts.LogLine{refused(30)}, alertAt(20), false},
-		{"alert fired during the window", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: successful"), nil, alertAt(5), false},
+		// Fired during the window, read after it closed with no error
+		// since: the planned work has ended, the condition is gone.
+		{"alert fired during the window", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: successful"), nil, alertAt(5), true},
+		{"alert older than the window", logAt(12, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 completed: successful"), nil, alertAt(-5), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

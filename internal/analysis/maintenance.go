@@ -24,6 +24,7 @@ var (
 	plannedRe   = regexp.MustCompile(`(?i)\b` + plannedWork + `\b`)
 	mwStartRe   = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(started|starting|begins?|began|opened|initiated|kicked off|in progress)\b`)
 	mwEndRe     = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(completed|complete|finished|ended|closed|done|concluded|stopped|over)\b`)
+	mwClosedRe  = regexp.MustCompile(`(?i)\b(completed|complete|finished|ended|closed|done|concluded|successful(?:ly)?)\b`)
 	mwFailRe    = regexp.MustCompile(`(?i)\b(failed|failure|rolled back|rollback|aborted|unsuccessful|errors? remain)\b`)
 	mwIDRe      = regexp.MustCompile(`\b([A-Z]{2,8}-\d{2,8})\b`)
 	mwTargetRe  = regexp.MustCompile(`(?i)\b(db|database|instance|cluster|service|node)/([a-z0-9][a-z0-9-]*)`)
@@ -43,9 +44,22 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 		switch {
 		case mwEndRe.MatchString(l.Message) && !mwFailRe.MatchString(l.Message):
 			end = l
-		case mwStartRe.MatchString(l.Message):
+		case mwStartRe.MatchString(l.Message) || plannedRe.MatchString(l.Message) && mwIDRe.MatchString(l.Message):
+			// The window's start, or the record that announced it.
 			if start == nil {
 				start = l
+			}
+		}
+	}
+	if start != nil && end == nil {
+		// The record closed under its own id, in other words than the
+		// start's ("CHG-7781 closed: failover test successful").
+		if m := mwIDRe.FindStringSubmatch(start.Message); m != nil {
+			for i := range ev.Logs {
+				l := &ev.Logs[i]
+				if l.Timestamp != nil && l.Timestamp.After(*start.Timestamp) && !isErrorLog(l.LogLine) && strings.Contains(l.Message, m[1]) && mwClosedRe.MatchString(l.Message) && !mwFailRe.MatchString(l.Message) {
+					end = l
+				}
 			}
 		}
 	}
@@ -79,9 +93,10 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 	if inside == 0 || after > 0 {
 		return nil
 	}
-	// The alert fires after the window ended.
-	if at := ev.alertTime(); at != nil && at.Before(*end.Timestamp) {
-		return nil
+	// The alert fired during the window or after it: either way the
+	// window has ended and no error followed it.
+	if at := ev.alertTime(); at != nil && at.Before(*start.Timestamp) {
+		return nil // the alert is older than the planned work
 	}
 	entity := ev.workloadEntity()
 	if m := mwTargetRe.FindStringSubmatch(start.Message); m != nil {
@@ -115,6 +130,9 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 	when := ""
 	if at := ev.alertTime(); at != nil {
 		when = fmt.Sprintf(" at %s, %s after it", hhmm(at), durHuman(at.Sub(*end.Timestamp)))
+		if at.Before(*end.Timestamp) {
+			when = fmt.Sprintf(" at %s, during it", hhmm(at))
+		}
 	}
 	f.Statement = fmt.Sprintf("No active failure: the errors came from the planned %s (%s to %s), which completed successfully (%s); no error since, and the alert fired%s for the planned disruption",
 		name, hhmm(start.Timestamp), hhmm(end.Timestamp), clip(end.Message, 160), when)

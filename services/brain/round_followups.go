@@ -124,6 +124,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// change record, an approved test, a platform upgrade, an audit
 		// record of a write), over the same look-back.
 		context = append(context, s.recordSearch(ctx, st)...)
+		context = append(context, s.recordTrails(ctx, st, res)...)
 		context = append(context, s.hostLogs(ctx, st, res)...)
 		if res.Hypotheses[0].GetEntity() == "" {
 			// Health claimed of no target at all (the alert names a
@@ -166,6 +167,7 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 	}
 	out := s.releaseCommits(ctx, st, res)
 	out = append(out, s.recordSearch(ctx, st)...)
+	out = append(out, s.recordTrails(ctx, st, res)...)
 	out = append(out, s.trailSearches(ctx, st, res)...)
 	out = append(out, s.hostLogs(ctx, st, res)...)
 	return append(out, s.failedPodLogs(ctx, st)...)
@@ -206,6 +208,16 @@ func (s *Service) releaseCommits(ctx context.Context, st *invState, res analysis
 func (s *Service) trailSearches(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
 	var out []pendingCall
 	for _, id := range res.TrailObjects() {
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(id, contextLookback))...)
+	}
+	return out
+}
+
+// recordTrails: the records around the alert that name its target, each
+// followed by its id over contextLookback (its close, its outcome).
+func (s *Service) recordTrails(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	var out []pendingCall
+	for _, id := range res.RecordIDs() {
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(id, contextLookback))...)
 	}
 	return out
