@@ -474,3 +474,21 @@ func TestPlannedRecord(t *testing.T) {
 		})
 	}
 }
+
+// The records around the alert that name its target are followed by their
+// ids; a record about another target is not.
+func TestRecordIDs(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2026, 5, 4, h, m, 0, 0, time.UTC); return &x }
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "PickErrors", Namespace: "wms", Service: "pick-api", StartsAt: timestamppb.New(*at(10, 20))}, nil)
+	ev.Logs = []LogLine{
+		{LogLine: facts.LogLine{Timestamp: at(9, 0), Service: "change-calendar", Level: "INFO", Message: "CHG-7781 announced: planned failover test (expected 5xx on pick-api)"}},
+		{LogLine: facts.LogLine{Timestamp: at(9, 5), Service: "change-calendar", Level: "INFO", Message: "CHG-7790 announced: upgrade of billing-db"}},
+	}
+	got := Result{ev: ev}.RecordIDs()
+	if len(got) != 1 || got[0] != "CHG-7781" {
+		t.Errorf("RecordIDs = %v, want [CHG-7781]", got)
+	}
+	if ids := (Result{}).RecordIDs(); ids != nil {
+		t.Errorf("no evidence: %v", ids)
+	}
+}

@@ -431,3 +431,36 @@ func findingOf(t *testing.T, res Result, mode string) *Finding {
 	t.Fatalf("no %s finding", mode)
 	return nil
 }
+
+// A change record that announced planned work days before opens the
+// window; the record closed under its own id, in other words, ends it; an
+// alert that fired inside is explained. Closed as failed, it is not.
+func TestAnnouncedWorkClosedUnderItsID(t *testing.T) {
+	ts := func(s string) *time.Time { x, _ := time.Parse(time.RFC3339, s); return &x }
+	line := func(at, svc, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts(at), Service: svc, Level: level, Message: msg}}
+	}
+	announce := line("2026-03-13T05:00:00Z", "change-calendar", "INFO", "CHG-7781 announced: Sunday 05:00-05:30 UTC planned database failover test for wms-pg; approved by ops")
+	errLine := line("2026-03-15T05:03:00Z", "pick-api", "ERROR", "pq: the database system is shutting down")
+	for _, tc := range []struct {
+		name  string
+		close LogLine
+		want  bool
+	}{
+		{"closed successfully", line("2026-03-15T05:28:00Z", "change-calendar", "INFO", "CHG-7781 closed: failover test successful, RTO 2m10s"), true},
+		{"closed as failed", line("2026-03-15T05:28:00Z", "change-calendar", "INFO", "CHG-7781 closed: failover test failed, rolled back"), false},
+		{"another record closed", line("2026-03-15T05:28:00Z", "change-calendar", "INFO", "CHG-7790 closed: successful"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "PickApi5xx", StartsAt: timestamppb.New(*ts("2026-03-15T05:04:00Z"))}, nil)
+			ev.Logs = []LogLine{announce, errLine, tc.close}
+			got := detectMaintenanceEnded(ev)
+			if (len(got) == 1) != tc.want {
+				t.Fatalf("findings %d, want %v", len(got), tc.want)
+			}
+			if tc.want && !strings.Contains(got[0].Statement, "CHG-7781") {
+				t.Errorf("statement %q does not name the record", got[0].Statement)
+			}
+		})
+	}
+}
