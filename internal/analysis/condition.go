@@ -410,7 +410,7 @@ func detectConditionCleared(ev *Evidence) []Finding {
 		// Someone acted and the signal came back: the fault was mitigated
 		// before the investigation, whatever caused it. The faults the
 		// evidence still shows are its history, not an active failure.
-		f.Score = 0.75
+		f.Score = mitigatedScore
 		f.Overrides = true
 		f.explains(explainsAll, "mitigated before the investigation: "+clip(l.Message, 160))
 		f.validated(fmt.Sprintf("Remediation before the return to normal, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
@@ -420,6 +420,11 @@ func detectConditionCleared(ev *Evidence) []Finding {
 	}
 	return []Finding{f}
 }
+
+// mitigatedScore: a cleared signal after a remediation is the verdict over
+// the faults the evidence still shows (their history): above the fault bar
+// and above a plain cleared reading.
+const mitigatedScore = 0.75
 
 // tailBelow: every point of the last d of pts is at most v.
 func tailBelow(pts []facts.Point, end time.Time, d time.Duration, v float64) bool {

@@ -518,6 +518,31 @@ func (ev *Evidence) plannedRecord() (LogLine, bool) {
 	return LogLine{}, false
 }
 
+// stateFailing: a state that is not healthy whatever the logs and pods
+// say: a resource that keeps running out, a node not Ready, another
+// monitor failing (the alert's own rule, as its payload describes it, is
+// the alert's state at delivery and says nothing of the condition now), a
+// deployment short of replicas.
+func (ev *Evidence) stateFailing() bool {
+	if _, _, ok := ev.runningOut(); ok {
+		return true
+	}
+	if ok, _ := ev.nodesReady(); !ok {
+		return true
+	}
+	for _, m := range ev.Monitors {
+		if !strings.EqualFold(m.State, "OK") && !m.FromAlert {
+			return true
+		}
+	}
+	for _, d := range ev.Deployments {
+		if d.ReadyReplicas < d.Replicas || d.UnavailableReplicas > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func detectK8sHealthy(ev *Evidence) []Finding {
 	if len(ev.Pods) == 0 || !ev.allPodsHealthy() {
 		return nil
@@ -530,32 +555,17 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 	if len(ev.errorLogs()) > 0 {
 		return nil
 	}
-	if _, _, ok := ev.runningOut(); ok {
-		return nil // a resource keeps running out: not healthy, whatever the pods say
+	if ev.stateFailing() {
+		return nil
 	}
 	for _, l := range ev.Logs {
 		if logLevel(l.LogLine) == "WARN" && reInvalidValue.MatchString(l.Message) {
 			return nil // warnings that values are impossible: the data is failing, whatever the pods say
 		}
 	}
-	if ok, _ := ev.nodesReady(); !ok {
-		return nil
-	}
 	for _, n := range ev.Nodes {
 		if n.Unschedulable && ev.namedByAlert([]string{n.Name}) {
 			return nil // the node the alert is about is still cordoned: its condition holds
-		}
-	}
-	for _, m := range ev.Monitors {
-		// The rule as the alert payload describes it: its state is the
-		// alert's at delivery, which says nothing of the condition now.
-		if !strings.EqualFold(m.State, "OK") && !m.FromAlert {
-			return nil
-		}
-	}
-	for _, d := range ev.Deployments {
-		if d.ReadyReplicas < d.Replicas || d.UnavailableReplicas > 0 {
-			return nil // a deployment short of replicas is not healthy
 		}
 	}
 	ent := ev.workloadEntity()

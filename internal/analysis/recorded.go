@@ -16,11 +16,11 @@ const recordedQuietScore = 0.62
 // ---- nothing failed, and the records around the alert say what happened ----
 
 // detectRecordedQuiet: no source shows a failure (no error or warning line,
-// no request answered with a server error, no restart, unready pod, Warning event, abnormal condition or database
-// event, no error or latency series that moved, no resource running out,
-// no other monitor failing) and the records written around the alert name
-// its target: a change, a plan, a configured behaviour or another system's
-// account of it. The alert fired on a state the records explain, not on a
+// no request answered with a server error, no restart, unready pod,
+// Warning event, abnormal condition or database event, no error or
+// latency series that moved, no failing state: stateFailing) and the
+// records written around the alert name its target: a change, a plan, a
+// configured behaviour or another system's account of it. The alert fired on a state the records explain, not on a
 // failure; the reading quotes them (explainWith) so the reader can check.
 // Without such a record nothing is claimed: absence alone is not health.
 func detectRecordedQuiet(ev *Evidence) []Finding {
@@ -45,20 +45,7 @@ func detectRecordedQuiet(ev *Evidence) []Finding {
 			return nil
 		}
 	}
-	if _, _, ok := ev.runningOut(); ok {
-		return nil
-	}
-	for _, m := range ev.Monitors {
-		if !strings.EqualFold(m.State, "OK") && !m.FromAlert {
-			return nil
-		}
-	}
-	for _, d := range ev.Deployments {
-		if d.ReadyReplicas < d.Replicas || d.UnavailableReplicas > 0 {
-			return nil
-		}
-	}
-	if ok, _ := ev.nodesReady(); !ok {
+	if ev.stateFailing() {
 		return nil
 	}
 	if len(ev.healthContext()) == 0 {
