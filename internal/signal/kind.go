@@ -172,7 +172,7 @@ func Classify(name string, labels map[string]string) Kind {
 		// memory is read beside the runtime's memory series).
 		return Unknown
 	}
-	hasDuration := containsAny(base, durationWords...) || (strings.HasSuffix(base, "_seconds") || strings.HasSuffix(base, "_milliseconds")) && !containsAny(base, "cpu", "gc_", "uptime", "start_time", "age", "timestamp", "throttled")
+	hasDuration := containsAny(base, durationWords...) || (strings.HasSuffix(base, "_seconds") || strings.HasSuffix(base, "_milliseconds")) && !containsAny(base, "cpu", "gc_", "uptime", "start_time", "age", "timestamp", "throttled", "lag")
 	switch {
 	case containsAny(base, "error", "5xx", "fail", "exception", "fault"):
 		return Errors

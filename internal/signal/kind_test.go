@@ -33,6 +33,10 @@ func TestClassify(t *testing.T) {
 		{"lb_requests", map[string]string{"upstream_status": "504"}, Errors},
 		{"lb_requests", map[string]string{"backend_status_class": "5xx"}, Errors},
 		{"batch_runs_total", map[string]string{"job_status": "failed"}, Errors},
+		// A lag measured in seconds is how far behind, not how slow.
+		{"pg_replication_lag_seconds", nil, Saturation},
+		{"kafka_consumergroup_lag_seconds", nil, Saturation},
+		{"http_server_duration_seconds", nil, Latency},
 		// A code that is not a request outcome.
 		{"visits_total", map[string]string{"zip_code": "50321"}, Unknown},
 		{"processes_exited_total", map[string]string{"exit_code": "1"}, Unknown},
