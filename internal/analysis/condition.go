@@ -362,11 +362,8 @@ func detectConditionCleared(ev *Evidence) []Finding {
 			residue := h + clearedResidue*math.Max(rs.Peak-h, 0)
 			return v > 1.2*h+1e-9 && v > residue && !(k == signal.Errors && v <= 0.01)
 		}
-		for j := len(pts) - 1; j >= 0 && end.Sub(pts[j].T) <= clearedFor; j-- {
-			if high(pts[j].V) {
-				back = false
-				break
-			}
+		if !tailAll(pts, end, clearedFor, func(v float64) bool { return !high(v) }) {
+			back = false
 		}
 		// When it came back: the first point of the trailing run at its
 		// level.
@@ -383,7 +380,7 @@ func detectConditionCleared(ev *Evidence) []Finding {
 			return nil // one alerted signal is not back: the condition may hold
 		}
 		p := rs.Peak
-		if k == signal.Errors && h > 0.01 && since != nil && !since.After(end.Add(-clearedFor)) && tailBelow(pts, end, clearedFor, math.Max(0.01, clearedResidue*p)) {
+		if k == signal.Errors && h > 0.01 && since != nil && !since.After(end.Add(-clearedFor)) && tailAll(pts, end, clearedFor, func(v float64) bool { return v <= math.Max(0.01, clearedResidue*p) }) {
 			// The window opens inside the episode: errors from the first
 			// point, none at the end. The level before it is none.
 			h = 0
@@ -426,10 +423,10 @@ func detectConditionCleared(ev *Evidence) []Finding {
 // and above a plain cleared reading.
 const mitigatedScore = 0.75
 
-// tailBelow: every point of the last d of pts is at most v.
-func tailBelow(pts []facts.Point, end time.Time, d time.Duration, v float64) bool {
+// tailAll: every point of the last d of pts (up to end) satisfies ok.
+func tailAll(pts []facts.Point, end time.Time, d time.Duration, ok func(float64) bool) bool {
 	for j := len(pts) - 1; j >= 0 && end.Sub(pts[j].T) <= d; j-- {
-		if pts[j].V > v {
+		if !ok(pts[j].V) {
 			return false
 		}
 	}

@@ -66,7 +66,7 @@ func RecordQuery(a *investigationv1.Alert) string {
 		qs = append(qs, `"`+w+`"`)
 	}
 	if a != nil {
-		names := target.AlertIdentifiers(a.GetAlertName(), a.GetTitle(), a.GetSummary()+" \n "+a.GetDescription())
+		names := alertIdentifiers(a)
 		// The machine, database, queue or node its labels name: other
 		// systems (a backup scheduler, a pooler) log records under it.
 		for _, k := range []target.Kind{target.Host, target.Database, target.Queue, target.ConsumerGroup, target.Node} {
@@ -135,7 +135,13 @@ func (ev *Evidence) alertIdentifiers() []string {
 	if ev.Alert == nil {
 		return nil
 	}
-	return target.AlertIdentifiers(ev.Alert.GetAlertName(), ev.Alert.GetTitle(), ev.Alert.GetSummary()+" \n "+ev.Alert.GetDescription())
+	return alertIdentifiers(ev.Alert)
+}
+
+// alertIdentifiers are the names a's name, title, summary and
+// description give what it watches (target.AlertIdentifiers).
+func alertIdentifiers(a *investigationv1.Alert) []string {
+	return target.AlertIdentifiers(a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription())
 }
 
 // namesTarget: text names one of names whole, or a distinctive word of
@@ -282,7 +288,10 @@ const ownAccountBefore = 45 * time.Minute
 
 // reRequestLine: a line that records one request (an HTTP method and a
 // path): traffic, not an account of the service's state.
-var reRequestLine = regexp.MustCompile(`\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/`)
+var reRequestLine = regexp.MustCompile(`\b(?:` + httpMethods + `)\s+/`)
+
+// httpMethods: the request methods a line that records one request names.
+const httpMethods = `GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS`
 
 // ownAccount is what the target itself logged about its state around the
 // alert (from ownAccountBefore before to contextAfter after): its non-error

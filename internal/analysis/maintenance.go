@@ -21,13 +21,15 @@ var (
 	// stress test, a chaos experiment, a game day or drill, a planned
 	// failover or migration. SRE vocabulary, not one incident's wording.
 	plannedWork = `(?:maintenance(?: window)?|change window|planned (?:work|outage|failover|maintenance|migration|downtime)|scheduled (?:maintenance|downtime|work)|load[ -]?test(?:ing)?|stress[ -]test|performance test|chaos (?:experiment|test|drill|run)|game[ -]?day|(?:dr|failover|fire) (?:drill|test|exercise)|drill)`
-	plannedRe   = regexp.MustCompile(`(?i)\b` + plannedWork + `\b`)
-	mwStartRe   = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(started|starting|begins?|began|opened|initiated|kicked off|in progress)\b`)
-	mwEndRe     = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(completed|complete|finished|ended|closed|done|concluded|stopped|over)\b`)
-	mwClosedRe  = regexp.MustCompile(`(?i)\b(completed|complete|finished|ended|closed|done|concluded|successful(?:ly)?)\b`)
-	mwFailRe    = regexp.MustCompile(`(?i)\b(failed|failure|rolled back|rollback|aborted|unsuccessful|errors? remain)\b`)
-	mwIDRe      = regexp.MustCompile(`\b([A-Z]{2,8}-\d{2,8})\b`)
-	mwTargetRe  = regexp.MustCompile(`(?i)\b(db|database|instance|cluster|service|node)/([a-z0-9][a-z0-9-]*)`)
+	// endWords: how a record says a piece of work ended.
+	endWords   = `completed|complete|finished|ended|closed|done|concluded`
+	plannedRe  = regexp.MustCompile(`(?i)\b` + plannedWork + `\b`)
+	mwStartRe  = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(started|starting|begins?|began|opened|initiated|kicked off|in progress)\b`)
+	mwEndRe    = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(` + endWords + `|stopped|over)\b`)
+	mwClosedRe = regexp.MustCompile(`(?i)\b(` + endWords + `|successful(?:ly)?)\b`)
+	mwFailRe   = regexp.MustCompile(`(?i)\b(failed|failure|rolled back|rollback|aborted|unsuccessful|errors? remain)\b`)
+	mwIDRe     = regexp.MustCompile(`\b([A-Z]{2,8}-\d{2,8})\b`)
+	mwTargetRe = regexp.MustCompile(`(?i)\b(db|database|instance|cluster|service|node)/([a-z0-9][a-z0-9-]*)`)
 )
 
 // detectMaintenanceEnded: a planned maintenance window (a change record that

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -174,10 +175,7 @@ func detectNodeHostFault(ev *Evidence) []Finding {
 	// The nodes that matter: the ones the alert names and the ones that
 	// run the alerted workload; with no workload resolved, the ones that
 	// run a pod in trouble.
-	relevant := map[string]bool{}
-	for _, n := range ev.alertedNodes() {
-		relevant[nodeNamed(n, nodes)] = true
-	}
+	relevant := maps.Clone(alerted)
 	targets := ev.targetPods()
 	if _, name := splitEntity(ev.workloadEntity()); name == "" || len(targets) == 0 {
 		targets = nil

@@ -49,7 +49,7 @@ var responseFlags = map[string]flagRow{
 // reProxyFlags finds the response flags of an access-log line: after the
 // status of Envoy's default text format ("GET /x HTTP/1.1" 503 UC), or
 // as a response_flags field (JSON, key=value).
-var reProxyFlags = regexp.MustCompile(`"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT) [^"]*" (?:\d{3}|0) ([A-Z]{1,5}(?:,[A-Z]{1,5})*) |(?i:response_flags)"?\s*[=:]\s*"?([A-Z]{1,5}(?:,[A-Z]{1,5})*)\b`)
+var reProxyFlags = regexp.MustCompile(`"(?:` + httpMethods + `|CONNECT) [^"]*" (?:\d{3}|0) ([A-Z]{1,5}(?:,[A-Z]{1,5})*) |(?i:response_flags)"?\s*[=:]\s*"?([A-Z]{1,5}(?:,[A-Z]{1,5})*)\b`)
 
 // proxyFlag is the first known response flag of an access-log line, with
 // its row.
@@ -70,7 +70,7 @@ func proxyFlag(msg string) (string, flagRow, bool) {
 // error, whatever the logger's level (access logs are written at INFO):
 // the status after the quoted request of the common log format, or a
 // status field.
-var reFailedRequest = regexp.MustCompile(`"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) [^"]*" 5\d\d\b|\b(?:status|status_code|response_code|code)[=:]\s*"?5\d\d\b`)
+var reFailedRequest = regexp.MustCompile(`"(?:` + httpMethods + `) [^"]*" 5\d\d\b|\b(?:status|status_code|response_code|code)[=:]\s*"?5\d\d\b`)
 
 // failedRequestLine: a line that records a request the proxy or server
 // failed, whatever the logger's level: a server-error status, or a

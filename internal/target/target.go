@@ -343,10 +343,10 @@ func Identifiers(text string, n int) []string {
 	return out
 }
 
-// AlertIdentifiers are the names an alert's own name, title and texts
-// (summary, description) give what it watches (Identifiers), at most four.
-func AlertIdentifiers(name, title, texts string) []string {
-	return Identifiers(name+" \n "+title+" \n "+texts, 4)
+// AlertIdentifiers are the names an alert's own texts (its name, title,
+// summary, description) give what it watches (Identifiers), at most four.
+func AlertIdentifiers(texts ...string) []string {
+	return Identifiers(strings.Join(texts, " \n "), 4)
 }
 
 // metricSuffix: v ends like a metric name (a unit or a counter suffix).

@@ -206,19 +206,21 @@ func (s *Service) releaseCommits(ctx context.Context, st *invState, res analysis
 // identifier (a key's UUID, an ARN's resource): what other systems logged
 // about each (an audit record, a sweep) anywhere over contextLookback.
 func (s *Service) trailSearches(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
-	var out []pendingCall
-	for _, id := range res.TrailObjects() {
-		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(id, contextLookback))...)
-	}
-	return out
+	return s.searchesAnywhere(ctx, st, res.TrailObjects())
 }
 
 // recordTrails: the records around the alert that name its target, each
 // followed by its id over contextLookback (its close, its outcome).
 func (s *Service) recordTrails(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	return s.searchesAnywhere(ctx, st, res.RecordIDs())
+}
+
+// searchesAnywhere: one log search per name, in any namespace, over
+// contextLookback; unless one ran.
+func (s *Service) searchesAnywhere(ctx context.Context, st *invState, names []string) []pendingCall {
 	var out []pendingCall
-	for _, id := range res.RecordIDs() {
-		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(id, contextLookback))...)
+	for _, n := range names {
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(n, contextLookback))...)
 	}
 	return out
 }

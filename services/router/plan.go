@@ -909,7 +909,7 @@ func (v *alertView) namedObjects() []string {
 	if len(out) == 0 && v.service == "" && v.pod == "" && v.namespace == "" {
 		// Nothing typed: the names the alert's own title gives what it
 		// watches ("lag pg-crew-delayed", "Queue 'reminders'").
-		for _, id := range target.AlertIdentifiers(v.alert.GetAlertName(), v.alert.GetTitle(), v.alert.GetSummary()+" \n "+v.alert.GetDescription()) {
+		for _, id := range target.AlertIdentifiers(v.alert.GetAlertName(), v.alert.GetTitle(), v.alert.GetSummary(), v.alert.GetDescription()) {
 			if !strings.EqualFold(id, v.alert.GetAlertName()) && len(out) < 3 {
 				out = append(out, id) // the whole alert name is searched as the alert's own record
 			}
