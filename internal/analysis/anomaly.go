@@ -345,7 +345,7 @@ func (ev *Evidence) findCandidates() []*candidate {
 	// Error logs: per workload, and per downstream host they name.
 	for _, l := range ev.Logs {
 		lv := logLevel(l.LogLine)
-		if lv != "ERROR" && lv != "FATAL" && !(lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message))) && !failedRequestLine(l.Message) {
+		if lv != "ERROR" && lv != "FATAL" && !(lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message) || ev.persistentWarning(l))) && !failedRequestLine(l.Message) {
 			continue // a request the server or proxy failed is an error whatever level its access log is written at
 		}
 		svc := ev.logService(l)

@@ -160,6 +160,8 @@ type Evidence struct {
 	// them).
 	cutsOnce sync.Once
 	cuts     []changeRef
+	// persistent caches the persistent warnings' keys.
+	persistent persistentSet
 }
 
 // keyTime is t in a deduplication key: RFC 3339 in UTC, "" when unknown.

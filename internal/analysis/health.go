@@ -552,8 +552,8 @@ func detectK8sHealthy(ev *Evidence) []Finding {
 			return nil // restart_recovered owns this
 		}
 	}
-	if len(ev.errorLogs()) > 0 {
-		return nil
+	if len(ev.errorLogs()) > 0 || len(ev.persistentWarnings()) > 0 {
+		return nil // an error, or a warning that keeps coming: something still fails
 	}
 	if ev.stateFailing() {
 		return nil

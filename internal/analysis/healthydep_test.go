@@ -17,12 +17,18 @@ import (
 // failing dependency.
 func TestDependencyWithNormalSignals(t *testing.T) {
 	base := time.Date(2027, 5, 6, 10, 0, 0, 0, time.UTC)
-	callerLines := func(url string) []LogLine {
+	timeout := `context deadline exceeded (Client.Timeout exceeded while awaiting headers)`
+	expired := `tls: failed to verify certificate: x509: certificate has expired or is not yet valid`
+	callerLines := func(url string, why ...string) []LogLine {
+		reason := timeout
+		if len(why) > 0 {
+			reason = why[0]
+		}
 		var out []LogLine
 		for i := 0; i < 6; i++ {
 			ts := base.Add(time.Duration(i) * time.Minute)
 			out = append(out, LogLine{LogLine: facts.LogLine{Timestamp: &ts, Namespace: "cover", Service: "quote-api", Pod: "quote-api-84fd6b7c5d-sf772", Level: "ERROR",
-				Message: fmt.Sprintf(`pricing call failed: Post "%s/price": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, url)}})
+				Message: fmt.Sprintf(`pricing call failed: Post "%s/price": %s`, url, reason)}})
 		}
 		return out
 	}
@@ -36,15 +42,22 @@ func TestDependencyWithNormalSignals(t *testing.T) {
 		series  []Series
 		wantCat investigationv1.RootCauseCategory
 		wantEnt string
+		why     string
 	}{
-		{"dependency's own signals normal", "http://risk-pricer.cover.svc.cluster.local:8080", []Series{own("flat", 20, 20)}, catConfig, "deployment/cover/quote-api"},
-		{"no signals of its own", "http://risk-pricer.cover.svc.cluster.local:8080", nil, catDependency, "service/cover/risk-pricer"},
-		{"a host outside the cluster", "https://api.riskgate.example", nil, catDependency, "host/api.riskgate.example"},
+		{"dependency's own signals normal", "http://risk-pricer.cover.svc.cluster.local:8080", []Series{own("flat", 20, 20)}, catConfig, "deployment/cover/quote-api", timeout},
+		{"no signals of its own", "http://risk-pricer.cover.svc.cluster.local:8080", nil, catDependency, "service/cover/risk-pricer", timeout},
+		{"a host outside the cluster", "https://api.riskgate.example", nil, catDependency, "host/api.riskgate.example", timeout},
+		// Its certificate lapsed (a call that names its timeout, as an
+		// admission webhook's does): a certificate issued inside the
+		// cluster is configuration; a provider's outside it stays the
+		// provider's.
+		{"an expired certificate inside the cluster", "https://risk-pricer.cover.svc:8443/mutate?timeout=10s", nil, catConfig, "service/cover/risk-pricer", expired},
+		{"an expired certificate outside the cluster", "https://api.riskgate.example/v2?timeout=10s", nil, catDependency, "host/api.riskgate.example", expired},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := NewEvidence(&investigationv1.Alert{AlertName: "QuoteErrors", Namespace: "cover", Service: "quote-api"}, nil)
-			ev.Logs = callerLines(tc.url)
+			ev.Logs = callerLines(tc.url, tc.why)
 			ev.Series = tc.series
 			var got *Finding
 			for _, f := range detectDependencyFailure(ev) {

@@ -142,6 +142,9 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// and drivers, is a credential setting, not the pool that dialled.
 		{"redis: connection pool: failed to dial after 5 attempts: WRONGPASS invalid username-password pair or user is disabled.", catConfig},
 		{"NOAUTH Authentication required.", catConfig},
+		// An eviction the disruption budget refuses: the budget is a
+		// setting (the eviction API's own words, and a drain tool's).
+		{`error when evicting pods/"ledger-7f9c" -n "payments" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`, catConfig},
 		{"SQLSTATE[HY000] [1045] Access denied for user 'app'@'10.0.3.7' (using password: YES)", catConfig},
 		{"amqp: ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN", catConfig},
 		{"upload failed: invalid access key for bucket exports", catConfig},

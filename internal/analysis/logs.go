@@ -337,6 +337,14 @@ func detectDependencyFailure(ev *Evidence) []Finding {
 		f.Remediation = []string{fmt.Sprintf("Investigate %s (health, saturation, recent changes) rather than the callers", t), "Add timeouts/circuit breaking in the callers"}
 		f.Signals = []string{"dependency", t}
 		ev.callersSide(&f, host, g.lines)
+		if f.Category == catDependency && !externalHost(host) && certificateFailures(g.lines) {
+			// The calls fail on verifying a certificate inside the
+			// cluster: one its own operators issue and rotate (a
+			// webhook's, a service's serving certificate). The peer is
+			// up; its certificate is a setting that lapsed.
+			f.Category = catConfig
+			f.inferred(fmt.Sprintf("The calls to %s fail on its certificate, not on its availability: a certificate issued inside the cluster is configuration that lapsed", t))
+		}
 		out = append(out, f)
 	}
 	return out
@@ -526,6 +534,17 @@ var (
 	rePeerVerify   = regexp.MustCompile(`(?i)x509: certificate has expired|certificate verify failed|ssl certificate problem`)
 	reOwnCertError = regexp.MustCompile(`(?i)remote error: tls|bad certificate|client certificate`)
 )
+
+// certificateFailures: most of the lines fail on verifying a certificate.
+func certificateFailures(lines []LogLine) bool {
+	n := 0
+	for _, l := range lines {
+		if rePeerVerify.MatchString(l.Message) || strings.Contains(strings.ToLower(l.Message), "certificate is not yet valid") {
+			n++
+		}
+	}
+	return 2*n > len(lines)
+}
 
 // peerCertExpired returns the remote host whose certificate the lines say
 // expired, when they verify an external peer named in them (a URL or
