@@ -192,6 +192,19 @@ func inverseMeasure(words []string) bool {
 	return false
 }
 
+// supplyMeasure: a measure of what serves the load (consumers, workers,
+// replicas, a limit or a capacity), not of the load or of what fills: its
+// rise is capacity added, never the alerted condition itself.
+func supplyMeasure(words []string) bool {
+	for _, w := range words {
+		switch w {
+		case "consumers", "workers", "replicas", "instances", "capacity", "limit", "limits", "allocatable", "max", "maximum":
+			return true
+		}
+	}
+	return false
+}
+
 // leftWords name what is left of a resource (free capacity): a fall of
 // such a measure is its exhaustion, a rise its recovery.
 var leftWords = []string{"free", "available", "remaining", "balance", "headroom"}
@@ -221,7 +234,7 @@ func (ev *Evidence) alertedSeries(kinds map[signal.Kind]bool) []alerted {
 			continue
 		}
 		k := signal.Classify(s.Name, s.Labels)
-		if !kinds[k] || k == signal.Traffic || k == signal.Availability {
+		if !kinds[k] || k == signal.Traffic || k == signal.Availability || supplyMeasure(metricWords(s.Name)) {
 			continue
 		}
 		if own := strings.ToLower(labelOf(s.Series, "service", "app", "deployment", "container", "job", "pod")); svc != "" && own != "" && own != svc && !strings.HasPrefix(own, svc+"-") {

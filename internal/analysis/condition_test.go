@@ -284,3 +284,34 @@ func TestHeldConditionOfNamedAndEasedSignals(t *testing.T) {
 		})
 	}
 }
+
+// A measure of what serves the load (its consumers, workers, replicas)
+// that rises is capacity added, not the alerted backlog still holding.
+func TestSupplyMeasureIsNotTheCondition(t *testing.T) {
+	alert := &investigationv1.Alert{AlertName: "SettlementQueueBacklog", Summary: "settlement queue backlog above 5000", Service: "settle-worker"}
+	rising := func(i int) float64 { return 4 + float64(i)*0.15 }
+	drained := func(i int) float64 {
+		if i < 30 {
+			return 8000
+		}
+		return 3
+	}
+	tests := []struct {
+		name   string
+		series []Series
+		holds  bool
+	}{
+		{"consumers rise while the backlog drained", []Series{mkSeries("rabbitmq_queue_consumers", map[string]string{"queue": "settle"}, rising), mkSeries("rabbitmq_queue_messages_ready", map[string]string{"queue": "settle"}, drained)}, false},
+		{"workers of a pool rise", []Series{mkSeries("settle_pool_workers", nil, rising)}, false},
+		{"the backlog itself still creeps", []Series{mkSeries("settle_queue_depth", nil, func(i int) float64 { return 4000 + float64(i)*40 })}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(alert, nil)
+			ev.Series = tc.series
+			if h, holds := ev.heldCondition(); holds != tc.holds {
+				t.Errorf("heldCondition = %v (%s), want %v", holds, h.what, tc.holds)
+			}
+		})
+	}
+}
