@@ -980,6 +980,8 @@ type changeRef struct {
 	service string
 	// commits are what a deploy shipped (releaseCommits).
 	commits []Commit
+	// commitIDs: the commit-like ids a change record names.
+	commitIDs []string
 	// cut: a replica cut (replicacut.go), whose effect is saturation.
 	cut bool
 	// object: the identifier of the object the symptoms name that the
@@ -1230,6 +1232,9 @@ func sameImages(a, b []string) bool {
 
 // releaseCommits are the commits a deploy shipped: the one of its revision
 // and the earlier ones of the same service not shipped by another deploy.
+// A revision that names no commit (a version number) shipped the service's
+// commits made after its previous deploy started and before this one did
+// (releaseCommitWindow back at most, when no earlier deploy is known).
 func (ev *Evidence) releaseCommits(d facts.Deploy) []Commit {
 	var out []Commit
 	for _, c := range ev.Commits {
@@ -1240,7 +1245,48 @@ func (ev *Evidence) releaseCommits(d facts.Deploy) []Commit {
 			out = append(out, c)
 		}
 	}
+	if len(out) > 0 || d.Service == "" || d.IsRollback {
+		return out
+	}
+	start := d.StartedAt
+	if start == nil {
+		start = d.FinishedAt
+	}
+	if start == nil {
+		return nil
+	}
+	from := start.Add(-releaseCommitWindow)
+	for _, o := range ev.Deploys {
+		ot := o.StartedAt
+		if ot == nil {
+			ot = o.FinishedAt
+		}
+		if ot != nil && strings.EqualFold(o.Service, d.Service) && ot.Before(*start) && ot.After(from) {
+			from = *ot
+		}
+	}
+	for _, c := range ev.Commits {
+		if c.Removed || c.Timestamp == nil || !strings.EqualFold(c.Service, d.Service) || ev.shippedByRevision(c) {
+			continue
+		}
+		if c.Timestamp.After(from) && !c.Timestamp.After(*start) {
+			out = append(out, c)
+		}
+	}
 	return out
+}
+
+// releaseCommitWindow: how far before a deploy its unnamed commits may be.
+const releaseCommitWindow = 14 * 24 * time.Hour
+
+// shippedByRevision: a deploy names c's SHA as its revision.
+func (ev *Evidence) shippedByRevision(c Commit) bool {
+	for _, d := range ev.Deploys {
+		if d.Revision != "" && len(d.Revision) >= 7 && (strings.HasPrefix(c.SHA, d.Revision) || strings.HasPrefix(d.Revision, c.SHA)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ---- the finding ----

@@ -68,8 +68,18 @@ func commitKind(c facts.Commit) string {
 			return changeCode
 		}
 	}
+	for _, f := range c.Files {
+		if reProgramFile.MatchString(f.Path) && f.ChangeType != facts.ChangeConfig {
+			// A timeout or retry written in a program's source (a retry
+			// helper wrapped around a call) is code, not a setting.
+			return changeCode
+		}
+	}
 	return changeConfig
 }
+
+// reProgramFile: a file of program source, not of settings.
+var reProgramFile = regexp.MustCompile(`(?i)\.(go|py|java|kt|kts|scala|js|mjs|cjs|jsx|ts|tsx|rb|rs|cs|fs|php|c|cc|cpp|h|hpp|swift|m|ex|exs|erl|clj|lua|pl|sh)$`)
 
 // reBuildEnvFile: a file that names what the service is built and run on
 // (its container image's base, its language toolchain's version), not the
@@ -116,10 +126,40 @@ func (ev *Evidence) announcedChanges() []changeRef {
 		}
 		out = append(out, changeRef{
 			text: fmt.Sprintf("%s change announced by %s at %s: %s", kind, logOrigin(l), hhmm(l.Timestamp), quote(l.Message)),
-			at:   l.Timestamp, kind: kind, cite: l.Cite,
+			at:   l.Timestamp, kind: kind, cite: l.Cite, commits: ev.commitsNamed(l.Message), commitIDs: commitIDs(l.Message),
 		})
 	}
 	return append(out, ev.dbEventChanges()...)
+}
+
+// reCommitID: a token that reads as a commit id (7 to 40 hex digits, with
+// letters and digits both).
+var reCommitID = regexp.MustCompile(`\b[0-9a-f]{7,40}\b`)
+
+// commitIDs are the commit-like tokens of text.
+func commitIDs(text string) []string {
+	var out []string
+	for _, t := range reCommitID.FindAllString(strings.ToLower(text), -1) {
+		if strings.IndexFunc(t, func(r rune) bool { return r >= 'a' && r <= 'f' }) >= 0 && strings.IndexFunc(t, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 {
+			out = appendUnique(out, t)
+		}
+	}
+	return out
+}
+
+// commitsNamed are the commits of the evidence a record names by id (a
+// sync or upgrade of "cluster-addons 1f6d3b8"): what the change shipped,
+// in its authors' words.
+func (ev *Evidence) commitsNamed(text string) []Commit {
+	var out []Commit
+	for _, id := range commitIDs(text) {
+		for _, c := range ev.Commits {
+			if sha := strings.ToLower(c.SHA); len(sha) >= 7 && (strings.HasPrefix(sha, id) || strings.HasPrefix(id, sha)) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 var (
@@ -393,6 +433,12 @@ func (r Result) ReleasesUnread() bool {
 			continue
 		}
 		if len(r.ev.releaseCommits(d.Deploy)) == 0 {
+			return true
+		}
+	}
+	// A change record before the alert that names a commit no pin read.
+	for _, c := range r.ev.announcedChanges() {
+		if c.at != nil && !c.at.After(at.Add(time.Minute)) && at.Sub(*c.at) <= changeLookback && len(c.commitIDs) > 0 && len(c.commits) == 0 {
 			return true
 		}
 	}

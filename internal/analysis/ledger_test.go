@@ -75,6 +75,11 @@ func TestCommitKindBuildEnvironment(t *testing.T) {
 		{"a Python library bump", []string{facts.ChangeDependencyBump}, []facts.CommitFile{file("requirements.txt", facts.ChangeDependencyBump)}, changeCode},
 		{"build file and code", []string{facts.ChangeDependencyBump, facts.ChangeFeature}, []facts.CommitFile{file("Dockerfile", facts.ChangeDependencyBump), file("src/main.go", facts.ChangeFeature)}, changeCode},
 		{"build file as a refactor", []string{facts.ChangeRefactor}, []facts.CommitFile{file("Dockerfile", facts.ChangeRefactor)}, changeCode},
+		// A timeout or retry is a setting in a settings file and code in
+		// a program's source.
+		{"a retry count in a values file", []string{facts.ChangeTimeoutRetry}, []facts.CommitFile{file("deploy/values-prod.yaml", facts.ChangeTimeoutRetry)}, changeConfig},
+		{"a retry helper wrapped around a call", []string{facts.ChangeTimeoutRetry}, []facts.CommitFile{file("payments/charge.py", facts.ChangeTimeoutRetry)}, changeCode},
+		{"a timeout constant in Go source", []string{facts.ChangeTimeoutRetry}, []facts.CommitFile{file("internal/client/http.go", "")}, changeCode},
 	}
 	for _, tc := range tests {
 		if got := commitKind(facts.Commit{ChangeTypes: tc.types, Files: tc.files}); got != tc.want {
