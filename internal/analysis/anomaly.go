@@ -1531,6 +1531,9 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 		}
 		f.validated(fmt.Sprintf("What %s logged at %s about what the errors name: %s", logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
 	}
+	for _, l := range ev.errorAccount(top.name, onset, top.errLines) {
+		f.validated(fmt.Sprintf("What %s itself logged at %s about what its errors name: %s", logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+	}
 	if change == nil || change.unrelated {
 		// Nothing near the onset explains it: the failing service's own
 		// earlier changes (a setting shipped days before that bites when

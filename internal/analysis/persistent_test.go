@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,31 @@ func TestPersistentWarnings(t *testing.T) {
 				t.Errorf("k8s_healthy found = %v, want %v", healthy, tc.want == 0)
 			}
 		})
+	}
+}
+
+// The failing entity's own account of what its errors name: its non-error
+// line about the same address, not its error template again, not a line
+// about another address, not another service's line.
+func TestErrorAccount(t *testing.T) {
+	base := time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)
+	line := func(min int, svc, level, msg string) LogLine {
+		ts := base.Add(time.Duration(min) * time.Minute)
+		return LogLine{LogLine: facts.LogLine{Timestamp: &ts, Service: svc, Level: level, Message: msg}}
+	}
+	errs := []LogLine{
+		line(10, "edge-gw", "WARN", "limit exceeded for key 10.8.0.7 count=184, answering 429"),
+		line(13, "edge-gw", "WARN", "limit exceeded for key 10.8.0.7 count=205, answering 429"),
+	}
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "PortalRefusing"}, nil)
+	ev.Logs = append([]LogLine{
+		line(9, "edge-gw", "INFO", "peer 10.8.0.7 is not a trusted proxy; keying on the connection address"),
+		line(9, "edge-gw", "INFO", "peer 10.8.0.71 connected"),
+		line(9, "billing", "INFO", "call from 10.8.0.7 accepted"),
+	}, errs...)
+	onset := base.Add(10 * time.Minute)
+	got := ev.errorAccount("edge-gw", &onset, errs)
+	if len(got) != 1 || !strings.Contains(got[0].Message, "trusted proxy") {
+		t.Fatalf("errorAccount = %v, want the gateway's own line about 10.8.0.7", got)
 	}
 }

@@ -183,3 +183,72 @@ func (ev *Evidence) observations(own string, onset *time.Time, symptoms []string
 		return false
 	})
 }
+
+// maxErrorAccount bounds the failing entity's own lines quoted as its
+// account of its errors.
+const maxErrorAccount = 2
+
+// errorAccount is what the failing entity itself logged, not as an error,
+// around the onset about what its errors name (an address, an
+// identifier): how it treats that client, key or peer ("client 10.20.0.4
+// is not in trusted_ips; using the connection address"). Its error lines'
+// own templates are the symptom, not the account.
+func (ev *Evidence) errorAccount(own string, onset *time.Time, errLines []LogLine) []LogLine {
+	if onset == nil || own == "" || len(errLines) == 0 {
+		return nil
+	}
+	var texts []string
+	errTemplates := map[string]bool{}
+	for _, l := range errLines {
+		k := logTemplate(l.Message)
+		if !errTemplates[k] {
+			errTemplates[k] = true
+			texts = append(texts, l.Message)
+		}
+	}
+	names := objectIDs(texts)
+	for _, t := range texts {
+		for _, m := range reIPv4.FindAllStringSubmatch(t, -1) {
+			names = appendUnique(names, m[1])
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	names = names[:min(len(names), maxObservedNames)]
+	return ev.nearestLines(*onset, changeLookback, maxErrorAccount, func(l LogLine) bool {
+		if !strings.EqualFold(ev.logService(l), own) || errTemplates[logTemplate(l.Message)] {
+			return false
+		}
+		low := strings.ToLower(l.Message)
+		for _, n := range names {
+			if containsToken(low, strings.ToLower(n)) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// containsToken: s holds tok not as part of a longer number or word
+// ("10.20.0.4" is not in "10.20.0.41"; a dot around it ends a sentence).
+func containsToken(s, tok string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], tok)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(tok)
+		before := j == 0 || !isTokenByte(s[j-1])
+		after := end == len(s) || !isTokenByte(s[end])
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isTokenByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b == '_' || b == '-'
+}
