@@ -157,10 +157,22 @@ func dnsFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 	if !strings.HasPrefix(f.Entity, "service/") || strings.Count(f.Entity, "/") != 2 {
 		return nil, false
 	}
-	return []FollowUp{
+	out := []FollowUp{
 		{Intent: intent.FetchPodLogs, Params: map[string]any{"namespace": clusterDNSNamespace, "pod": clusterDNSWorkload + "-*"}},
 		{Intent: intent.DescribeResource, Params: map[string]any{"kind": "configmap", "name": clusterDNSWorkload, "namespace": clusterDNSNamespace}},
-	}, true
+	}
+	// Lookups that time out are dropped on the way to the DNS server:
+	// the callers' namespaces' egress policies are next.
+	var callerNS []string
+	for _, l := range ev.Logs {
+		if l.Namespace != "" && reLookupTimeout.MatchString(l.Message) && len(callerNS) < 2 {
+			callerNS = appendUnique(callerNS, l.Namespace)
+		}
+	}
+	for _, ns := range callerNS {
+		out = append(out, FollowUp{Intent: intent.DescribeResource, Params: map[string]any{"kind": "networkpolicy", "name": "*", "namespace": ns}})
+	}
+	return out, true
 }
 
 // dependencyFollowUps: a dependency that went away may have been taken

@@ -159,3 +159,30 @@ func TestRefusedStatus(t *testing.T) {
 		})
 	}
 }
+
+// Name lookups that time out ask for the egress policies of the callers'
+// namespaces beside the cluster DNS server's own logs; NXDOMAIN answers do
+// not.
+func TestDNSTimeoutsAskForCallerPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		msg  string
+		want bool
+	}{
+		{"dial tcp: lookup kv.store-data.svc.cluster.local on 10.96.0.10:53: read udp 10.244.1.9:50112->10.96.0.10:53: i/o timeout", true},
+		{"dial tcp: lookup kv.store-data.svc.cluster.local on 10.96.0.10:53: no such host", false},
+	} {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "TillSyncErrors"}, nil)
+		ts := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+		ev.Logs = []LogLine{{LogLine: facts.LogLine{Timestamp: &ts, Namespace: "tills", Service: "till-sync", Level: "ERROR", Message: tc.msg}}}
+		fus, _ := dnsFollowUps(ev, Finding{Entity: "service/store-data/kv"})
+		got := false
+		for _, fu := range fus {
+			if fu.Intent == intent.DescribeResource && fu.Params["kind"] == "networkpolicy" && fu.Params["namespace"] == "tills" {
+				got = true
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%q: asks for the callers' policies = %v, want %v", tc.msg, got, tc.want)
+		}
+	}
+}

@@ -292,6 +292,41 @@ func TestNetworkPolicyBlocksAHealthyDependency(t *testing.T) {
 	}
 }
 
+// Name lookups that time out from one namespace while the cluster DNS
+// answers others are dropped by that namespace's egress policy: the lookup
+// was a call to the DNS server on port 53, whatever name it asked for.
+func TestNetworkPolicyDropsNameLookups(t *testing.T) {
+	lookup := func(min int) facts.LogLine {
+		return logAt(min, "tills", "till-sync", "till-sync-6d5c4b-q1", "ERROR", "cache: dial tcp: lookup kv.store-data.svc.cluster.local on 10.96.0.10:53: read udp 10.244.1.9:50112->10.96.0.10:53: i/o timeout")
+	}
+	policy := func(allows string) facts.Resource {
+		return facts.Resource{Kind: "NetworkPolicy", Namespace: "tills", Name: "egress-baseline", CreatedAt: at(-2),
+			Signals: []string{"selects all pods in tills; restricts Egress", allows}}
+	}
+	cases := []struct {
+		name string
+		pol  facts.Resource
+		want bool
+	}{
+		{"allows the store but not DNS", policy("egress allows only: namespaces kubernetes.io/metadata.name=store-data on 6379/TCP"), true},
+		{"allows DNS", policy("egress allows only: namespaces kubernetes.io/metadata.name=kube-system on 53/UDP"), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, d := analyze(t, &investigationv1.Alert{AlertName: "TillSyncErrors", Namespace: "tills"},
+				pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, []facts.LogLine{lookup(0), lookup(1), lookup(2), lookup(3)}),
+				pin(t, "np", "describe_resource", "k8s", facts.KeyResources, []facts.Resource{tc.pol}))
+			got := len(res.Findings) > 0 && res.Findings[0].Mode == ModeNetworkPolicy
+			if got != tc.want {
+				t.Fatalf("network-policy lead = %v, want %v (lead %s)", got, tc.want, res.Findings[0].Mode)
+			}
+			if tc.want && (d.GetCategory() != catConfig || d.GetRootCauseEntity() != "networkpolicy/tills/egress-baseline") {
+				t.Errorf("category %v entity %s", d.GetCategory(), d.GetRootCauseEntity())
+			}
+		})
+	}
+}
+
 func TestCompletedMaintenanceWindowIsHealthy(t *testing.T) {
 	start := logAt(0, "ops", "change-desk", "", "INFO", "maintenance window OPS-4411 started: db/vault-pg patch upgrade")
 	refused := func(min int) facts.LogLine {

@@ -55,9 +55,17 @@ func detectNetworkPolicyBlock(ev *Evidence) []Finding {
 	if a := ev.alertNamespace(); a != "" {
 		nsOf[a] = true
 	}
-	// Dependencies the failing lines name by cluster DNS name.
+	// Dependencies the failing lines name by cluster DNS name. A name
+	// lookup that times out was a call to the cluster DNS server (port
+	// 53 in kube-system), not to the name it asked for.
 	deps := map[string]string{} // short name -> namespace
+	lookups := 0
 	for _, l := range fails {
+		if reLookupTimeout.MatchString(l.Message) {
+			deps[clusterDNSWorkload] = clusterDNSNamespace
+			lookups++
+			continue
+		}
 		for _, m := range svcHostRe.FindAllStringSubmatch(l.Message, -1) {
 			deps[strings.ToLower(m[1])] = strings.ToLower(m[2])
 		}
@@ -87,6 +95,10 @@ func detectNetworkPolicyBlock(ev *Evidence) []Finding {
 	}
 	ports := map[string]bool{}
 	for _, l := range fails {
+		if reLookupTimeout.MatchString(l.Message) {
+			ports["53"] = true
+			continue
+		}
 		for _, m := range dialPortRe.FindAllStringSubmatch(l.Message, -1) {
 			ports[m[1]] = true
 		}
@@ -180,6 +192,9 @@ func detectNetworkPolicyBlock(ev *Evidence) []Finding {
 	f.Remediation = []string{fmt.Sprintf("Allow the needed egress/ingress in NetworkPolicy %s/%s (or revert the change that added it)", p.ns, p.name), "Test default-deny policies against each workload's dependencies before syncing them"}
 	f.Signals = []string{"networkpolicy", "timeout"}
 	f.explains(ModeDependencyFailure, "the dependency is healthy; a NetworkPolicy drops the caller's traffic to it")
+	if lookups > 0 {
+		f.explains(ModeDNSFailure, "name lookups time out because the policy drops the caller's DNS traffic to the cluster DNS server")
+	}
 	f.explains(ModeTrafficSaturation, "errors come from dropped connections, not from load")
 	f.explains(ModeProbeFailure, "readiness fails because the dependency is unreachable through the policy")
 	f.explains(ModeAnomaly, "a NetworkPolicy dropping traffic explains the abnormal signals")
@@ -194,6 +209,12 @@ func containsMap(m map[string]string, ns string) bool {
 	}
 	return false
 }
+
+// reLookupTimeout: a name lookup sent to a DNS server (port 53) that timed
+// out: Go's resolver's words ("lookup x on 10.96.0.10:53: ... i/o
+// timeout") and others' ("connection timed out; no servers could be
+// reached").
+var reLookupTimeout = regexp.MustCompile(`(?i)lookup \S+ on [0-9a-f.:\[\]]+:53\b[^\n]{0,120}(i/o timeout|timed? ?out)|no servers could be reached`)
 
 var dialPortRe = regexp.MustCompile(`(?:\d+\.\d+\.\d+\.\d+|[a-z0-9.-]+):(\d{2,5})\b`)
 

@@ -825,6 +825,12 @@ func tagsMap(v any) map[string]string {
 		items = strings.Split(t, ",")
 	case []any:
 		for _, e := range t {
+			// A tag as a pair: ["key", "value"] (an error tracker's
+			// tags) or {"key": ..., "value": ...}.
+			if k, v, ok := tagPair(e); ok {
+				setMissing(out, k, v)
+				continue
+			}
 			items = append(items, str(e))
 		}
 	case map[string]any:
@@ -853,6 +859,23 @@ func tagsMap(v any) map[string]string {
 		setMissing(out, strings.TrimSpace(k), strings.TrimSpace(val))
 	}
 	return out
+}
+
+// tagPair reads one tag written as a pair: a two-element array of strings,
+// or an object with only a key (or name) and a value.
+func tagPair(e any) (k, v string, ok bool) {
+	switch x := e.(type) {
+	case []any:
+		if len(x) == 2 {
+			k, v = str(x[0]), str(x[1])
+		}
+	case map[string]any:
+		if len(x) == 2 {
+			k, v = firstNonEmpty(str(x["key"]), str(x["name"])), str(x["value"])
+		}
+	}
+	k = strings.TrimSpace(k)
+	return k, strings.TrimSpace(v), k != "" && v != "" && len(k) <= 64
 }
 
 func mergeMissing(dst, src map[string]string) {

@@ -9,6 +9,7 @@ func TestTargetResolutionFromText(t *testing.T) {
 	tests := []struct {
 		name, payload          string
 		wantNS, wantSvc, wantP string
+		notSvc, notNS          string
 	}{
 		{
 			name:    "pagerduty labels only in the body text",
@@ -19,6 +20,19 @@ func TestTargetResolutionFromText(t *testing.T) {
 			name:    "alertmanager with otel label spellings",
 			payload: `{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"X","k8s_namespace_name":"orders","k8s_pod_name":"orders-api-7d9f8b6c4-x7gr9"},"annotations":{}}]}`,
 			wantNS:  "orders", wantP: "orders-api-7d9f8b6c4-x7gr9",
+		},
+		{
+			// An error tracker's issue: its tags are [key, value] pairs,
+			// the host that raised it a pod of the emitting workload; the
+			// cluster name in the error text is the dependency it called.
+			name:    "tags as pairs name the emitting pod",
+			payload: `{"action":"triggered","data":{"event":{"title":"ConnectionError: cannot connect to cache.shared-data.svc.cluster.local:6379","level":"error","tags":[["environment","production"],["server_name","checkout-api-5f7c9d8b6-q2wxz"]]}}}`,
+			wantP:   "checkout-api-5f7c9d8b6-q2wxz", notSvc: "cache", notNS: "shared-data",
+		},
+		{
+			name:    "tags as key and value objects",
+			payload: `{"title":"Timeout calling ledger","tags":[{"key":"namespace","value":"billing"},{"key":"service","value":"invoice-worker"}]}`,
+			wantNS:  "billing", wantSvc: "invoice-worker",
 		},
 		{
 			name:    "generic alert whose namespace is in its expression",
@@ -41,6 +55,9 @@ func TestTargetResolutionFromText(t *testing.T) {
 			}
 			if tc.wantP != "" && a.GetPod() != tc.wantP {
 				t.Errorf("pod = %q, want %q", a.GetPod(), tc.wantP)
+			}
+			if tc.notSvc != "" && a.GetService() == tc.notSvc || tc.notNS != "" && a.GetNamespace() == tc.notNS {
+				t.Errorf("service/namespace = %q/%q: the peer its error names, not the target", a.GetService(), a.GetNamespace())
 			}
 		})
 	}

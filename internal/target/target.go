@@ -82,7 +82,7 @@ var vocabulary = []struct {
 	{Database, []string{"db_instance_identifier", "dbinstanceidentifier", "db_instance", "database_instance", "rds_instance", "db_cluster", "db_system_instance"}},
 	{Queue, []string{"queue", "queue_name", "topic", "kafka_topic", "messaging_destination_name", "messaging_destination", "stream"}},
 	{ConsumerGroup, []string{"consumergroup", "consumer_group", "group", "messaging_kafka_consumer_group", "messaging_consumer_group_name"}},
-	{Host, []string{"host", "hostname", "host_name", "server_address", "net_peer_name", "peer_service", "upstream_host"}},
+	{Host, []string{"host", "hostname", "host_name", "server_name", "server_address", "net_peer_name", "peer_service", "upstream_host"}},
 	{Ingress, []string{"ingress", "ingress_name", "k8s_ingress_name"}},
 	{AlertRule, []string{"alertname", "alert_name", "rule_name", "alertrule", "monitor_name"}},
 }
@@ -202,6 +202,11 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 		out = append(out, Entity{Kind: k, Value: v, From: from, Rank: rank})
 	}
 	add := func(k Kind, v, from string) { addRanked(k, v, from, unkeyedRank) }
+	// peers are the cluster services the alert's text names by their DNS
+	// name (<svc>.<ns>.svc): the target when nothing else names one, a
+	// service it calls when a key names the workload that raised the
+	// alert ("connecting to cache.data.svc" in the error of a named pod).
+	var peers []Entity
 	// jobs are the alert's Prometheus scrape jobs: its job label, then the
 	// job matchers of its texts and annotations (a rule's PromQL).
 	var jobs []string
@@ -249,8 +254,7 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 				continue // a link to the monitoring system, not the target
 			}
 			if sm := reSvcHost.FindStringSubmatch(host); sm != nil {
-				add(Service, strings.ToLower(sm[1]), "url:"+field)
-				add(Namespace, strings.ToLower(sm[2]), "url:"+field)
+				peers = append(peers, Entity{Kind: Service, Value: strings.ToLower(sm[1]), From: "url:" + field}, Entity{Kind: Namespace, Value: strings.ToLower(sm[2]), From: "url:" + field})
 				continue
 			}
 			add(Host, strings.TrimRight(host, "."), "url:"+field)
@@ -259,8 +263,7 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 			if reToolHost.MatchString(sm[1]) {
 				continue
 			}
-			add(Service, strings.ToLower(sm[1]), "text:"+field)
-			add(Namespace, strings.ToLower(sm[2]), "text:"+field)
+			peers = append(peers, Entity{Kind: Service, Value: strings.ToLower(sm[1]), From: "text:" + field}, Entity{Kind: Namespace, Value: strings.ToLower(sm[2]), From: "text:" + field})
 		}
 	}
 	for _, k := range sortedKeys(texts) {
@@ -287,6 +290,11 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 	for _, e := range out {
 		if e.Kind == Host && !strings.HasPrefix(e.From, "url:") && facts.IsDeploymentPod(strings.ToLower(e.Value)) {
 			addRanked(Pod, strings.ToLower(e.Value), "host:"+e.From, e.Rank)
+		}
+	}
+	if !keyedWorkload(out) {
+		for _, e := range peers {
+			add(e.Kind, e.Value, e.From)
 		}
 	}
 	// "<namespace>/<name>" next to a pod or workload the alert names:
@@ -372,6 +380,20 @@ func URLHosts(text string, n int) []string {
 }
 
 // namesWorkload: es names a service, workload or pod.
+// keyedWorkload: a key of the alert (a label, an annotation, a tag, a
+// host that is a pod) names a workload or pod.
+func keyedWorkload(es []Entity) bool {
+	for _, e := range es {
+		switch e.Kind {
+		case Pod, Service, Deployment, StatefulSet, DaemonSet, Job, CronJob:
+			if !strings.HasPrefix(e.From, "text:") && !strings.HasPrefix(e.From, "url:") && e.From != "job" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func namesWorkload(es []Entity) bool {
 	for _, e := range es {
 		switch e.Kind {
