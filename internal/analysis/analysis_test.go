@@ -154,6 +154,9 @@ func TestInvalidValueWarningsVetoHealth(t *testing.T) {
 	}{
 		{`scored order=O-1 score=NaN decision=review reason="score not finite"`, 6, false, true},
 		{"reading R-7: depth -4.2 out of range [0, 120]; reading dropped", 6, false, true},
+		// A value printed beside the bound it breaks.
+		{"tariff check failed: factor 18.5, expected <= 1.0; order held", 6, false, true},
+		{"tariff check failed: factor 18.5 (expected < 1.0); order held", 6, false, true},
 		{"slow request took 1.2s (threshold 1s)", 1, true, false},
 		{"slow request took 1.2s (threshold 1s)", 6, false, false},
 	} {

@@ -92,7 +92,7 @@ func changeVote(kind string) (investigationv1.RootCauseCategory, string, bool) {
 // number, not finite, a number outside the range its kind allows): the
 // words of a validation, whatever the field. The data row reads it, and a
 // warning that says so is the symptom of bad data (reInvalidValue).
-const invalidValue = `=\s*nan\b|\bis nan\b|\bnan (?:score|value|result)s?\b|\bnot finite\b|\bnon-finite\b|-?\d[\d.]*\s+(?:is\s+)?out of (?:the )?(?:valid |allowed )?range\s*[\[(]\s*-?\d[\d.]*\s*[,;]`
+const invalidValue = `=\s*nan\b|\bis nan\b|\bnan (?:score|value|result)s?\b|\bnot finite\b|\bnon-finite\b|-?\d[\d.]*\s+(?:is\s+)?out of (?:the )?(?:valid |allowed )?range\s*[\[(]\s*-?\d[\d.]*\s*[,;]|-?\d[\d.]*[,;]?\s*\(?\s*expected\s*(?:<=?|>=?|≤|≥)\s*-?\d`
 
 // capacityFamily is the effect row of a capacity limit hit inside the
 // service (queue, pool, workers, memory, CPU, rate); saturation needs it.
