@@ -133,6 +133,13 @@ func rank(ev *Evidence, findings []Finding) Result {
 			// controller still failing on the workload's behalf.
 			what, c, holds = act[0].text, act[0].cite, true
 		}
+		if rec, ok := ev.expectedRecord(); holds && ok {
+			// The record that announced the activity says this effect is
+			// expected while it lasts: the condition holds as announced.
+			holds = false
+			findings[0].explainWith([]LogLine{rec})
+			findings[0].inferred("The alert's condition still holds (" + what + "), as the record written before it says it would while the activity lasts")
+		}
 		if holds {
 			for i := range findings {
 				if findings[i].Healthy && !findings[i].Overrides {

@@ -545,3 +545,26 @@ func (ev *Evidence) alertExprHeld() (h held, holds, measured bool) {
 	}
 	return held{}, false, true
 }
+
+// reExpectedEffect: a record that declares an effect expected while an
+// activity lasts ("replay lag up to 20 min on standby-2 is expected during
+// backup", "high CPU by design during the reindex"), not a target to meet
+// ("expected to stay under 1 s").
+var reExpectedEffect = regexp.MustCompile(`(?i)\b(?:is|are|be|remains?) expected\b(?:\s+(?:during|while|until|for)\b|\s*[;:,.)]|\s*$)|\bexpected (?:during|while)\b|\bby design\b|\bas designed\b`)
+
+// expectedRecord is a record around the alert that names its target and
+// declares the alerted effect expected while an activity lasts, when
+// nothing fails anywhere (no error line, no warning that keeps coming): the
+// condition that still holds is the one the record announced.
+func (ev *Evidence) expectedRecord() (LogLine, bool) {
+	at := ev.alertTime()
+	if at == nil || len(ev.errorLogs()) > 0 || len(ev.persistentWarnings()) > 0 {
+		return LogLine{}, false
+	}
+	for _, l := range ev.contextLines(*at) {
+		if l.Timestamp != nil && !l.Timestamp.After(*at) && reExpectedEffect.MatchString(l.Message) {
+			return l, true
+		}
+	}
+	return LogLine{}, false
+}

@@ -8,6 +8,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/signal"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 func mkSeries(name string, labels map[string]string, vals func(i int) float64) Series {
@@ -311,6 +312,41 @@ func TestSupplyMeasureIsNotTheCondition(t *testing.T) {
 			ev.Series = tc.series
 			if h, holds := ev.heldCondition(); holds != tc.holds {
 				t.Errorf("heldCondition = %v (%s), want %v", holds, h.what, tc.holds)
+			}
+		})
+	}
+}
+
+// A condition that still holds stands as health when a record written
+// before the alert, about its target, says this effect is expected while an
+// activity lasts, and nothing fails; a target to meet ("expected to stay
+// under"), or an error anywhere, and the veto stands.
+func TestExpectedEffectRecordKeepsHealth(t *testing.T) {
+	alertAt := time.Date(2026, 2, 1, 10, 50, 0, 0, time.UTC)
+	alert := &investigationv1.Alert{AlertName: "StandbyReplayLagHigh", Summary: "replay lag of ledger-standby-2 above 600 s", Service: "ledger-standby-2", StartsAt: timestamppb.New(alertAt)}
+	lag := mkSeries("pg_replication_lag_seconds", map[string]string{"pod": "ledger-standby-2"}, func(i int) float64 { return 100 + float64(i)*20 })
+	line := func(min int, svc, level, msg string) LogLine {
+		ts := alertAt.Add(time.Duration(min) * time.Minute)
+		return LogLine{LogLine: facts.LogLine{Timestamp: &ts, Service: svc, Level: level, Message: msg}}
+	}
+	started := "weekly base backup of ledger-standby-2 started (RB-7: replay lag up to 30 min on ledger-standby-2 is expected during the backup)"
+	tests := []struct {
+		name   string
+		logs   []LogLine
+		vetoed bool
+	}{
+		{"the record says the lag is expected during the backup", []LogLine{line(-40, "backup-runner", "INFO", started)}, false},
+		{"a target to meet is not an expected effect", []LogLine{line(-40, "backup-runner", "INFO", "ledger-standby-2 replay lag is expected to stay under 60 s (RB-7)")}, true},
+		{"an error elsewhere", []LogLine{line(-40, "backup-runner", "INFO", started), line(-5, "ledger-api", "ERROR", "read from standby failed: canceling statement due to conflict with recovery")}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(alert, nil)
+			ev.Series = []Series{lag}
+			ev.Logs = tc.logs
+			res := rank(ev, []Finding{healthyFinding(ModeHealthy, "", 0.7)})
+			if res.HealthVetoed != tc.vetoed {
+				t.Fatalf("vetoed = %v, want %v (lead %s: %s)", res.HealthVetoed, tc.vetoed, res.Findings[0].Mode, res.Findings[0].Statement)
 			}
 		})
 	}
