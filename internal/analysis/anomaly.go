@@ -217,7 +217,7 @@ var (
 	// (invalidValue) is the symptom of bad data even when nothing fails.
 	reInvalidValue = regexp.MustCompile(`(?i)(` + invalidValue + `)`)
 	depSymptom     = regexp.MustCompile(`(?i)(serviceunavailable|service is unavailable|throttlingexception|connection refused|econnrefused|etimedout|econnreset|connection reset|reset by peer|broken pipe|timed? ?out|timeout|deadline exceeded|no route to host|unreachable|\b50[234]\b|service unavailable|bad gateway|gateway timeout|code = unavailable|upstream|circuit (breaker )?open|\beof\b)`)
-	notAHostRe     = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|requests|reset|read|write|dial|rate|limit|limited|limiting|returned|responded|response|timed|is|was|has|had|closed|sent|service|server|unavailable|overloaded|throttled|rejected|refused|denied|quota|busy|down|not|did|failure|of|to|from|for|with|by|via|and|or|than)$`)
+	notAHostRe     = regexp.MustCompile(`(?i)^(localhost|127\..*|0\.0\.0\.0|http|https|tcp|tcp4|tcp6|udp|line|port|at|in|on|the|error|errors|time|timeout|connect|connection|disconnect|failed|error:|request|requests|reset|read|write|dial|rate|limit|limited|limiting|returned|responded|response|timed|is|was|has|had|closed|sent|service|server|unavailable|overloaded|throttled|rejected|refused|denied|quota|busy|down|not|did|failure|of|to|from|for|with|by|via|and|or|than|upstream|downstream|backend|peer|remote|target|endpoint|origin)$`)
 )
 
 // proseWord: a word a sentence uses after "upstream" or "connect to"

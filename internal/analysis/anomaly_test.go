@@ -316,6 +316,7 @@ func TestDownstreamHost(t *testing.T) {
 		{"upstream timed out (110: Operation timed out) while reading response header from upstream", "ingress-nginx", ""},
 		{"upstream prematurely closed connection while reading response header", "ingress-nginx", ""},
 		{"probe syd-2: TCP connect to 198.51.100.60:443 timed out (trace stops at hop 7 upstream of probe)", "uptime-probe", ""},
+		{`connect() failed (111: Connection refused) while connecting to upstream, upstream: "http://10.244.13.53:8080/v1/sessions"`, "ingress-nginx", ""},
 	}
 	for _, c := range cases {
 		if got := downstreamHost(c.msg, c.self); got != c.want {

@@ -79,7 +79,7 @@ func (ev *Evidence) heldCondition() (held, bool) {
 		if k == signal.Memory || k == signal.Saturation || k == signal.CPU {
 			// A resource creeping up steadily and still at its highest at
 			// the end: the condition holds and worsens.
-			if first, last, perMin, ok := creep(s); ok && !isCounterName(s.Name) && last >= s.Peak*0.98 {
+			if first, last, perMin, ok := creep(s); ok && !isCounterName(s.Name) && last >= s.Peak*0.98 && !allocationRamp(s) {
 				return held{what: fmt.Sprintf("%s%s still creeps up (%s to %s, %s per minute) and is at its highest at the end of the window", s.Name, labelSuffix(s.Series, "pod", "service"), num(first), num(last), num(perMin)), s: s, kind: k, last: last}, true
 			}
 		}
@@ -567,4 +567,27 @@ func (ev *Evidence) expectedRecord() (LogLine, bool) {
 		}
 	}
 	return LogLine{}, false
+}
+
+// allocationRamp: a garbage-collected heap whose rise is its sawtooth,
+// not what it retains: no collection in the window (the allocation phase
+// alone), or collections that leave it at the same floor each time. Only
+// floors that rise from one collection to the next read as retention.
+func allocationRamp(s Series) bool {
+	n := strings.ToLower(s.Name)
+	heap := strings.Contains(n, "heap") || strings.EqualFold(s.Labels["area"], "heap") || strings.Contains(n, "jvm_memory") || strings.Contains(n, "gc_heap")
+	if !heap {
+		return false
+	}
+	pts := s.Downsampled
+	var floors []float64
+	for i := 1; i < len(pts); i++ {
+		if pts[i-1].V > 0 && pts[i].V < 0.75*pts[i-1].V {
+			floors = append(floors, pts[i].V) // a collection
+		}
+	}
+	if len(floors) == 0 {
+		return true
+	}
+	return floors[len(floors)-1] <= 1.1*min(floors[0], pts[0].V)
 }

@@ -351,3 +351,26 @@ func TestExpectedEffectRecordKeepsHealth(t *testing.T) {
 		})
 	}
 }
+
+// A collected heap's rise is its sawtooth unless the floors it returns to
+// after each collection rise.
+func TestAllocationRamp(t *testing.T) {
+	saw := func(floorStep float64) func(i int) float64 {
+		return func(i int) float64 { return 400e6 + float64(i/12)*floorStep + float64(i%12)*90e6 }
+	}
+	tests := []struct {
+		name   string
+		s      Series
+		sawing bool
+	}{
+		{"collections back to the same floor", mkSeries("jvm_memory_used_bytes", map[string]string{"area": "heap"}, saw(0)), true},
+		{"one allocation ramp, no collection", mkSeries("jvm_memory_used_bytes", map[string]string{"area": "heap"}, func(i int) float64 { return 400e6 + float64(i)*15e6 }), true},
+		{"floors that rise after each collection", mkSeries("nodejs_heap_size_used_bytes", nil, saw(150e6)), false},
+		{"not a collected heap", mkSeries("container_memory_working_set_bytes", nil, saw(0)), false},
+	}
+	for _, tc := range tests {
+		if got := allocationRamp(tc.s); got != tc.sawing {
+			t.Errorf("%s: allocationRamp = %v, want %v", tc.name, got, tc.sawing)
+		}
+	}
+}
