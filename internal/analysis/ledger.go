@@ -136,10 +136,16 @@ func (ev *Evidence) announcedChanges() []changeRef {
 // letters and digits both).
 var reCommitID = regexp.MustCompile(`\b[0-9a-f]{7,40}\b`)
 
-// commitIDs are the commit-like tokens of text.
+// commitIDs are the commit-like tokens of text; a part of a dashed name (a
+// UUID's group, a pod's hash) is not one.
 func commitIDs(text string) []string {
+	low := strings.ToLower(text)
 	var out []string
-	for _, t := range reCommitID.FindAllString(strings.ToLower(text), -1) {
+	for _, m := range reCommitID.FindAllStringIndex(low, -1) {
+		t := low[m[0]:m[1]]
+		if m[0] > 0 && low[m[0]-1] == '-' || m[1] < len(low) && low[m[1]] == '-' {
+			continue
+		}
 		if strings.IndexFunc(t, func(r rune) bool { return r >= 'a' && r <= 'f' }) >= 0 && strings.IndexFunc(t, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 {
 			out = appendUnique(out, t)
 		}

@@ -70,3 +70,12 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// Commit ids in a record's words: hex tokens with letters and digits, not
+// a word, a number, a UUID's group or a pod's hash.
+func TestCommitIDs(t *testing.T) {
+	got := commitIDs("upgraded release ingress (cluster-addons 1f6d3b8) for request 3f2b9c1d-4e5f-4a6b-8c7d-9e0f1a2b3c4d on pod api-7f9c6d5b84-x2kq; deadbeef 12345678")
+	if !equalStrings(got, []string{"1f6d3b8"}) {
+		t.Errorf("commitIDs = %v, want [1f6d3b8]", got)
+	}
+}
