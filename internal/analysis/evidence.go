@@ -160,8 +160,10 @@ type Evidence struct {
 	// them).
 	cutsOnce sync.Once
 	cuts     []changeRef
-	// persistent caches the persistent warnings' keys.
-	persistent persistentSet
+	// persistKeys caches the keys (service and template) of persistent
+	// warnings (persistentWarningKeys).
+	persistOnce sync.Once
+	persistKeys map[string]bool
 }
 
 // keyTime is t in a deduplication key: RFC 3339 in UTC, "" when unknown.

@@ -1,9 +1,6 @@
 package analysis
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // A warning that keeps coming is a failure still under way, whatever level
 // its writer gave it: one template of warning lines from one service,
@@ -22,18 +19,11 @@ const persistentWarnMin = 4
 // persistentWarnSpan: how long they must span.
 const persistentWarnSpan = 5 * time.Minute
 
-// persistentSet caches the keys (service and template) of persistent
-// warnings.
-type persistentSet struct {
-	once sync.Once
-	keys map[string]bool
-}
-
 func warnKey(svc, msg string) string { return svc + "\x00" + logTemplate(msg) }
 
 // persistentWarningKeys groups the warning lines by service and template.
 func (ev *Evidence) persistentWarningKeys() map[string]bool {
-	ev.persistent.once.Do(func() {
+	ev.persistOnce.Do(func() {
 		type group struct {
 			n           int
 			first, last time.Time
@@ -68,9 +58,9 @@ func (ev *Evidence) persistentWarningKeys() map[string]bool {
 			}
 			keys[k] = true
 		}
-		ev.persistent.keys = keys
+		ev.persistKeys = keys
 	})
-	return ev.persistent.keys
+	return ev.persistKeys
 }
 
 // persistentWarning reports whether l is one line of a persistent warning.

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 	"net"
 	"regexp"
 	"strings"
@@ -240,8 +241,8 @@ func containsToken(s, tok string) bool {
 		}
 		j += i
 		end := j + len(tok)
-		before := j == 0 || !isTokenByte(s[j-1])
-		after := end == len(s) || !isTokenByte(s[end])
+		before := j == 0 || !tokenByte(s[j-1])
+		after := end == len(s) || !tokenByte(s[end])
 		if before && after {
 			return true
 		}
@@ -249,6 +250,5 @@ func containsToken(s, tok string) bool {
 	}
 }
 
-func isTokenByte(b byte) bool {
-	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b == '_' || b == '-'
-}
+// tokenByte: a byte of a word or of a dashed name.
+func tokenByte(b byte) bool { return textutil.IsWordByte(b) || b == '-' }
