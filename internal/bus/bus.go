@@ -1032,6 +1032,15 @@ func (b *Bus) ConsumeWork(ctx context.Context, fn func(context.Context, []byte) 
 	})
 }
 
+// ErrHeldElsewhere is returned by a work handler that found another consumer
+// holding its message (a redelivery of it, after this one stalled past
+// AckWait): the message is neither acknowledged nor handed back. An ack would
+// settle the other holder's delivery too (acks name the stream sequence), so a
+// holder that then died would leave the work with nobody; a nak would have it
+// redelivered while the holder still works on it. Left alone, it is settled by
+// the holder, or redelivered after AckWait if the holder stops renewing it.
+var ErrHeldElsewhere = errors.New("bus: message held by another consumer")
+
 // errPoison marks a message that can never succeed.
 type errPoison struct{ err error }
 
@@ -1195,6 +1204,8 @@ func (b *Bus) settle(ctx context.Context, log *slog.Logger, name string, batch [
 			if err := msg.Ack(); err != nil {
 				log.WarnContext(ctx, "ack failed; the message will be redelivered", "seq", md.Sequence.Stream, "err", err)
 			}
+		case errors.Is(herr, ErrHeldElsewhere):
+			log.DebugContext(ctx, "message left to the consumer that holds it", "subject", msg.Subject(), "seq", md.Sequence.Stream)
 		case errors.As(herr, new(errPoison)):
 			log.ErrorContext(ctx, "undecodable message terminated", "subject", msg.Subject(), "seq", md.Sequence.Stream, "err", herr)
 			_ = msg.TermWithReason("undecodable")
@@ -1219,6 +1230,8 @@ func consumeResult(ctx context.Context, herr error, delivered uint64, maxDeliver
 	switch {
 	case herr == nil:
 		return "ack"
+	case errors.Is(herr, ErrHeldElsewhere):
+		return "left"
 	case errors.As(herr, new(errPoison)), ctx.Err() == nil && delivered >= uint64(maxDeliver):
 		return "term"
 	}

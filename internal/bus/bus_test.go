@@ -610,6 +610,47 @@ func TestWorkQueue(t *testing.T) {
 	}
 }
 
+// TestWorkHeldElsewhereIsLeftPending: a handler that says another consumer
+// holds its message (bus.ErrHeldElsewhere) settles nothing: the message is
+// not acknowledged, so when no holder acknowledges it, it comes back after
+// AckWait and is done then.
+func TestWorkHeldElsewhereIsLeftPending(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for an ack wait of 1s")
+	}
+	ctx := testCtx(t)
+	cfg := bus.DefaultConfig()
+	cfg.AckWait = time.Second
+	b := bustest.NewConfig(t, cfg)
+	if err := b.Enqueue(ctx, "h1", []byte("held")); err != nil {
+		t.Fatal(err)
+	}
+	var calls, done atomic.Int32
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_ = b.ConsumeWork(cctx, func(context.Context, []byte) error {
+			if calls.Add(1) == 1 {
+				return bus.ErrHeldElsewhere
+			}
+			done.Add(1)
+			return nil
+		})
+	}()
+	eventually(t, "the held message delivered again and done", func() bool { return done.Load() == 1 })
+	s, err := b.JetStream().Stream(ctx, bus.StreamWork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "work queue empty", func() bool {
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs == 0
+	})
+	if got := calls.Load(); got != 2 {
+		t.Errorf("handled %d times, want 2 (left once, then done)", got)
+	}
+}
+
 func TestKVCreatedLazily(t *testing.T) {
 	ctx := testCtx(t)
 	b := bustest.New(t)

@@ -194,7 +194,7 @@ func (s *Service) consumeLocal(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case it := <-s.local:
-			if err := s.processItem(ctx, it); err != nil && ctx.Err() == nil {
+			if err := s.processItem(ctx, it); err != nil && !errors.Is(err, bus.ErrHeldElsewhere) && ctx.Err() == nil {
 				s.log.ErrorContext(ctx, "investigation failed", "investigation_id", it.InvestigationID, "err", err)
 			}
 		}
@@ -237,9 +237,10 @@ func (s *Service) processItem(ctx context.Context, it workItem) error {
 	}
 	err = s.runPipeline(ctx, st)
 	if errors.Is(err, errFenced) {
-		// The replica that took over holds the work item now and finishes it.
+		// The replica that took over holds the work item now and finishes it;
+		// the item is left to it (see bus.ErrHeldElsewhere), not acknowledged.
 		s.log.WarnContext(ctx, "investigation taken over by another brain replica; stopping here", "investigation_id", it.InvestigationID)
-		return nil
+		return bus.ErrHeldElsewhere
 	}
 	return err
 }

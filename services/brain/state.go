@@ -94,6 +94,7 @@ type invState struct {
 	baseWallMs int64
 	rev        uint64 // KV revision of the checkpoint
 	savedAt    time.Time
+	writer     string // this run's token in the checkpoints it writes (not loaded)
 }
 
 func (st *invState) addPin(p *evidencev1.EvidencePin) (isNew bool) {

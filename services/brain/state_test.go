@@ -1,6 +1,7 @@
 package brain
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -141,6 +142,62 @@ func TestCheckpointFencesAStaleReplica(t *testing.T) {
 				t.Error("the owner's checkpoint was lost")
 			}
 		})
+	}
+}
+
+// lostAckKV applies an Update and then answers as the client's retry of it
+// would after the first acknowledgement was lost: a revision conflict.
+type lostAckKV struct {
+	kv
+	lose bool
+}
+
+func (l *lostAckKV) Update(ctx context.Context, key string, val []byte, rev uint64) (uint64, error) {
+	n, err := l.kv.Update(ctx, key, val, rev)
+	if err == nil && l.lose {
+		l.lose = false
+		return 0, errConflict
+	}
+	return n, err
+}
+
+// TestCheckpointWhoseAckWasLostIsOwn: a checkpoint that landed although its
+// writer saw a conflict (the acknowledgement was lost and the retry met the
+// write itself) is the writer's; it is not fenced off and keeps saving. A
+// conflicting write by another replica still fences it.
+func TestCheckpointWhoseAckWasLostIsOwn(t *testing.T) {
+	ctx := t.Context()
+	lk := &lostAckKV{kv: newMemKV()}
+	store := &stateStore{records: lk}
+	first := &invState{rec: &investigationv1.InvestigationRecord{InvestigationId: "inv-l", State: stateQueued}, done: map[string]bool{}}
+	if err := store.saveState(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	a, err := store.loadState(ctx, "inv-l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.rec.State = stateRunning
+	lk.lose = true
+	if err := store.saveState(ctx, a); err != nil {
+		t.Fatalf("a write that landed must not fence its writer: %v", err)
+	}
+	a.done[stagePlan] = true
+	if err := store.saveState(ctx, a); err != nil {
+		t.Fatalf("the writer keeps checkpointing over the revision it wrote: %v", err)
+	}
+	b, err := store.loadState(ctx, "inv-l")
+	if err != nil || !b.done[stagePlan] {
+		t.Fatalf("the second checkpoint was lost: %v", err)
+	}
+	b.done[stageGather] = true
+	if err := store.saveState(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	a.done[stageGather] = false
+	lk.lose = true // a conflict that is not a's own write stays a fence
+	if err := store.saveState(ctx, a); !errors.Is(err, errFenced) {
+		t.Fatalf("a replica whose record another wrote must be fenced off, got %v", err)
 	}
 }
 

@@ -1,7 +1,9 @@
 package brain
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -315,6 +317,10 @@ type checkpoint struct {
 	Review  json.RawMessage   `json:"review,omitempty"`
 	// SavedAt is when the checkpoint was written (the sweeper's clock).
 	SavedAt time.Time `json:"saved_at,omitzero"`
+	// Writer is a token of the replica's run that wrote it: two runs that
+	// save the same state still write different records, so a writer can
+	// tell its own write from another's after a revision conflict.
+	Writer string `json:"writer,omitempty"`
 }
 
 // maxCheckpointPinBytes bounds the pins stored in a checkpoint; above it raw
@@ -330,7 +336,7 @@ func (st *invState) marshal() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode record: %w", err)
 	}
-	cp := checkpoint{Record: rec, Loop: st.loop, Report: st.report, Silent: st.silent, SavedAt: st.savedAt}
+	cp := checkpoint{Record: rec, Loop: st.loop, Report: st.report, Silent: st.silent, SavedAt: st.savedAt, Writer: st.writer}
 	if st.rc != nil {
 		if cp.Context, err = pj.Marshal(st.rc); err != nil {
 			return nil, fmt.Errorf("encode context: %w", err)
@@ -430,21 +436,26 @@ func (s *stateStore) loadState(ctx context.Context, invID string) (*invState, er
 }
 
 func (s *stateStore) saveState(ctx context.Context, st *invState) error {
-	data, err := st.marshal()
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", st.rec.GetInvestigationId(), err)
-	}
 	// A state loaded from the store is written back only over the revision
 	// it was loaded at: when another brain replica took the investigation
 	// over meanwhile (its work item was redelivered after this replica
 	// stopped acknowledging progress), this replica is fenced off.
+	if st.writer == "" {
+		var tok [8]byte
+		_, _ = rand.Read(tok[:]) // crypto/rand.Read never fails
+		st.writer = hex.EncodeToString(tok[:])
+	}
+	data, err := st.marshal()
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", st.rec.GetInvestigationId(), err)
+	}
 	var rev uint64
 	if st.rev == 0 {
 		rev, err = s.records.Put(ctx, st.rec.GetInvestigationId(), data)
 	} else {
 		rev, err = s.records.Update(ctx, st.rec.GetInvestigationId(), data, st.rev)
 		if errors.Is(err, errConflict) {
-			err = errFenced
+			rev, err = s.ownWrite(ctx, st.rec.GetInvestigationId(), data)
 		}
 	}
 	if err != nil {
@@ -452,6 +463,22 @@ func (s *stateStore) saveState(ctx context.Context, st *invState) error {
 	}
 	st.rev = rev
 	return nil
+}
+
+// ownWrite settles a revision conflict of a checkpoint: when the stored
+// record is byte for byte the one this replica wrote (the write landed but
+// its acknowledgement was lost, say to a NATS node that went down, and the
+// client's retry met its own revision), it is this replica's write and its
+// revision is returned; otherwise another replica wrote it (errFenced).
+func (s *stateStore) ownWrite(ctx context.Context, invID string, data []byte) (uint64, error) {
+	stored, rev, err := s.records.Get(ctx, invID)
+	if err != nil {
+		return 0, fmt.Errorf("after a revision conflict: %w", err)
+	}
+	if bytes.Equal(stored, data) {
+		return rev, nil
+	}
+	return 0, errFenced
 }
 
 // sessionEntry is a session's stored state (BucketSessions, key = session id).
