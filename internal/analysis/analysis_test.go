@@ -429,6 +429,40 @@ func TestKubernetesDetectors(t *testing.T) {
 	}
 }
 
+// A line whose own level says info states no failure: a setting printed
+// at start-up ("max_connections = 500") is no pool-exhaustion error; the
+// same words at ERROR, or in a line without a level, are.
+func TestLogSignatureSkipsDeclaredInfo(t *testing.T) {
+	ts := time.Date(2026, 8, 2, 20, 30, 0, 0, time.UTC)
+	mk := func(level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: &ts, Service: "postgres", Namespace: "db", Level: level, Message: msg}}
+	}
+	for _, tc := range []struct {
+		name string
+		l    LogLine
+		want bool
+	}{
+		{"info setting", mk("INFO", "booking-pg: max_connections = 500, superuser_reserved_connections = 3"), false},
+		{"debug", mk("debug", "pool exhausted check skipped"), false},
+		{"error", mk("ERROR", "FATAL: remaining connection slots are reserved for non-replication superuser connections"), true},
+		{"no level", mk("", "too many connections for role booking"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "x"}, nil)
+			ev.Logs = []LogLine{tc.l}
+			got := false
+			for _, f := range detectLogSignatures(ev) {
+				if f.Mode == ModeConnPoolExhaustion {
+					got = true
+				}
+			}
+			if got != tc.want {
+				t.Errorf("pool exhaustion read = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestLogDetectors(t *testing.T) {
 	pods := []facts.Pod{healthyPod("web-1"), healthyPod("web-2")}
 	line := func(pod, lvl, msg string) facts.LogLine {

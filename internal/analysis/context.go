@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/target"
 	"github.com/rcamesh/rcamesh/internal/textutil"
 )
@@ -42,6 +44,9 @@ var (
 	// reAnnouncedDemand: an announcement of demand to come ("expect 4x
 	// traffic", "expected load peak").
 	reAnnouncedDemand = regexp.MustCompile(`(?i)\bexpect(?:ed|s|ing)?\b[^\n]{0,40}\b(?:traffic|load|requests|volume|spike|surge|peak|demand)\b`)
+	// reLevelPrefix: the level word a raw log line begins with ("INFO ",
+	// "[warn] ", "error: ").
+	reLevelPrefix = regexp.MustCompile(`^(?i)\s*\[?(?:trace|debug|info|notice|warn|warning|error|err|fatal)\]?(?::\s*|\s+)`)
 	// reNameToken splits a name into its words.
 	reNameToken = regexp.MustCompile(`[a-z0-9]+`)
 )
@@ -70,9 +75,21 @@ func RecordQuery(a *investigationv1.Alert) string {
 		// The machine, database, queue or node its labels name: other
 		// systems (a backup scheduler, a pooler) log records under it.
 		for _, k := range []target.Kind{target.Host, target.Database, target.Queue, target.ConsumerGroup, target.Node} {
-			if v := target.Lookup(a.GetLabels(), k); len(v) >= 4 && !(k == target.Host && strings.Contains(v, ".")) {
+			if v := alertTarget(a, k); len(v) >= 4 && !(k == target.Host && strings.Contains(v, ".")) {
 				names = appendUnique(names, strings.ToLower(v))
 			}
+		}
+		// The distinctive words of the service's own name: another system
+		// names what it did to the service by the words of its name (a relay
+		// replaying a backlog, a controller renewing "pilots/roster-tls" of
+		// pilot-roster).
+		for _, k := range []target.Kind{target.Service, target.Deployment, target.StatefulSet} {
+			if v := alertTarget(a, k); v != "" {
+				names = appendUnique(names, v)
+			}
+		}
+		for _, n := range slices.Clone(names) {
+			names = appendUnique(names, textutil.NameWords(n)...)
 		}
 		for _, id := range names {
 			qs = append(qs, `"`+strings.ReplaceAll(id, `"`, ``)+`"`)
@@ -109,9 +126,8 @@ func (r Result) RecordIDs() []string {
 func (ev *Evidence) targetNames() []string {
 	var out []string
 	if ev.Alert != nil {
-		labels := ev.Alert.GetLabels()
 		for _, k := range []target.Kind{target.Service, target.Deployment, target.StatefulSet, target.DaemonSet, target.CronJob, target.Job, target.Queue, target.ConsumerGroup, target.Host, target.Database, target.Node, target.Ingress} {
-			if v := target.Lookup(labels, k); v != "" {
+			if v := alertTarget(ev.Alert, k); v != "" {
 				out = appendUnique(out, strings.ToLower(v))
 			}
 		}
@@ -127,6 +143,17 @@ func (ev *Evidence) targetNames() []string {
 		}
 	}
 	return names
+}
+
+// alertTarget is the alert's entity of kind k: a label under any spelling,
+// else what target resolution read from its texts (intake writes it as an
+// annotation under the kind's canonical key: the consumer group of a
+// selector in its summary).
+func alertTarget(a *investigationv1.Alert, k target.Kind) string {
+	if v := target.Lookup(a.GetLabels(), k); v != "" {
+		return v
+	}
+	return strings.TrimSpace(a.GetAnnotations()[target.CanonicalKey(k)])
 }
 
 // alertIdentifiers are the names the alert's name, title and summary give
@@ -279,7 +306,74 @@ func (ev *Evidence) healthContext() []LogLine {
 	if at == nil {
 		return nil
 	}
-	return append(ev.contextLines(*at), ev.ownAccount(*at)...)
+	var out []LogLine
+	seen := map[string]bool{}
+	for _, l := range append(ev.contextLines(*at), ev.ownAccount(*at)...) {
+		if firstOfTemplate(seen, l.Message) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// maxOutcomes bounds the outcome lines a healthy reading quotes.
+const maxOutcomes = 3
+
+// outcomeLines are how the stories of the quoted lines ended: for each
+// system that wrote one of quoted (the target, a scheduler, an operator, a
+// provider), its latest later line up to contextAfter after the alert that
+// is no error, warning or single request, in a template none of quoted has
+// ("caught up", "renewal complete", "replacement launched"), at most
+// maxOutcomes, in time order. A reading of health owes the engineer the
+// return to normal, not only the work that began it.
+func (ev *Evidence) outcomeLines(quoted []LogLine) []LogLine {
+	at := ev.alertTime()
+	if at == nil || len(quoted) == 0 {
+		return nil
+	}
+	from := map[string]time.Time{} // source -> its first quoted line
+	seen := map[string]bool{}
+	for _, l := range quoted {
+		src := lineSource(l)
+		if t, ok := from[src]; src != "" && (!ok || l.Timestamp.Before(t)) {
+			from[src] = *l.Timestamp
+		}
+		firstOfTemplate(seen, l.Message)
+	}
+	last := map[string]LogLine{}
+	for _, l := range ev.Logs {
+		src := lineSource(l)
+		t0, ok := from[src]
+		if !ok || l.Timestamp == nil || !l.Timestamp.After(t0) || l.Timestamp.After(at.Add(contextAfter)) {
+			continue
+		}
+		if l.Message == "" || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" || reRequestLine.MatchString(l.Message) || failedRequestLine(l.Message) {
+			continue
+		}
+		if p, ok := last[src]; !ok || l.Timestamp.After(*p.Timestamp) {
+			last[src] = l
+		}
+	}
+	var out []LogLine
+	for _, src := range slices.Sorted(maps.Keys(last)) {
+		if l := last[src]; firstOfTemplate(seen, l.Message) {
+			out = append(out, l)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
+	return out[:min(len(out), maxOutcomes)]
+}
+
+// lineSource is the system that wrote l: its service, else its pod's
+// workload, else its pod.
+func lineSource(l LogLine) string {
+	if l.Service != "" {
+		return strings.ToLower(l.Service)
+	}
+	if w, ok := facts.PodWorkload(l.Pod); ok {
+		return strings.ToLower(w)
+	}
+	return strings.ToLower(l.Pod)
 }
 
 // ownAccountBefore: the target's own statements this long before the alert
@@ -443,7 +537,9 @@ func (r Result) ContextPeers() []string {
 // firstOfTemplate: msg is the first of its message template in seen (and
 // is recorded there).
 func firstOfTemplate(seen map[string]bool, msg string) bool {
-	k := logTemplate(msg)
+	// One line read twice (a pod's raw log, which prints its level, and the
+	// log store's record of it, which keeps the level in a field) is one.
+	k := logTemplate(reLevelPrefix.ReplaceAllString(msg, ""))
 	if seen[k] {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 func TestNamesTarget(t *testing.T) {
@@ -442,6 +443,66 @@ func TestRecordQuery(t *testing.T) {
 		if !strings.Contains(q, w) {
 			t.Errorf("query %q lacks %s", q, w)
 		}
+	}
+	// The service's name and its distinctive words, under any label
+	// spelling; a consumer group that intake resolved from a selector in the
+	// summary (an annotation under its canonical key) is searched too;
+	// structural words are not.
+	q = RecordQuery(&investigationv1.Alert{AlertName: "LagHigh", Labels: map[string]string{"app_kubernetes_io_name": "score-ingest-api"},
+		Annotations: map[string]string{target.CanonicalKey(target.ConsumerGroup): "tally-group"}})
+	for _, w := range []string{`"score-ingest-api"`, `"score"`, `"ingest"`, `"tally-group"`, `"tally"`} {
+		if !strings.Contains(q, w) {
+			t.Errorf("query %q lacks %s", q, w)
+		}
+	}
+	if strings.Contains(q, `"api"`) || strings.Contains(q, `"group"`) {
+		t.Errorf("query %q searches a structural word", q)
+	}
+}
+
+// A healthy reading quotes how the stories it quotes ended: the latest
+// later line of each system it quotes (the target caught up, the operator
+// finished), not a line of a system it does not quote, not a warning or
+// an error, not one past contextAfter, not a template it already quotes;
+// and a line read twice (a raw pod log with its level, the log store's
+// record without) is quoted once.
+func TestExplainHealthQuotesHowItEnded(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2026, 5, 7, h, m, 0, 0, time.UTC); return &x }
+	line := func(ts *time.Time, svc, pod, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts, Service: svc, Pod: pod, Level: level, Message: msg}}
+	}
+	a := &investigationv1.Alert{AlertName: "LagHigh", Summary: `consumer lag {consumergroup="tally"} = 9200`, StartsAt: timestamppb.New(*at(22, 9)),
+		Annotations: map[string]string{target.CanonicalKey(target.ConsumerGroup): "tally"}}
+	ev := NewEvidence(a, nil)
+	ev.Logs = []LogLine{
+		line(at(22, 2), "kafka-operator", "", "INFO", "rolling broker tally-kafka-0 for a planned CA renewal"),
+		line(at(22, 3), "tally", "tally-77f7-np7m5", "INFO", "heartbeat failed since group is rebalancing"),
+		line(at(22, 3), "", "tally-77f7-np7m5", "", "INFO heartbeat failed since group is rebalancing"), // the same line, read raw
+		line(at(22, 10), "kafka-operator", "", "INFO", "rolling broker tally-kafka-2 for a planned CA renewal"),
+		line(at(22, 12), "tally", "tally-77f7-np7m5", "WARN", "slow commit of offsets"),
+		line(at(22, 17), "tally", "tally-77f7-np7m5", "INFO", "caught up: lag 0 on all partitions"),
+		line(at(22, 18), "ledger", "ledger-5d-x1", "INFO", "ledger compacted"),
+		line(at(23, 30), "tally", "tally-77f7-np7m5", "INFO", "hourly totals published"),
+	}
+	f := healthyFinding(ModeHealthy, "deployment/results/tally", 0.7)
+	f.Statement = "No failure detected"
+	ctx := ev.healthContext()
+	f.explainWith(append(ctx, ev.outcomeLines(ctx)...))
+	for _, want := range []string{"planned CA renewal", "rebalancing", "caught up"} {
+		if !strings.Contains(f.Statement, want) {
+			t.Errorf("statement %q lacks %q", f.Statement, want)
+		}
+	}
+	for _, not := range []string{"slow commit", "ledger compacted", "hourly totals"} {
+		if strings.Contains(f.Statement, not) {
+			t.Errorf("statement %q quotes %q", f.Statement, not)
+		}
+	}
+	if n := strings.Count(f.Statement, "rebalancing"); n != 1 {
+		t.Errorf("one line is quoted %d times", n)
+	}
+	if n := strings.Count(f.Statement, "rolling broker"); n != 1 {
+		t.Errorf("the operator's template is quoted %d times, want once", n)
 	}
 }
 

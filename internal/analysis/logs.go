@@ -378,13 +378,24 @@ const (
 
 var catData = investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_DATA_QUALITY
 
+// declaredInfo: l's own level field says it is no failure (info, debug,
+// trace, notice): a line that states a setting ("max_connections = 500")
+// is no error of it, whatever words it shares with one.
+func declaredInfo(l LogLine) bool {
+	switch strings.ToUpper(strings.TrimSpace(l.Level)) {
+	case "INFO", "DEBUG", "TRACE", "NOTICE":
+		return true
+	}
+	return false
+}
+
 func detectLogSignatures(ev *Evidence) []Finding {
 	var out []Finding
 	for _, sig := range logSignatures {
 		var lines []LogLine
 		var origins []string
 		for _, l := range ev.Logs {
-			if sig.re.MatchString(l.Message) {
+			if sig.re.MatchString(l.Message) && !declaredInfo(l) {
 				lines = append(lines, l)
 				origins = appendUnique(origins, logOrigin(l))
 			}

@@ -72,6 +72,12 @@ var structuralWords = map[string]bool{
 	"backend": true, "frontend": true, "prod": true, "production": true, "staging": true, "main": true, "primary": true,
 	"internal": true, "public": true, "http": true, "grpc": true, "gateway": true, "proxy": true, "deployment": true,
 	"job": true, "cron": true, "daemon": true, "v1": true, "v2": true, "v3": true, "legacy": true, "new": true, "old": true,
+	// The kind or role of a component, shared by many names ("group" of
+	// tally-group, "controller" of ingress-controller).
+	"group": true, "queue": true, "topic": true, "stream": true, "consumer": true, "consumers": true, "producer": true,
+	"cache": true, "database": true, "cluster": true, "node": true, "pool": true, "events": true, "batch": true,
+	"controller": true, "operator": true, "manager": true, "scheduler": true, "processor": true, "handler": true,
+	"agent": true, "exporter": true, "client": true, "engine": true, "core": true, "common": true, "default": true, "system": true,
 }
 
 // NameWords are the distinctive words of an object's name: its parts of

@@ -84,11 +84,12 @@ func FuzzTruncate(f *testing.F) {
 
 func TestNameWords(t *testing.T) {
 	for name, want := range map[string]string{
-		"pledge-intake":       "pledge,intake",
-		"orders-api":          "orders",
-		"api":                 "",
-		"session_redis.cache": "session,redis,cache",
-		"legacy-web-v2":       "",
+		"pledge-intake":        "pledge,intake",
+		"orders-api":           "orders",
+		"api":                  "",
+		"session_redis.cache":  "session,redis",
+		"tally-consumer-group": "tally",
+		"legacy-web-v2":        "",
 	} {
 		if got := strings.Join(textutil.NameWords(name), ","); got != want {
 			t.Errorf("NameWords(%q) = %q, want %q", name, got, want)

@@ -189,6 +189,49 @@ func TestContextSearchOfAHealthyReading(t *testing.T) {
 	}
 }
 
+// A healthy reading also searches the distinctive words of its workload's
+// name, any of them, anywhere: other systems name what they did to the
+// workload's objects by those words. A name of one distinctive word, an
+// entity that is no workload and a search already run ask nothing.
+func TestNameWordSearch(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentSearchLogs, ParamsSchema: []*evidencev1.ToolParam{
+		{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "since_minutes", Type: evidencev1.ParamType_PARAM_TYPE_NUMBER}}})
+	ran := func(q string) *investigationv1.ToolCallRecord {
+		p, _ := structpb.NewStruct(map[string]any{"namespace": "all", "query": q, "since_minutes": float64(contextLookback)})
+		return &investigationv1.ToolCallRecord{Intent: intentSearchLogs, Params: p, PinId: "pin_1"}
+	}
+	for _, tc := range []struct {
+		name, ent string
+		calls     []*investigationv1.ToolCallRecord
+		want      string
+	}{
+		{"two words", "deployment/pilots/pilot-roster", nil, `"pilot" OR "roster"`},
+		{"structural words dropped", "statefulset/shop/orders-cache-api", nil, ""},
+		{"three words", "deployment/ops/score-ingest-relay", nil, `"score" OR "ingest" OR "relay"`},
+		{"no workload", "node/ip-10-0-0-1", nil, ""},
+		{"already searched", "deployment/pilots/pilot-roster", []*investigationv1.ToolCallRecord{ran(`"pilot" OR "roster"`)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: tc.calls}, rc: &evidencev1.RouterContext{}}
+			h.svc.defs = nil
+			cs := h.svc.nameWordSearch(testCtx(t), st, tc.ent)
+			got := ""
+			if len(cs) == 1 {
+				got = cs[0].Params["query"].(string)
+				if cs[0].Params["namespace"] != "all" || cs[0].Params["since_minutes"] != contextLookback {
+					t.Errorf("params %v", cs[0].Params)
+				}
+			} else if len(cs) > 1 {
+				t.Fatalf("%d calls", len(cs))
+			}
+			if got != tc.want {
+				t.Errorf("query %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // An error's history is searched by its signature, anywhere, over 30
 // days, once; a short or empty signature is not searched.
 func TestSignatureSearch(t *testing.T) {

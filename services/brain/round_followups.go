@@ -11,6 +11,7 @@ import (
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
 	"github.com/rcamesh/rcamesh/internal/intent"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // maxConfigFollowUps bounds the ConfigMaps read for one suspect;
@@ -114,6 +115,9 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// or recorded about the target in the days before (a change record,
 		// a load test, a decommission), across namespaces.
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
+		// What other systems did to what the target owns: they name it by
+		// the words of its name ("pilots/roster-tls" of pilot-roster).
+		context = append(context, s.nameWordSearch(ctx, st, res.Hypotheses[0].GetEntity())...)
 		// What happened to the peers its own lines name (a cache its
 		// provider patched, a database that failed over).
 		for _, p := range res.ContextPeers() {
@@ -137,6 +141,9 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// about the suspect (a deployer's sync of its objects, a ticket)
 		// is the next evidence, read the same way.
 		context = s.contextSearches(ctx, st, res.Hypotheses[0].GetEntity())
+		// What other systems did to what the target owns: they name it by
+		// the words of its name ("pilots/roster-tls" of pilot-roster).
+		context = append(context, s.nameWordSearch(ctx, st, res.Hypotheses[0].GetEntity())...)
 	}
 	context = append(context, s.faultEvidence(ctx, st, res)...)
 	if syms := res.ContractSymbols(); len(syms) > 0 {
@@ -308,6 +315,30 @@ func (s *Service) contextSearches(ctx context.Context, st *invState, ent string)
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(n, contextLookback))...)
 	}
 	return out
+}
+
+// nameWordSearch searches every namespace for the distinctive words of the
+// workload's name (textutil.NameWords), any of them, over the context
+// look-back: a certificate controller, an edge provider or a scheduler
+// names what it did to a service's objects by the words of its name, not
+// the name whole. Nothing when the name is one word (the name search
+// covers it).
+func (s *Service) nameWordSearch(ctx context.Context, st *invState, ent string) []pendingCall {
+	parts := strings.Split(ent, "/")
+	switch parts[0] {
+	case "deployment", "statefulset", "daemonset", "service", "cronjob", "job":
+	default:
+		return nil
+	}
+	words := textutil.NameWords(parts[len(parts)-1])
+	if len(words) < 2 {
+		return nil
+	}
+	var qs []string
+	for _, w := range words {
+		qs = append(qs, `"`+w+`"`)
+	}
+	return s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": strings.Join(qs, " OR "), "since_minutes": contextLookback})
 }
 
 // reVariantSuffix: the last word of a workload name that marks one variant
