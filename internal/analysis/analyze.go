@@ -72,6 +72,7 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 		findings = append(findings, d.Detect(ctx, ev)...)
 	}
 	annotateManagers(ev, findings)
+	findings = deferReleaseFailures(findings)
 	ev.liftToOwners(findings)
 	ev.specExplained(findings)
 	var context []LogLine

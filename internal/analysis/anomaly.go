@@ -1241,7 +1241,7 @@ func (ev *Evidence) releaseCommits(d facts.Deploy) []Commit {
 		if c.Removed {
 			continue
 		}
-		if d.Revision != "" && (strings.HasPrefix(c.SHA, d.Revision) || strings.HasPrefix(d.Revision, c.SHA)) {
+		if namesCommit(d.Revision, c.SHA) || namesCommit(d.Commit, c.SHA) {
 			out = append(out, c)
 		}
 	}
@@ -1282,11 +1282,17 @@ const releaseCommitWindow = 14 * 24 * time.Hour
 // shippedByRevision: a deploy names c's SHA as its revision.
 func (ev *Evidence) shippedByRevision(c Commit) bool {
 	for _, d := range ev.Deploys {
-		if d.Revision != "" && len(d.Revision) >= 7 && (strings.HasPrefix(c.SHA, d.Revision) || strings.HasPrefix(d.Revision, c.SHA)) {
+		if len(d.Revision) >= 7 && namesCommit(d.Revision, c.SHA) || len(d.Commit) >= 7 && namesCommit(d.Commit, c.SHA) {
 			return true
 		}
 	}
 	return false
+}
+
+// namesCommit: ref (a deploy's revision or commit) names the commit sha,
+// either abbreviating the other.
+func namesCommit(ref, sha string) bool {
+	return ref != "" && sha != "" && (strings.HasPrefix(sha, ref) || strings.HasPrefix(ref, sha))
 }
 
 // ---- the finding ----

@@ -202,6 +202,8 @@ var registry = map[string]Constructor{
 	"db_memory":             fn("db_memory", detectDBMemory),
 	"db_io":                 fn("db_io", detectDBIO),
 	"db_xid_wraparound":     fn("db_xid_wraparound", detectXIDWraparound),
+	"release_failure":       fn("release_failure", detectReleaseFailure),
+	"input_change":          fn("input_change", detectInputChange),
 	"restart_recovered":     fn("restart_recovered", detectRestartRecovered),
 	"old_rollout":           fn("old_rollout", detectOldRollout),
 	"rollout_recovered":     fn("rollout_recovered", detectRolloutRecovered),

@@ -265,6 +265,9 @@ type Deploy struct {
 	IsRollback       bool       `json:"is_rollback"`
 	Image            string     `json:"image,omitempty"`
 	Status           string     `json:"status,omitempty"`
+	// Commit is the SHA the deploy built, when its record names one apart
+	// from its revision (a version number).
+	Commit string `json:"commit,omitempty"`
 }
 
 // CommitFile is one file a commit touched.

@@ -177,8 +177,18 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 	out = append(out, s.recordTrails(ctx, st, res)...)
 	out = append(out, s.trailSearches(ctx, st, res)...)
 	out = append(out, s.hostLogs(ctx, st, res)...)
+	if res.InputsUnread() {
+		// Failures on bad data, or none established: the loads of data
+		// around the alert (a feed whose columns moved, a table loaded
+		// empty), anywhere.
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.InputQuery(), "since_minutes": inputLookback})...)
+	}
 	return append(out, s.failedPodLogs(ctx, st)...)
 }
+
+// inputLookback: how far back the loads of data are read (minutes): a
+// nightly load before a morning's failures.
+const inputLookback = 24 * 60
 
 // recordSearch: the records written around the alert whatever they name
 // (a change record, an approved test, a platform upgrade, an audit record

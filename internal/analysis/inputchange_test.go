@@ -1,0 +1,79 @@
+package analysis
+
+import (
+	"testing"
+	"time"
+
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/facts"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// An input that changed shape before failures is the root cause, a data
+// fault, named by its feed, file or host: columns that came in another
+// order, a count loaded as nothing, a value that jumped from the one before
+// it. Not a change after the failures began, not one no failure follows,
+// not a small move, not the same columns again.
+func TestDetectInputChange(t *testing.T) {
+	base := time.Date(2026, 6, 14, 9, 0, 0, 0, time.UTC)
+	at := func(m int) *time.Time { x := base.Add(time.Duration(m) * time.Minute); return &x }
+	line := func(svc, level string, m int, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: at(m), Service: svc, Namespace: "ops", Level: level, Message: msg}}
+	}
+	skipped := func(m int) LogLine {
+		return line("dispatcher", "WARN", m, "pickup P-1 skipped: latitude 151.2 out of range [-90,90]")
+	}
+	tests := []struct {
+		name string
+		logs []LogLine
+		want string
+	}{
+		{"columns reordered, named by the file", []LogLine{
+			line("loader", "INFO", 0, "donors-0613.csv fetched from feeds.partner.example header: donor_id,name,lat,lon rows=412"),
+			line("loader", "INFO", 10, "donors-0614.csv fetched from feeds.partner.example header: donor_id,name,lon,lat rows=418"),
+			skipped(12), skipped(15),
+		}, "file/donors-0614.csv"},
+		{"a count loaded as nothing, named by a nearby line's feed", []LogLine{
+			line("refresher", "INFO", 0, "downloaded feed postal-ref for the nightly swap"),
+			line("refresher", "INFO", 3, "swap complete: postcode_ref rows=0 (previous 1742118)"),
+			line("quoting", "ERROR", 40, "quote refused: postcode SW1A 1AA unknown"),
+		}, "feed/postal-ref"},
+		{"a value that jumped, from a host", []LogLine{
+			line("fx-import", "INFO", 0, "upserted 412 rates from https://rates.example.net/daily; EURINR=0.010870 (prev 92.31)"),
+			line("quotes", "ERROR", 30, "quote rejected: EURINR mid 0.010870 deviates 99% from the 30d average"),
+		}, "host/rates.example.net"},
+		{"the same columns again", []LogLine{
+			line("loader", "INFO", 0, "donors-0613.csv fetched header: donor_id,name,lat,lon"),
+			line("loader", "INFO", 10, "donors-0614.csv fetched header: donor_id,name,lat,lon"),
+			skipped(12),
+		}, ""},
+		{"the failures began first", []LogLine{
+			skipped(-5),
+			line("loader", "INFO", 0, "donors-0613.csv fetched header: donor_id,name,lat,lon"),
+			line("loader", "INFO", 10, "donors-0614.csv fetched header: donor_id,name,lon,lat"),
+		}, ""},
+		{"no failure follows", []LogLine{
+			line("refresher", "INFO", 3, "swap complete: postcode_ref rows=0 (previous 1742118) from postal.example.org"),
+		}, ""},
+		{"a small move", []LogLine{
+			line("refresher", "INFO", 3, "swap complete: postcode_ref rows=1742120 (previous 1742118) from postal.example.org"),
+			skipped(12),
+		}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "x", StartsAt: timestamppb.New(*at(60))}, nil)
+			ev.Logs = tc.logs
+			fs := detectInputChange(ev)
+			if tc.want == "" {
+				if len(fs) != 0 {
+					t.Fatalf("finding %q (%s), want none", fs[0].Entity, fs[0].Statement)
+				}
+				return
+			}
+			if len(fs) != 1 || fs[0].Entity != tc.want || fs[0].Category != catData {
+				t.Fatalf("findings %+v, want one data fault on %s", fs, tc.want)
+			}
+		})
+	}
+}
