@@ -94,9 +94,9 @@ func splitColumns(s string) []string {
 
 // inputEntity names the input of a change: a feed named as such, else a
 // data file, else the host it came from, in the line or in what the same
-// service logged within five minutes of it; else the service that loaded
-// it.
-func (ev *Evidence) inputEntity(c inputChange) string {
+// service logged within five minutes of it (that line is returned too);
+// else the service that loaded it.
+func (ev *Evidence) inputEntity(c inputChange) (string, *LogLine) {
 	name := func(text string) string {
 		if m := reFeedName.FindStringSubmatch(text); m != nil {
 			return "feed/" + strings.TrimRight(m[1], ".:;,")
@@ -110,21 +110,22 @@ func (ev *Evidence) inputEntity(c inputChange) string {
 		return ""
 	}
 	if e := name(c.line.Message); e != "" {
-		return e
+		return e, nil
 	}
 	src := lineSource(c.line)
-	for _, l := range ev.Logs {
-		if l.Timestamp == nil || lineSource(l) != src || absDur(l.Timestamp.Sub(c.at)) > 5*time.Minute {
+	for i := range ev.Logs {
+		l := &ev.Logs[i]
+		if l.Timestamp == nil || lineSource(*l) != src || absDur(l.Timestamp.Sub(c.at)) > 5*time.Minute {
 			continue
 		}
 		if e := name(l.Message); e != "" {
-			return e
+			return e, l
 		}
 	}
 	if svc := ev.logService(c.line); svc != "" {
-		return deploymentEntity(firstNonEmptyStr(c.line.Namespace, ev.alertNamespace()), svc)
+		return deploymentEntity(firstNonEmptyStr(c.line.Namespace, ev.alertNamespace()), svc), nil
 	}
-	return ""
+	return "", nil
 }
 
 // detectInputChange: the latest input change that precedes failure lines
@@ -153,7 +154,7 @@ func detectInputChange(ev *Evidence) []Finding {
 	if best == nil {
 		return nil
 	}
-	ent := ev.inputEntity(*best)
+	ent, named := ev.inputEntity(*best)
 	if ent == "" {
 		return nil
 	}
@@ -166,6 +167,9 @@ func detectInputChange(ev *Evidence) []Finding {
 	f := Finding{Mode: ModeInputChange, Category: catData, Score: 0.62, Entity: ent}
 	f.Statement = fmt.Sprintf("The input %s changed at %s (%s: %s), and failures followed from %s (e.g. %s)",
 		ent, hhmm(&best.at), logOrigin(best.line), best.what, hhmm(first.Timestamp), quote(clip(first.Message, 160)))
+	if named != nil {
+		f.validated(fmt.Sprintf("%s log (%s, %s): %s", named.Cite.Source("logs"), logOrigin(*named), hhmm(named.Timestamp), quote(named.Message)), named.Cite)
+	}
 	f.validated(fmt.Sprintf("%s log (%s, %s): %s", best.line.Cite.Source("logs"), logOrigin(best.line), hhmm(&best.at), quote(best.line.Message)), best.line.Cite)
 	for _, l := range representative(after, 2) {
 		f.validated(fmt.Sprintf("%s log (%s, %s, %s): %s", l.Cite.Source("logs"), logOrigin(l), logLevel(l.LogLine), hhmm(l.Timestamp), quote(l.Message)), citesOfLogs(sameSig(after, l)))
