@@ -163,9 +163,27 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 		var bestLines []LogLine
 		var bestStems []string
 		bestExact := 0.0
+		// A word of a service's or namespace's own name (the deployed
+		// service's, the alert's target's, the failing lines' sources')
+		// names the service, not what the commit changed in it.
+		own := map[string]bool{}
+		for _, n := range append(ev.targetNames(), d.Service, d.Namespace) {
+			for _, w := range reNameToken.FindAllString(strings.ToLower(n), -1) {
+				own[w] = true
+			}
+		}
+		for _, g := range groups {
+			for _, l := range g.lines {
+				for _, n := range []string{lineSource(l), l.Namespace} {
+					for _, w := range reNameToken.FindAllString(strings.ToLower(n), -1) {
+						own[w] = true
+					}
+				}
+			}
+		}
 		for i := range commits {
 			c := &commits[i]
-			stems := commitStems(*c)
+			stems := slices.DeleteFunc(commitStems(*c), func(w string) bool { return own[w] || own[w+"s"] || own[strings.TrimSuffix(w, "s")] })
 			if len(stems) == 0 {
 				continue
 			}

@@ -63,6 +63,8 @@ func TestPlannedWorkEndedVariants(t *testing.T) {
 		{"load test LT-77 kicked off against checkout (announced in #ops)", "load test LT-77 finished, 0 failures"},
 		{"chaos experiment CX-9 started: kill 1 of 3 replicas of cart", "chaos experiment CX-9 ended, steady state restored"},
 		{"Game day GD-3 begins: zone b failover drill", "game day GD-3 concluded"},
+		{"CHG-2291 approved: orders-pg minor upgrade 16.4 -> 16.6 with failover, window Sun 03:00-04:00 UTC", "orders-pg: all members on 16.6; CHG-2291 completed"},
+		{"RFC-88 approved: broker patching, window 03:00-03:30", "RFC-88 closed: patching done on all brokers"},
 	} {
 		t.Run(words[0], func(t *testing.T) {
 			ev := NewEvidence(&investigationv1.Alert{AlertName: "ErrorBudgetBurn", StartsAt: timestamppb.New(*at(40))}, nil)
