@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -136,16 +137,15 @@ func (ev *Evidence) failureGroups() []*failureGroup {
 
 // detectReleaseFailure: for each release (not a rollback) with commits, the
 // failure templates whose first line follows it within
-// releaseFailureWindow and names a stem of one of its commits; the commit
-// named by the most lines is the culprit. Two failure lines at least, or
-// one that names a file or identifier of the commit exactly
-// (commitSpecificity). The category is the commit's kind (a settings-only
-// commit is configuration).
+// releaseFailureWindow and names a stem of one of its commits, and the
+// lines whose field a stem names took one new value from the release on
+// (shiftedLines); the commit named by the most lines is the culprit. Two
+// lines at least, or one that names a file or identifier of the commit
+// exactly (commitSpecificity); a shifted output counts as exact. The
+// category is the commit's kind (a settings-only commit is configuration),
+// or the capacity row when most lines read as a limit exhausted.
 func detectReleaseFailure(ev *Evidence) []Finding {
 	groups := ev.failureGroups()
-	if len(groups) == 0 {
-		return nil
-	}
 	var out []Finding
 	for _, d := range ev.Deploys {
 		start := d.StartedAt
@@ -187,8 +187,8 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 			if len(stems) == 0 {
 				continue
 			}
-			var lines []LogLine
-			var named []string
+			lines, named := ev.shiftedLines(*start, stems)
+			shifted := len(lines) > 0
 			for _, g := range groups {
 				if g.first.Before(*start) || g.first.Sub(*start) > releaseFailureWindow {
 					continue
@@ -206,6 +206,11 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 			exact, _ := commitSpecificity(*c, messagesOf(lines))
 			if len(lines) < 2 && exact == 0 {
 				continue
+			}
+			if shifted && exact == 0 {
+				// An output the release altered from its first line after
+				// it (one new value throughout): as precise as a name.
+				exact = 1
 			}
 			if best == nil || len(lines) > len(bestLines) || len(lines) == len(bestLines) && exact > bestExact {
 				best, bestLines, bestStems, bestExact = c, lines, named, exact
@@ -258,6 +263,82 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// shiftedLines are the lines after start, up to contextAfter after the
+// alert, of templates (any level) whose numeric field named by a stem took
+// values after start that it never took before it, one value throughout
+// ("score=0" in every line after a release, 85 and 90 before): the output
+// the change altered, a failure that logs no error. The stems named are
+// returned too.
+func (ev *Evidence) shiftedLines(start time.Time, stems []string) ([]LogLine, []string) {
+	at := ev.alertTime()
+	type key struct{ tmpl, field string }
+	type values struct {
+		vals  map[string]bool
+		lines []LogLine
+	}
+	before, after := map[key]*values{}, map[key]*values{}
+	var order []key
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || at != nil && l.Timestamp.After(at.Add(contextAfter)) {
+			continue
+		}
+		// The template of the line with every field's value masked: the
+		// fields' values are what is compared.
+		tmpl := lineSource(l) + "\x00" + logTemplate(kvRe.ReplaceAllString(reLevelPrefix.ReplaceAllString(l.Message, ""), "$1=<v>"))
+		for _, m := range kvRe.FindAllStringSubmatch(l.Message, -1) {
+			if _, err := strconv.ParseFloat(m[2], 64); err != nil {
+				continue
+			}
+			field := strings.ToLower(m[1])
+			if !slices.ContainsFunc(stems, func(st string) bool { return strings.Contains(field, st) }) {
+				continue
+			}
+			k := key{tmpl, field}
+			side := before
+			if l.Timestamp.After(start) {
+				side = after
+			}
+			v := side[k]
+			if v == nil {
+				v = &values{vals: map[string]bool{}}
+				side[k] = v
+				order = append(order, k)
+			}
+			v.vals[m[2]] = true
+			v.lines = append(v.lines, l)
+		}
+	}
+	var out []LogLine
+	var names []string
+	seen := map[key]bool{}
+	for _, k := range order {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		b, a := before[k], after[k]
+		if b == nil || a == nil || len(a.vals) != 1 || len(a.lines) < 2 {
+			continue
+		}
+		shifted := true
+		for v := range a.vals {
+			if b.vals[v] {
+				shifted = false
+			}
+		}
+		if !shifted {
+			continue
+		}
+		out = append(out, a.lines...)
+		for _, st := range stems {
+			if strings.Contains(k.field, st) {
+				names = appendUnique(names, st)
+			}
+		}
+	}
+	return out, names
 }
 
 // capacityLines counts the lines the cause-to-effect table reads as a
