@@ -9,6 +9,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/analysis"
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
@@ -381,5 +382,48 @@ func TestEntityFollowUpsOfAPodAndUnavailableIntegrations(t *testing.T) {
 				t.Errorf("reads its log = %v (want %v), searches = %v (want %v)", gotLogs, tc.wantLogs, gotSearch, tc.wantSearch)
 			}
 		})
+	}
+}
+
+// A reading with no hypothesis, in a cluster where no workload was found
+// (an alert from outside it, a check's own namespace): every namespace's
+// lines and every service's releases are read next; not when workloads
+// were found.
+func TestNoTargetReadsEverything(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	for _, in := range []string{intentSearchLogs, intentDeploys} {
+		h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: in, Available: true, ParamsSchema: []*evidencev1.ToolParam{
+			{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "service", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	}
+	defs := map[string]*evidencev1.ToolDefinition{}
+	for _, d := range h.tools.defs {
+		defs[d.GetIntent()] = d
+	}
+	h.svc.defs = nil
+	has := func(cs []pendingCall, in, key, val string) bool {
+		for _, c := range cs {
+			if c.Intent == in && fmt.Sprint(c.Params[key]) == val {
+				return true
+			}
+		}
+		return false
+	}
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", Alert: &investigationv1.Alert{AlertName: "production-completeness"}}, rc: &evidencev1.RouterContext{}}
+	cs := h.svc.followUpsOf(testCtx(t), st, defs, analysis.Result{})
+	if !has(cs, intentSearchLogs, "query", "*") || !has(cs, intentDeploys, "service", "*") {
+		t.Fatalf("follow-ups %+v, want every namespace's lines and every service's releases", cs)
+	}
+	md, err := facts.Put(map[string]any{}, facts.KeyPods, []facts.Pod{{Namespace: "shop", Name: "cart-8f6b7c4d9-22hnd", Phase: "Running", Ready: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mds, err := structpb.NewStruct(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.addPin(&evidencev1.EvidencePin{Id: "pin_pods", Metadata: mds})
+	cs = h.svc.followUpsOf(testCtx(t), st, defs, analysis.Result{})
+	if has(cs, intentSearchLogs, "query", "*") || has(cs, intentDeploys, "service", "*") {
+		t.Fatalf("follow-ups %+v: workloads were found, their own evidence comes first", cs)
 	}
 }

@@ -86,6 +86,14 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// history (was it seen, filed, accepted before?).
 		out := s.signatureSearch(ctx, st, res.ErrorSignature())
 		out = append(out, s.faultEvidence(ctx, st, res)...)
+		if len(st.pods()) == 0 {
+			// No workload found anywhere (the alert comes from outside
+			// the cluster, or names a check): every namespace's lines over
+			// the incident window are the evidence still unread.
+			out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": "*"})...)
+			// And every service's releases: what changed anywhere.
+			out = append(out, s.fresh(ctx, st, intentDeploys, map[string]any{"service": "*"})...)
+		}
 		if code := res.RefusedStatus(); code != "" {
 			// Only client errors: who sends the refused requests is in an
 			// access log, wherever the edge logs it.

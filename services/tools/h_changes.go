@@ -65,6 +65,9 @@ const otherDeploysBefore = 2 * time.Hour
 func handleGetDeployHistory(ctx context.Context, s *Service, c *Call, r *Result) error {
 	start, end := s.changeWindow(c)
 	q := backend.ChangeQuery{Service: c.Params.String("service"), Namespace: c.Params.String("namespace"), Start: start, End: end}
+	if q.Service == "*" {
+		q.Service = "" // every service's releases, whatever the session's service
+	}
 	deploys, err := s.be.Changes.Deploys(ctx, q)
 	if err != nil {
 		return fmt.Errorf("deploy history: %w", err)

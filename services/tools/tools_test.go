@@ -297,6 +297,19 @@ func TestToolsOverFakeBackend(t *testing.T) {
 			severity: evidencev1.Severity_SEVERITY_INFO, noData: true,
 		},
 		{
+			// "*": every service's releases, not the session's service.
+			intent: "get_deploy_history", params: map[string]any{"service": "*"},
+			severity: evidencev1.Severity_SEVERITY_MEDIUM, domain: evidencev1.Domain_DOMAIN_COMPUTE, sources: []string{"deploys"},
+			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
+				if q := ts.changes.last; q.Service != "" {
+					t.Errorf("query service %q, want every service", q.Service)
+				}
+				if d := decode[[]facts.Deploy](t, r, facts.KeyDeploys); len(d) != 1 || d[0].Service != "cart" {
+					t.Errorf("deploys = %+v", d)
+				}
+			},
+		},
+		{
 			// "*": every service's history, not the session's service.
 			intent: "get_commits", params: map[string]any{"service": "*"},
 			severity: evidencev1.Severity_SEVERITY_INFO, sources: []string{"commits"}, summary: "to all services",
