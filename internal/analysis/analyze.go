@@ -81,6 +81,7 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 		if findings[i].Healthy && findings[i].Category == catHealthy && findings[i].Mode != ModeMaintenanceEnded {
 			if !contextRead {
 				context, contextRead = ev.healthContext(), true // once, for every healthy reading
+				context = append(context, ev.precursorLines(context)...)
 				context = append(context, ev.outcomeLines(context)...)
 			}
 			findings[i].explainWith(context)

@@ -364,6 +364,71 @@ func (ev *Evidence) outcomeLines(quoted []LogLine) []LogLine {
 	return out[:min(len(out), maxOutcomes)]
 }
 
+// precursorWindow: how long before the onset another system's line still
+// tells what set it off.
+const precursorWindow = 5 * time.Minute
+
+// maxPrecursors bounds the systems whose last line before the onset a
+// healthy reading quotes.
+const maxPrecursors = 2
+
+// precursorLines are what other systems logged last before the onset (the
+// first warning or error, else the alert), up to precursorWindow before it,
+// the nearest system first, at most maxPrecursors: the event that set the
+// symptoms off ("full time" of a match before its viewers' streams
+// aborted, a spot interruption before a node's pods moved), quoted by a
+// reading that the symptoms were benign. Not a warning or error itself,
+// not a single request, not the target's own line, not a template already
+// quoted; outcomeLines then follows each of these systems to its latest
+// line.
+func (ev *Evidence) precursorLines(quoted []LogLine) []LogLine {
+	var onset time.Time
+	if groups := ev.failureGroups(); len(groups) > 0 {
+		onset = groups[0].first
+	} else if at := ev.alertTime(); at != nil {
+		onset = *at
+	} else {
+		return nil
+	}
+	names := ev.targetNames()
+	seen := map[string]bool{}
+	for _, l := range quoted {
+		firstOfTemplate(seen, l.Message)
+	}
+	last := map[string]*LogLine{}
+	for i := range ev.Logs {
+		l := &ev.Logs[i]
+		if l.Timestamp == nil || l.Timestamp.After(onset) || onset.Sub(*l.Timestamp) > precursorWindow {
+			continue
+		}
+		if l.Message == "" || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" || reRequestLine.MatchString(l.Message) || failedRequestLine(l.Message) {
+			continue
+		}
+		if l.Service == "" && l.Pod == "" || ownLine(*l, names) {
+			continue
+		}
+		src := lineSource(*l)
+		if p := last[src]; p == nil || l.Timestamp.After(*p.Timestamp) {
+			last[src] = l
+		}
+	}
+	var cs []LogLine
+	for _, src := range slices.Sorted(maps.Keys(last)) {
+		cs = append(cs, *last[src])
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Timestamp.After(*cs[j].Timestamp) })
+	var out []LogLine
+	for _, l := range cs {
+		if len(out) == maxPrecursors {
+			break
+		}
+		if firstOfTemplate(seen, l.Message) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // lineSource is the system that wrote l: its service, else its pod's
 // workload, else its pod.
 func lineSource(l LogLine) string {

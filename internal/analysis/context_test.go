@@ -553,3 +553,41 @@ func TestRecordIDs(t *testing.T) {
 		t.Errorf("no evidence: %v", ids)
 	}
 }
+
+// A healthy reading quotes what other systems logged last before the
+// onset (the first warning): the nearest systems first, at most two, not
+// a warning, not the target's own line, not one from before the window;
+// and then how each of those stories ended.
+func TestExplainHealthQuotesWhatSetItOff(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2026, 9, 27, h, m, 0, 0, time.UTC); return &x }
+	line := func(ts *time.Time, svc, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts, Service: svc, Level: level, Message: msg}}
+	}
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "BrokenPipes", Service: "hls-edge", StartsAt: timestamppb.New(*at(17, 0))}, nil)
+	ev.Logs = []LogLine{
+		line(at(16, 30), "ticketing", "INFO", "sales closed for match 88-2211"),  // before the window
+		line(at(16, 48), "scoreboard", "INFO", "match 88-2211: 90+3 added time"), // superseded by its later line
+		line(at(16, 49), "cdn-config", "INFO", "edge rule purge done"),           // a third system, farther
+		line(at(16, 50), "scoreboard", "INFO", "match 88-2211 Harbour Rovers v Mill Lane: full time"),
+		line(at(16, 50), "hls-edge", "INFO", "viewers 8800 (live matches: 4)"),                  // the target's own
+		line(at(16, 50), "chat", "WARN", "moderation queue slow"),                               // a warning
+		line(at(16, 51), "hls-edge", "WARN", "ClientAbortException: Broken pipe while writing"), // the onset
+		line(at(16, 52), "chat", "INFO", "room 88-2211 archived"),
+		line(at(17, 5), "scoreboard", "INFO", "match 88-2211 report published"),
+	}
+	f := healthyFinding(ModeHealthy, "deployment/streaming/hls-edge", 0.7)
+	f.Statement = "No failure detected"
+	ctx := ev.healthContext()
+	ctx = append(ctx, ev.precursorLines(ctx)...)
+	f.explainWith(append(ctx, ev.outcomeLines(ctx)...))
+	for _, want := range []string{"full time", "edge rule purge", "report published"} {
+		if !strings.Contains(f.Statement, want) {
+			t.Errorf("statement %q lacks %q", f.Statement, want)
+		}
+	}
+	for _, not := range []string{"sales closed", "added time", "moderation queue", "room 88-2211 archived"} {
+		if strings.Contains(f.Statement, not) {
+			t.Errorf("statement %q quotes %q", f.Statement, not)
+		}
+	}
+}

@@ -427,3 +427,36 @@ func TestNoTargetReadsEverything(t *testing.T) {
 		t.Fatalf("follow-ups %+v: workloads were found, their own evidence comes first", cs)
 	}
 }
+
+// A healthy reading reads what every system logged over the incident
+// window, once: the event that set the symptoms off may name nothing of
+// the target.
+func TestHealthyReadingReadsTheWindow(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentSearchLogs, Available: true, ParamsSchema: []*evidencev1.ToolParam{
+		{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "since_minutes", Type: evidencev1.ParamType_PARAM_TYPE_NUMBER}}})
+	defs := map[string]*evidencev1.ToolDefinition{}
+	for _, d := range h.tools.defs {
+		defs[d.GetIntent()] = d
+	}
+	h.svc.defs = nil
+	window := func(cs []pendingCall) int {
+		n := 0
+		for _, c := range cs {
+			if c.Intent == intentSearchLogs && c.Params["query"] == "*" && c.Params["namespace"] == "all" {
+				n++
+			}
+		}
+		return n
+	}
+	res := analysis.Result{Healthy: true, Hypotheses: []*investigationv1.Hypothesis{{Entity: "deployment/streaming/hls-edge"}}}
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", Alert: &investigationv1.Alert{AlertName: "BrokenPipes", Service: "hls-edge"}}, rc: &evidencev1.RouterContext{}}
+	if n := window(h.svc.followUpsOf(testCtx(t), st, defs, res)); n != 1 {
+		t.Fatalf("%d window searches, want 1", n)
+	}
+	p, _ := structpb.NewStruct(map[string]any{"namespace": "all", "query": "*"})
+	st.rec.ToolCalls = append(st.rec.ToolCalls, &investigationv1.ToolCallRecord{Intent: intentSearchLogs, Params: p, PinId: "pin_w"})
+	if n := window(h.svc.followUpsOf(testCtx(t), st, defs, res)); n != 0 {
+		t.Fatalf("the window was searched again (%d)", n)
+	}
+}

@@ -138,6 +138,11 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		context = append(context, s.recordSearch(ctx, st)...)
 		context = append(context, s.recordTrails(ctx, st, res)...)
 		context = append(context, s.hostLogs(ctx, st, res)...)
+		// What every system logged over the incident window: the event
+		// that set the symptoms off is often another system's line that
+		// names nothing of the target ("full time" of a match before its
+		// viewers' streams aborted).
+		context = append(context, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": "*"})...)
 		if res.Hypotheses[0].GetEntity() == "" {
 			// Health claimed of no target at all (the alert names a
 			// product or a check, nothing in the cluster): what the
