@@ -346,11 +346,14 @@ func TestExplainHealthQuotesAWeekOldNotice(t *testing.T) {
 		{LogLine: facts.LogLine{Timestamp: before(7 * 24 * time.Hour), Service: "provider-health", Level: "INFO", Message: "Planned maintenance notice: rate-cache patching in the Sunday 02:00-03:00 window"}},
 		{LogLine: facts.LogLine{Timestamp: before(5 * 24 * time.Hour), Service: "inventory", Level: "INFO", Message: "rate-cache warmed with 40k keys"}},
 		{LogLine: facts.LogLine{Timestamp: before(10 * 24 * time.Hour), Service: "provider-health", Level: "INFO", Message: "Planned maintenance notice: rate-cache patching next month"}},
+		{LogLine: facts.LogLine{Timestamp: before(6 * 24 * time.Hour), Service: "change-log", Level: "INFO", Message: "DEC-55 decommission of the old rate-cache host: traffic moved to the new cluster"}},
 	}
 	f := healthyFinding(ModeHealthy, "deployment/huts/rate-cache", 0.7)
 	ev.explainHealth(&f)
-	if !strings.Contains(f.Statement, "Sunday 02:00-03:00") {
-		t.Errorf("statement %q lacks the week-old notice", f.Statement)
+	for _, want := range []string{"Sunday 02:00-03:00", "DEC-55 decommission"} {
+		if !strings.Contains(f.Statement, want) {
+			t.Errorf("statement %q lacks the week-old notice %q", f.Statement, want)
+		}
 	}
 	for _, not := range []string{"warmed", "next month"} {
 		if strings.Contains(f.Statement, not) {

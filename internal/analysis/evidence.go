@@ -98,6 +98,9 @@ type (
 // empty. Detectors read only this.
 type Evidence struct {
 	Alert *investigationv1.Alert
+	// windowEnd is the end most pins' time windows share (zero without
+	// pins): when the alert carries no firing time, it fired then.
+	windowEnd time.Time
 	// InstructionLines counts log lines set aside because they address the
 	// reader instead of describing the system (instructionLike).
 	InstructionLines int
@@ -193,9 +196,13 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 	mons := map[string]int{}
 	objch := map[string]int{}
 	status := map[string]int{}
+	ends := map[int64]int{}
 	for _, p := range pins {
 		if p == nil {
 			continue
+		}
+		if e := p.GetTimeWindow().GetEnd(); e != nil && e.GetSeconds() > 0 {
+			ends[e.GetSeconds()]++
 		}
 		intent := p.GetSourceTool()
 		if intent != "" {
@@ -353,6 +360,15 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		}
 	}
 	ev.Now = ev.referenceTime()
+	// The end most pins' windows share is the time the tools took as
+	// "now" (the incident window's end, or the moment of reading when the
+	// alert carries no window): an alert without a firing time fired then.
+	best := 0
+	for sec, n := range ends {
+		if n > best || n == best && sec > ev.windowEnd.Unix() {
+			best, ev.windowEnd = n, time.Unix(sec, 0).UTC()
+		}
+	}
 	return ev
 }
 

@@ -20,7 +20,7 @@ var (
 	// Planned work of any kind: a maintenance or change window, a load or
 	// stress test, a chaos experiment, a game day or drill, a planned
 	// failover or migration. SRE vocabulary, not one incident's wording.
-	plannedWork = `(?:maintenance(?: window)?|change window|planned (?:work|outage|failover|maintenance|migration|downtime)|scheduled (?:maintenance|downtime|work)|load[ -]?test(?:ing)?|stress[ -]test|performance test|chaos (?:experiment|test|drill|run)|game[ -]?day|(?:dr|failover|fire) (?:drill|test|exercise)|drill|(?:upgrade|migration|patch(?:ing)?|switchover)\b[^\n]{0,60}\bwindow)`
+	plannedWork = `(?:maintenance(?: window)?|change window|planned (?:work|outage|failover|maintenance|migration|downtime)|scheduled (?:maintenance|downtime|work)|load[ -]?test(?:ing)?|stress[ -]test|performance test|chaos (?:experiment|test|drill|run)|game[ -]?day|(?:dr|failover|fire) (?:drill|test|exercise)|drill|decommission(?:ed|ing)?|(?:upgrade|migration|patch(?:ing)?|switchover)\b[^\n]{0,60}\bwindow)`
 	// endWords: how a record says a piece of work ended.
 	endWords   = `completed|complete|finished|ended|closed|done|concluded`
 	plannedRe  = regexp.MustCompile(`(?i)\b` + plannedWork + `\b`)
@@ -147,10 +147,20 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 	return []Finding{f}
 }
 
-// alertTime is when the alert started firing, when known.
+// alertTime is when the alert started firing, when known; an alert that
+// carries no firing time fired at the end most pins' windows share.
 func (ev *Evidence) alertTime() *time.Time {
-	if ev.Alert == nil || ev.Alert.GetStartsAt() == nil {
+	if ev.Alert == nil {
 		return nil
+	}
+	if ev.Alert.GetStartsAt() == nil {
+		// No firing time: it fired when the tools read "now" (the
+		// window's end), as they assumed.
+		if ev.windowEnd.IsZero() {
+			return nil
+		}
+		t := ev.windowEnd
+		return &t
 	}
 	t := ev.Alert.GetStartsAt().AsTime()
 	if t.IsZero() || t.Year() < 2000 {
