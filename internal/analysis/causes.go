@@ -38,7 +38,7 @@ type family struct {
 var families = []family{
 	// Unambiguous capacity signatures first: "forbidden: exceeded quota"
 	// is a quota, not a permission problem.
-	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|space exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of (?:shared )?memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource|has \[?\d+\]?\s*/\s*\[?\d+\]? maximum|max(?:imum)? (?:number of )?[a-z_ ]{0,24}(?:reached|exceeded)|would exceed (?:the )?(?:maximum|limit))`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
+	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|space exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of (?:shared )?memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource|has \[?\d+\]?\s*/\s*\[?\d+\]? maximum|fork\(\) failed|cannot fork|disk (?:usage|watermark)[^\n]{0,40}exceeded|flood[- ]stage|read-only-allow-delete|can't fork|unable to create (?:new )?native thread|pthread_create failed|\bpids\.max\b|max(?:imum)? (?:number of )?[a-z_ ]{0,24}(?:reached|exceeded)|would exceed (?:the )?(?:maximum|limit))`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
 	// A configured value the client cannot put in a request header (a
 	// trailing newline, a control character): the value's setting, not
 	// the input data, whatever the character complaint says.
@@ -51,6 +51,10 @@ var families = []family{
 	{catConfig, regexp.MustCompile(`(?i)((missing|required|unset|undefined|empty) (config|configuration|env(ironment)? var(iable)?|variable|key|setting|property|option|secret|parameter|flag)|env(ironment)? var(iable)? .{0,40}(not set|missing|required|empty)|is not set|not configured|no such file or directory|file not found|config(uration)? (error|invalid|not found)|invalid (value|configuration|config|setting|option|argument|port|url|endpoint|selector)|unknown (flag|option|field|property|key|parameter)|flag provided but not defined|permission denied|forbidden|\b403\b|access denied|unauthori[sz]ed|\b401\b|not authorized|configmap .{0,40}not found|secret .{0,40}not found|(configmap|secret)s? "?[a-z0-9.-]+"? not found|createcontainerconfigerror|selector (does not match|mismatch)|port mismatch|wrong port|address already in use|bind: |feature flag|misconfigur|x509|certificate (has )?expired|certificate verify failed|password authentication failed|authentication failed|wrongpass|noauth|access denied for user|access_refused|sasl authentication failed|authentication required|(?:wrong|invalid|incorrect|bad) (?:user ?name|username|password|passphrase|credentials?|api[ _-]?key|access key|secret key)|invalid credentials|bad credentials|(jwt|token|signature) verification failed|jwks|no matching (signing )?key|(?:key|account|user|api|service|project|credential|token)s? (?:\S+ ){0,3}(?:is|was|has been) (?:disabled|revoked|deactivated)|disabledexception|keydisabled|failed to pull image|errimagepull|imagepullbackoff|manifest unknown|repository does not exist|no such host|nxdomain|could not resolve host|cannot evict pod as it would violate|would violate the pod'?s disruption budget)`), "a setting, key, file or permission the service needs is wrong or missing"},
 	capacityFamily,
 	{catInfra, regexp.MustCompile(`(?i)(kernel|i/o error|input/output error|read-only file ?system|disk (failure|error)|bad sector|nvme|\bebs\b|volume .{0,20}(degraded|impaired)|network ?unavailable|\bnic\b|link (is )?down|packet loss|conntrack|nodenotready|node .{0,30}not ?ready|kubelet (stopped|is not|not) |rebooted|system oom|hardware|instance (retirement|status check)|zone (outage|unavailable)|clock skew|\bntp\b|failover|failed over|multi-az|host replacement|reboot)`), "a node, disk or network level fault"},
+	// A server error answered to a call (the response's status, as the
+	// client reports it) is the called service's failure, whatever
+	// exception class the client wraps it in.
+	{catDependency, regexp.MustCompile(`(?i)(https? response error[^\n]{0,40}\b5\d\d\b|response (?:status|code)[ =:]+5\d\d\b|(?:returned|responded with|received) (?:an? )?(?:http )?5\d\d\b)`), "the called service answers with server errors"},
 	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented|\bdeadlock(?:ed)?\b)`), "runtime exceptions in the service's own code"},
 }
 
@@ -59,10 +63,17 @@ var families = []family{
 // the program's own failure, whatever words it uses.
 var reCrashHeader = regexp.MustCompile(`(?i)^\W{0,3}(?:\S+\s+){0,4}?(panic:|fatal error:|traceback \(most recent call last\)|exception in thread|unhandled exception|terminate called after throwing|uncaught (?:exception|error))`)
 
+// reRetriesExhausted: a client's retries used up ("retries exhausted",
+// "exhausted 3 retry attempts").
+var reRetriesExhausted = regexp.MustCompile(`(?i)\b(?:retries|retry attempts|attempts|retry budget)\s+(?:were\s+|are\s+)?exhausted\b|\bexhausted\s+(?:all\s+)?(?:\d+\s+)?(?:retries|retry attempts|attempts)\b`)
+
 // familyOf is the effect row text matches: the first row in order, except
 // that a crash header is the code row's unless a capacity signature (an
 // out-of-memory) is in it.
 func familyOf(text string) (family, bool) {
+	// A client that gave up retrying ("retries exhausted 3/3") ran out of
+	// patience, not of a capacity: the words around it decide the row.
+	text = reRetriesExhausted.ReplaceAllString(text, "")
 	if reCrashHeader.MatchString(text) && !families[0].re.MatchString(text) {
 		return families[len(families)-1], true
 	}

@@ -183,6 +183,18 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{`SyntaxError: Unexpected token < in JSON at position 0`, catDependency},
 		{`decode quote: invalid character '<' looking for beginning of value; body: <!DOCTYPE html><title>503</title>`, catDependency},
 		{`json: cannot unmarshal string into Go struct field Quote.price of type float64`, catData},
+		// A client that gave up retrying ran out of patience, not of a
+		// capacity; a server error answered to its call is the called
+		// service's, whatever exception class wraps it.
+		{"decrypt failed: operation error KMS: Decrypt, https response error StatusCode: 500, KMSInternalException: An internal error occurred (retries exhausted 3/3)", catDependency},
+		{"geocode lookup failed: upstream returned 503 after 2 attempts", catDependency},
+		{"send failed: retries exhausted, connection pool exhausted", catResource},
+		// No process or thread left to start is a capacity limit (the
+		// cgroup's pids, the user's threads), whatever exception carries it.
+		{"ERROR render: OSError: [Errno 11] Resource temporarily unavailable: fork() failed spawning thumbnailer", catResource},
+		{"java.lang.OutOfMemoryError: unable to create new native thread", catResource},
+		// A store that blocks writes at a disk watermark is full.
+		{"bulk index failed: cluster_block_exception: index [s-2026.05] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block]", catResource},
 		// A deadlock the runtime or the database reports is the code's.
 		{"Found one Java-level deadlock:", catCode},
 		{"ERROR: deadlock detected", catCode},
