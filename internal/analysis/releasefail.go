@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -146,6 +147,24 @@ func (ev *Evidence) failureGroups() []*failureGroup {
 // or the capacity row when most lines read as a limit exhausted.
 func detectReleaseFailure(ev *Evidence) []Finding {
 	groups := ev.failureGroups()
+	// A word of a service's or namespace's own name (the alert's target's,
+	// the failing lines' sources', each release's service's) names the
+	// service, not what a commit changed in it.
+	failing := map[string]bool{}
+	for _, n := range ev.targetNames() {
+		for _, w := range reNameToken.FindAllString(strings.ToLower(n), -1) {
+			failing[w] = true
+		}
+	}
+	for _, g := range groups {
+		for _, l := range g.lines {
+			for _, n := range []string{lineSource(l), l.Namespace} {
+				for _, w := range reNameToken.FindAllString(strings.ToLower(n), -1) {
+					failing[w] = true
+				}
+			}
+		}
+	}
 	var out []Finding
 	for _, d := range ev.Deploys {
 		start := d.StartedAt
@@ -163,22 +182,10 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 		var bestLines []LogLine
 		var bestStems []string
 		bestExact := 0.0
-		// A word of a service's or namespace's own name (the deployed
-		// service's, the alert's target's, the failing lines' sources')
-		// names the service, not what the commit changed in it.
-		own := map[string]bool{}
-		for _, n := range append(ev.targetNames(), d.Service, d.Namespace) {
+		own := maps.Clone(failing)
+		for _, n := range []string{d.Service, d.Namespace} {
 			for _, w := range reNameToken.FindAllString(strings.ToLower(n), -1) {
 				own[w] = true
-			}
-		}
-		for _, g := range groups {
-			for _, l := range g.lines {
-				for _, n := range []string{lineSource(l), l.Namespace} {
-					for _, w := range reNameToken.FindAllString(strings.ToLower(n), -1) {
-						own[w] = true
-					}
-				}
 			}
 		}
 		for i := range commits {
