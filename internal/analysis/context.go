@@ -347,7 +347,7 @@ func (ev *Evidence) outcomeLines(quoted []LogLine) []LogLine {
 		if !ok || l.Timestamp == nil || !l.Timestamp.After(t0) || l.Timestamp.After(at.Add(contextAfter)) {
 			continue
 		}
-		if l.Message == "" || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" || reRequestLine.MatchString(l.Message) || failedRequestLine(l.Message) {
+		if !statementLine(l) {
 			continue
 		}
 		if p, ok := last[src]; !ok || l.Timestamp.After(*p.Timestamp) {
@@ -401,7 +401,7 @@ func (ev *Evidence) precursorLines(quoted []LogLine) []LogLine {
 		if l.Timestamp == nil || l.Timestamp.After(onset) || onset.Sub(*l.Timestamp) > precursorWindow {
 			continue
 		}
-		if l.Message == "" || isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" || reRequestLine.MatchString(l.Message) || failedRequestLine(l.Message) {
+		if !statementLine(*l) {
 			continue
 		}
 		if l.Service == "" && l.Pod == "" || ownLine(*l, names) {
@@ -427,6 +427,12 @@ func (ev *Evidence) precursorLines(quoted []LogLine) []LogLine {
 		}
 	}
 	return out
+}
+
+// statementLine: l states something about its system: it has text, is no
+// error or warning, and records no single request (served or failed).
+func statementLine(l LogLine) bool {
+	return l.Message != "" && !isErrorLog(l.LogLine) && logLevel(l.LogLine) != "WARN" && !reRequestLine.MatchString(l.Message) && !failedRequestLine(l.Message)
 }
 
 // lineSource is the system that wrote l: its service, else its pod's

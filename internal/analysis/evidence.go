@@ -167,6 +167,9 @@ type Evidence struct {
 	// warnings (persistentWarningKeys).
 	persistOnce sync.Once
 	persistKeys map[string]bool
+	// groups caches failureGroups.
+	groupsOnce sync.Once
+	groups     []*failureGroup
 }
 
 // keyTime is t in a deduplication key: RFC 3339 in UTC, "" when unknown.

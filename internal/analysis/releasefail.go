@@ -105,8 +105,16 @@ type failureGroup struct {
 }
 
 // failureGroups are the failure lines (WARN and above) up to contextAfter
-// after the alert, by template, in order of their first line.
+// after the alert, by template, in order of their first line; read once
+// (the release, input and health rows all read them). Callers do not
+// change them.
 func (ev *Evidence) failureGroups() []*failureGroup {
+	ev.groupsOnce.Do(func() { ev.groups = ev.readFailureGroups() })
+	return ev.groups
+}
+
+// readFailureGroups reads failureGroups from the logs.
+func (ev *Evidence) readFailureGroups() []*failureGroup {
 	at := ev.alertTime()
 	byKey := map[string]*failureGroup{}
 	var out []*failureGroup
@@ -140,7 +148,7 @@ func (ev *Evidence) failureGroups() []*failureGroup {
 // failure templates whose first line follows it within
 // releaseFailureWindow and names a stem of one of its commits, and the
 // lines whose field a stem names took one new value from the release on
-// (shiftedLines); the commit named by the most lines is the culprit. Two
+// (outputShifts); the commit named by the most lines is the culprit. Two
 // lines at least, or one that names a file or identifier of the commit
 // exactly (commitSpecificity); a shifted output counts as exact. The
 // category is the commit's kind (a settings-only commit is configuration),
@@ -178,6 +186,7 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 		if len(commits) == 0 {
 			continue
 		}
+		shifts := ev.outputShifts(*start)
 		var best *Commit
 		var bestLines []LogLine
 		var bestStems []string
@@ -194,7 +203,7 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 			if len(stems) == 0 {
 				continue
 			}
-			lines, named := ev.shiftedLines(*start, stems)
+			lines, named := shiftedLines(shifts, stems)
 			shifted := len(lines) > 0
 			for _, g := range groups {
 				if g.first.Before(*start) || g.first.Sub(*start) > releaseFailureWindow {
@@ -272,13 +281,19 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 	return out
 }
 
-// shiftedLines are the lines after start, up to contextAfter after the
-// alert, of templates (any level) whose numeric field named by a stem took
-// values after start that it never took before it, one value throughout
-// ("score=0" in every line after a release, 85 and 90 before): the output
-// the change altered, a failure that logs no error. The stems named are
-// returned too.
-func (ev *Evidence) shiftedLines(start time.Time, stems []string) ([]LogLine, []string) {
+// outputShift is a numeric field of one template that took one value in
+// every line after a release, a value it never took before ("score=0" in
+// every line after it, 85 and 90 before): the output the change altered,
+// a failure that logs no error.
+type outputShift struct {
+	field string    // the field's name, lower-cased
+	lines []LogLine // the lines after the release
+}
+
+// outputShifts are the shifts of the fields of every template (any level)
+// across a release at start, up to contextAfter after the alert, in order
+// of their first line; two lines after it at least.
+func (ev *Evidence) outputShifts(start time.Time) []outputShift {
 	at := ev.alertTime()
 	type key struct{ tmpl, field string }
 	type values struct {
@@ -298,51 +313,53 @@ func (ev *Evidence) shiftedLines(start time.Time, stems []string) ([]LogLine, []
 			if _, err := strconv.ParseFloat(m[2], 64); err != nil {
 				continue
 			}
-			field := strings.ToLower(m[1])
-			if !slices.ContainsFunc(stems, func(st string) bool { return strings.Contains(field, st) }) {
-				continue
-			}
-			k := key{tmpl, field}
+			k := key{tmpl, strings.ToLower(m[1])}
 			side := before
 			if l.Timestamp.After(start) {
 				side = after
+			}
+			if before[k] == nil && after[k] == nil {
+				order = append(order, k)
 			}
 			v := side[k]
 			if v == nil {
 				v = &values{vals: map[string]bool{}}
 				side[k] = v
-				order = append(order, k)
 			}
 			v.vals[m[2]] = true
 			v.lines = append(v.lines, l)
 		}
 	}
-	var out []LogLine
-	var names []string
-	seen := map[key]bool{}
+	var out []outputShift
 	for _, k := range order {
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
 		b, a := before[k], after[k]
 		if b == nil || a == nil || len(a.vals) != 1 || len(a.lines) < 2 {
 			continue
 		}
-		shifted := true
-		for v := range a.vals {
-			if b.vals[v] {
-				shifted = false
+		for v := range a.vals { // the one value after the release
+			if !b.vals[v] {
+				out = append(out, outputShift{field: k.field, lines: a.lines})
 			}
 		}
-		if !shifted {
-			continue
-		}
-		out = append(out, a.lines...)
+	}
+	return out
+}
+
+// shiftedLines are the lines of the shifts whose field a stem names, and
+// the stems named.
+func shiftedLines(shifts []outputShift, stems []string) ([]LogLine, []string) {
+	var out []LogLine
+	var names []string
+	for _, sh := range shifts {
+		hit := false
 		for _, st := range stems {
-			if strings.Contains(k.field, st) {
+			if strings.Contains(sh.field, st) {
 				names = appendUnique(names, st)
+				hit = true
 			}
+		}
+		if hit {
+			out = append(out, sh.lines...)
 		}
 	}
 	return out, names

@@ -390,16 +390,7 @@ func TestEntityFollowUpsOfAPodAndUnavailableIntegrations(t *testing.T) {
 // lines and every service's releases are read next; not when workloads
 // were found.
 func TestNoTargetReadsEverything(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	for _, in := range []string{intentSearchLogs, intentDeploys} {
-		h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: in, Available: true, ParamsSchema: []*evidencev1.ToolParam{
-			{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "service", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
-	}
-	defs := map[string]*evidencev1.ToolDefinition{}
-	for _, d := range h.tools.defs {
-		defs[d.GetIntent()] = d
-	}
-	h.svc.defs = nil
+	h, defs := searchHarness(t, intentSearchLogs, intentDeploys)
 	has := func(cs []pendingCall, in, key, val string) bool {
 		for _, c := range cs {
 			if c.Intent == in && fmt.Sprint(c.Params[key]) == val {
@@ -432,14 +423,7 @@ func TestNoTargetReadsEverything(t *testing.T) {
 // window, once: the event that set the symptoms off may name nothing of
 // the target.
 func TestHealthyReadingReadsTheWindow(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentSearchLogs, Available: true, ParamsSchema: []*evidencev1.ToolParam{
-		{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "since_minutes", Type: evidencev1.ParamType_PARAM_TYPE_NUMBER}}})
-	defs := map[string]*evidencev1.ToolDefinition{}
-	for _, d := range h.tools.defs {
-		defs[d.GetIntent()] = d
-	}
-	h.svc.defs = nil
+	h, defs := searchHarness(t, intentSearchLogs)
 	window := func(cs []pendingCall) int {
 		n := 0
 		for _, c := range cs {
@@ -459,4 +443,22 @@ func TestHealthyReadingReadsTheWindow(t *testing.T) {
 	if n := window(h.svc.followUpsOf(testCtx(t), st, defs, res)); n != 0 {
 		t.Fatalf("the window was searched again (%d)", n)
 	}
+}
+
+// searchHarness is a harness whose tools serve the intents (available,
+// taking a query, a namespace, a service and a look-back), and their
+// definitions by intent as followUpsOf takes them.
+func searchHarness(t *testing.T, intents ...string) (*harness, map[string]*evidencev1.ToolDefinition) {
+	h := newHarness(t, harnessOpts{})
+	for _, in := range intents {
+		h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: in, Available: true, ParamsSchema: []*evidencev1.ToolParam{
+			{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING},
+			{Name: "service", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "since_minutes", Type: evidencev1.ParamType_PARAM_TYPE_NUMBER}}})
+	}
+	defs := map[string]*evidencev1.ToolDefinition{}
+	for _, d := range h.tools.defs {
+		defs[d.GetIntent()] = d
+	}
+	h.svc.defs = nil
+	return h, defs
 }
