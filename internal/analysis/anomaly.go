@@ -344,9 +344,8 @@ func (ev *Evidence) findCandidates() []*candidate {
 	}
 	// Error logs: per workload, and per downstream host they name.
 	for _, l := range ev.Logs {
-		lv := logLevel(l.LogLine)
-		if lv != "ERROR" && lv != "FATAL" && !(lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message) || ev.persistentWarning(l))) && !failedRequestLine(l.Message) {
-			continue // a request the server or proxy failed is an error whatever level its access log is written at
+		if !ev.failingLine(l) {
+			continue
 		}
 		svc := ev.logService(l)
 		if svc == "" {
@@ -738,7 +737,7 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	// transport/upstream symptoms.
 	if top.kind == "dependency" {
 		w := 2 + math.Log2(float64(len(top.errLines)))
-		if len(top.callers) >= 2 {
+		if distinctWorkloads(top.callers) >= 2 {
 			w++ // several callers see it fail
 		}
 		if name, ok := ev.dependencyNormal(top.entity, top.name); ok {
@@ -755,6 +754,16 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	if top.kind == "object" && len(top.conditions) > 0 {
 		co := top.conditions[0]
 		add(catConfig, 2, co.text(), "the object's own state, set by its spec, blocks the operation ("+co.c.Type+"="+co.c.Status+")", "conditions")
+	}
+	// A controller that acts on the workload (its autoscaler) and reports
+	// that it cannot (ScalingActive=False: its metric cannot be read):
+	// the workload cannot follow its demand because of the controller's
+	// settings, which is configuration. An autoscaler held at its maximum
+	// (ScalingLimited) does its job and votes for nothing here.
+	if top.kind == "workload" {
+		if co, ok := blockedController(top.conditions); ok {
+			add(catConfig, 2.5, co.text(), fmt.Sprintf("the %s %s that acts on %s cannot do so (%s=%s %s): its settings leave the workload unmanaged", co.kind, co.name, top.name, co.c.Type, co.c.Status, co.c.Reason), "conditions")
+		}
 	}
 	// Placement: a workload whose failing pods all run on one node while
 	// its pods on other nodes are fine fails through that node.
@@ -850,7 +859,7 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			// Another reading the consumer's errors vote for, or a change
 			// before the onset while the consumer logs errors: the change
 			// made it fail, and the work waits behind the failure.
-			if cat != catResource && (o.kinds["logs"] || o.kinds["changes"] && len(top.errLines) > 0) {
+			if cat != catResource && (o.kinds["logs"] || o.kinds["conditions"] || o.kinds["changes"] && len(top.errLines) > 0) {
 				v.score -= backlogVote * backlogAsEffect
 				break
 			}
@@ -864,6 +873,17 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 		moved := v.score * (1 - cutSaturationKept)
 		v.score -= moved
 		add(catConfig, moved, change.text, "the workload's replicas were cut before it saturated (a capacity change)", "changes")
+	}
+	// A controller (an autoscaler) that cannot act on the workload explains the
+	// saturation that follows, with or without a rise of demand (a rise
+	// is what it exists to follow): the saturation is its effect, its
+	// vote the controller's.
+	if v := votes[catResource]; v != nil && top.kind == "workload" {
+		if co, ok := blockedController(top.conditions); ok {
+			moved := v.score * (1 - cutSaturationKept)
+			v.score -= moved
+			add(catConfig, moved, co.text(), "", "conditions")
+		}
 	}
 	var list []categoryVote
 	for _, v := range votes {
@@ -1514,6 +1534,13 @@ func (ev *Evidence) anomalySummary(weak []Finding) (Finding, bool) {
 			placement = fmt.Sprintf("The failure is confined to node %s: the failing pods (%s) all run there and the workload's pods on other nodes are fine", node, joinNames(bad))
 		}
 	}
+	if cv.cat == catConfig && cv.kinds["conditions"] && top.kind == "workload" {
+		if co, ok := blockedController(top.conditions); ok {
+			// The controller's settings are the cause, the workload's
+			// saturation their effect: the culprit is the controller.
+			f.Entity = strings.ToLower(co.kind) + "/" + co.ns + "/" + co.name
+		}
+	}
 	// Statement.
 	what := map[string]string{"workload": "workload", "node": "node", "dependency": "downstream dependency", "database": "database", "object": strings.SplitN(top.entity, "/", 2)[0]}[top.kind]
 	lead := firstNonEmptyStr(placement, "No known failure signature matched")
@@ -1713,4 +1740,47 @@ func namedIn(name string, texts []string) bool {
 		}
 	}
 	return false
+}
+
+// blockedController is the first abnormal condition, among a workload's,
+// of a controller that acts on it (not the workload's own rollout) and
+// says the controller cannot act: not an autoscaler at its maximum, which
+// acts as told.
+func blockedController(conds []condOf) (condOf, bool) {
+	for _, co := range conds {
+		if strings.EqualFold(co.kind, "Deployment") || strings.EqualFold(co.c.Type, "ScalingLimited") {
+			continue
+		}
+		return co, true
+	}
+	return condOf{}, false
+}
+
+// distinctWorkloads counts names, one per workload: a log shipper's
+// service name and the pods' workload name of the same software
+// ("ingress-nginx", "ingress-nginx-controller") are one.
+func distinctWorkloads(names []string) int {
+	n := 0
+	for i, a := range names {
+		dup := false
+		for _, b := range names[:i] {
+			la, lb := strings.ToLower(a), strings.ToLower(b)
+			if la == lb || strings.HasPrefix(la, lb+"-") || strings.HasPrefix(lb, la+"-") {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			n++
+		}
+	}
+	return n
+}
+
+// failingLine: the line reports a failure: an error, a warning of a
+// dependency's failure, of a bad value or one that persists, or a request
+// the server or proxy failed (whatever level its access log is written at).
+func (ev *Evidence) failingLine(l LogLine) bool {
+	lv := logLevel(l.LogLine)
+	return lv == "ERROR" || lv == "FATAL" || lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message) || ev.persistentWarning(l)) || failedRequestLine(l.Message)
 }

@@ -38,7 +38,7 @@ type family struct {
 var families = []family{
 	// Unambiguous capacity signatures first: "forbidden: exceeded quota"
 	// is a quota, not a permission problem.
-	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|space exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of (?:shared )?memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource|has \[?\d+\]?\s*/\s*\[?\d+\]? maximum|fork\(\) failed|cannot fork|disk (?:usage|watermark)[^\n]{0,40}exceeded|flood[- ]stage|read-only-allow-delete|can't fork|unable to create (?:new )?native thread|pthread_create failed|\bpids\.max\b|max(?:imum)? (?:number of )?[a-z_ ]{0,24}(?:reached|exceeded)|would exceed (?:the )?(?:maximum|limit))`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
+	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|space exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of (?:shared )?memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource|has \[?\d+\]?\s*/\s*\[?\d+\]? maximum|fork\(\) failed|cannot fork|disk (?:usage|watermark)[^\n]{0,40}exceeded|flood[- ]stage|read-only-allow-delete|can't fork|unable to create (?:new )?native thread|pthread_create failed|\bpids\.max\b|max(?:imum)? (?:number of )?[a-z_ ]{0,24}(?:reached|exceeded)|would exceed (?:the )?(?:maximum|limit)|(?:to avoid|imminent) (?:transaction id )?wraparound|wraparound data loss)`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
 	// A configured value the client cannot put in a request header (a
 	// trailing newline, a control character): the value's setting, not
 	// the input data, whatever the character complaint says.
@@ -47,7 +47,7 @@ var families = []family{
 	// maintenance or error page, a proxy's) fails, whatever parse error
 	// the caller then reports: the answer, not the caller's data, is bad.
 	{catDependency, regexp.MustCompile(`(?i)(content-type[=: ]+"?text/html|unexpected (character|token) \(?'?<|<!doctype html|<html[ >])`), "the dependency answers with an HTML page (a maintenance or error page) instead of its API's data"},
-	{catData, regexp.MustCompile(`(?i)(` + invalidValue + `|pars(e|ing) (error|failed|exception)|failed to (parse|decode|unmarshal|deserializ)|cannot (parse|decode|unmarshal)|unmarshal|json: cannot|unexpected (token|character|end of (json|input)|eof while parsing)|malformed|invalid (json|xml|csv|format|input|record|row|payload|date|timestamp|encoding|utf-?8|byte sequence|character)|validation (error|failed)|failed validation|schema (mismatch|violation|validation)|does not match (the )?schema|constraint violat|violates .{0,40}constraint|null value in column|duplicate key|checksum mismatch|corrupt|bad record|deserializ|magic byte|poison (pill|record|message)|numberformatexception|invalid literal for|could not convert|type mismatch|missing (required )?field|\b(year|month|day|hour|minute|second)s?( -?\d+)? (is |value )?out of range)`), "input data the service cannot parse or validate"},
+	{catData, regexp.MustCompile(`(?i)(` + invalidValue + `|pars(e|ing) (error|failed|exception)|failed to (parse|decode|unmarshal|deserializ)|cannot (parse|decode|unmarshal)|unmarshal|json: cannot|unexpected (token|character|end of (json|input)|eof while parsing)|malformed|invalid (json|xml|csv|format|input|record|row|payload|date|timestamp|encoding|utf-?8|byte sequence|character)|validation (error|failed)|failed validation|schema (mismatch|violation|validation)|does not match (the )?schema|constraint violat|violates .{0,40}constraint|null value in column|duplicate key|checksum mismatch|corrupt|bad record|deserializ|magic byte|poison (pill|record|message)|numberformatexception|invalid literal for|could not convert|type mismatch|missing (required )?field|\b(year|month|day|hour|minute|second)s?( -?\d+)? (is |value )?out of range|(?:timestamp|date|time) (?:is |lies )?in the future|\binput\b[^\n]{0,40}\bis invalid\b)`), "input data the service cannot parse or validate"},
 	{catConfig, regexp.MustCompile(`(?i)((missing|required|unset|undefined|empty) (config|configuration|env(ironment)? var(iable)?|variable|key|setting|property|option|secret|parameter|flag)|env(ironment)? var(iable)? .{0,40}(not set|missing|required|empty)|is not set|not configured|no such file or directory|file not found|config(uration)? (error|invalid|not found)|invalid (value|configuration|config|setting|option|argument|port|url|endpoint|selector)|unknown (flag|option|field|property|key|parameter)|flag provided but not defined|permission denied|forbidden|\b403\b|access denied|unauthori[sz]ed|\b401\b|not authorized|configmap .{0,40}not found|secret .{0,40}not found|(configmap|secret)s? "?[a-z0-9.-]+"? not found|createcontainerconfigerror|selector (does not match|mismatch)|port mismatch|wrong port|address already in use|bind: |feature flag|misconfigur|x509|certificate (has )?expired|certificate verify failed|password authentication failed|authentication failed|wrongpass|noauth|access denied for user|access_refused|sasl authentication failed|authentication required|(?:wrong|invalid|incorrect|bad) (?:user ?name|username|password|passphrase|credentials?|api[ _-]?key|access key|secret key)|invalid credentials|bad credentials|(jwt|token|signature) verification failed|jwks|no matching (signing )?key|(?:key|account|user|api|service|project|credential|token)s? (?:\S+ ){0,3}(?:is|was|has been) (?:disabled|revoked|deactivated)|disabledexception|keydisabled|failed to pull image|errimagepull|imagepullbackoff|manifest unknown|repository does not exist|no such host|nxdomain|could not resolve host|cannot evict pod as it would violate|would violate the pod'?s disruption budget)`), "a setting, key, file or permission the service needs is wrong or missing"},
 	capacityFamily,
 	{catInfra, regexp.MustCompile(`(?i)(kernel|i/o error|input/output error|read-only file ?system|disk (failure|error)|bad sector|nvme|\bebs\b|volume .{0,20}(degraded|impaired)|network ?unavailable|\bnic\b|link (is )?down|packet loss|conntrack|nodenotready|node .{0,30}not ?ready|kubelet (stopped|is not|not) |rebooted|system oom|hardware|instance (retirement|status check)|zone (outage|unavailable)|clock skew|\bntp\b|failover|failed over|multi-az|host replacement|reboot)`), "a node, disk or network level fault"},
@@ -67,6 +67,10 @@ var reCrashHeader = regexp.MustCompile(`(?i)^\W{0,3}(?:\S+\s+){0,4}?(panic:|fata
 // "exhausted 3 retry attempts").
 var reRetriesExhausted = regexp.MustCompile(`(?i)\b(?:retries|retry attempts|attempts|retry budget)\s+(?:were\s+|are\s+)?exhausted\b|\bexhausted\s+(?:all\s+)?(?:\d+\s+)?(?:retries|retry attempts|attempts)\b`)
 
+// reCallerField: a structured log line's caller field (zap's "caller",
+// logrus' and slog's "caller=" / "source=").
+var reCallerField = regexp.MustCompile(`(?i)"?\b(?:caller|source)"?\s*[:=]\s*"?[\w./@-]+\.(?:go|py|java|kt|rb|js|ts|rs|cs):\d+"?`)
+
 // familyOf is the effect row text matches: the first row in order, except
 // that a crash header is the code row's unless a capacity signature (an
 // out-of-memory) is in it.
@@ -74,6 +78,10 @@ func familyOf(text string) (family, bool) {
 	// A client that gave up retrying ("retries exhausted 3/3") ran out of
 	// patience, not of a capacity: the words around it decide the row.
 	text = reRetriesExhausted.ReplaceAllString(text, "")
+	// A structured logger records the file and line of every call
+	// ("caller":"etcdserver/util.go:170"): where the line was written, not
+	// a stack frame of a failure.
+	text = reCallerField.ReplaceAllString(text, "")
 	if reCrashHeader.MatchString(text) && !families[0].re.MatchString(text) {
 		return families[len(families)-1], true
 	}

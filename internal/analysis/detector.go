@@ -231,6 +231,7 @@ var registry = map[string]Constructor{
 	"environment_not_paged": fn("environment_not_paged", detectNotPaged),
 	"condition_cleared":     fn("condition_cleared", detectConditionCleared),
 	"resource_cleared":      fn("resource_cleared", detectResourceCleared),
+	"episode_ended":         fn("episode_ended", detectEpisodeEnded),
 }
 
 // NewDetector builds the named detector.

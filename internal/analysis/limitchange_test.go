@@ -195,6 +195,20 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"java.lang.OutOfMemoryError: unable to create new native thread", catResource},
 		// A store that blocks writes at a disk watermark is full.
 		{"bulk index failed: cluster_block_exception: index [s-2026.05] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block]", catResource},
+		// Identifiers a database hands out run out: it stops writes to
+		// avoid wrapping around.
+		{`ERROR:  database is not accepting commands to avoid wraparound data loss in database "ledger"`, catResource},
+		{`WARNING:  oldest xmin is far in the past; imminent wraparound`, catResource},
+		// A record dated in the future is bad input, whatever the feed.
+		{"rejected 40 rows from feed tide-export: timestamp in the future (2026-03-30T11:00:00 without offset)", catData},
+		{"skip reading sensor=ws-4: date is in the future", catData},
+		// Input the service rejects as invalid is the data's, whatever
+		// exception class carries it.
+		{"shapely.errors.GEOSException: TopologyException: Input geom 1 is invalid: Self-intersection at 10.065 50.015", catData},
+		// A structured logger's caller field is not a stack frame: a slow
+		// apply is no exception in the code.
+		{`level=warn caller=raft/node.go:88 msg="leader changed" kernel: link is down`, catInfra},
+		{`panic: runtime error: index out of range [3] with length 3 at main.go:42`, catCode},
 		// A deadlock the runtime or the database reports is the code's.
 		{"Found one Java-level deadlock:", catCode},
 		{"ERROR: deadlock detected", catCode},
@@ -203,6 +217,14 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		f, ok := familyOf(tc.text)
 		if !ok || f.cat != tc.want {
 			t.Errorf("familyOf(%q) = %v (%v), want %v", tc.text, f.cat, ok, tc.want)
+		}
+	}
+	for _, text := range []string{
+		`{"level":"warn","ts":"2026-11-03T01:00:20Z","caller":"etcdserver/util.go:170","msg":"apply request took too long","took":"0.900s"}`,
+		`time=2026-01-02T03:04:05Z level=WARN source=/app/sync/loop.go:88 msg="sync slower than its interval"`,
+	} {
+		if f, ok := familyOf(text); ok {
+			t.Errorf("familyOf(%q) = %v: a caller field read as a failure", text, f.cat)
 		}
 	}
 }

@@ -86,6 +86,11 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// history (was it seen, filed, accepted before?).
 		out := s.signatureSearch(ctx, st, res.ErrorSignature())
 		out = append(out, s.faultEvidence(ctx, st, res)...)
+		if untargeted(st.rec.GetAlert()) {
+			// Nor does the alert name a workload: what the workloads a
+			// listing found logged is the evidence still unread.
+			out = append(out, s.untargetedLogs(ctx, st)...)
+		}
 		if len(st.pods()) == 0 {
 			// No workload found anywhere (the alert comes from outside
 			// the cluster, or names a check): every namespace's lines over
@@ -157,6 +162,12 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// What other systems did to what the target owns: they name it by
 		// the words of its name ("pilots/roster-tls" of pilot-roster).
 		context = append(context, s.nameWordSearch(ctx, st, res.Hypotheses[0].GetEntity())...)
+		if untargeted(st.rec.GetAlert()) {
+			// The alert names no workload (a check of a URL, a product):
+			// the suspect came from shared logs alone, and what the
+			// workloads themselves logged is the evidence still unread.
+			context = append(context, s.untargetedLogs(ctx, st)...)
+		}
 	}
 	context = append(context, s.faultEvidence(ctx, st, res)...)
 	if syms := res.ContractSymbols(); len(syms) > 0 {
@@ -186,6 +197,13 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 		return nil
 	}
 	out := s.releaseCommits(ctx, st, res)
+	if !slices.Contains(st.executedIntents(), intentCommits) {
+		// What changed is read before any fault is concluded: when no
+		// call read a commit yet, every service's recent commits (a
+		// platform repository's change to a node setting explains the
+		// timeouts a dependency reading would blame on the server).
+		out = append(out, s.fresh(ctx, st, intentCommits, map[string]any{"service": "*"})...)
+	}
 	out = append(out, s.recordSearch(ctx, st)...)
 	out = append(out, s.recordTrails(ctx, st, res)...)
 	out = append(out, s.trailSearches(ctx, st, res)...)
@@ -253,6 +271,13 @@ func (s *Service) searchesAnywhere(ctx context.Context, st *invState, names []st
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(n, contextLookback))...)
 	}
 	return out
+}
+
+// untargeted reports whether the alert names no workload, pod or object
+// of the cluster (a synthetic check of a URL, a product's monitor): its
+// target was not resolved to anything whose logs a call reads.
+func untargeted(a *investigationv1.Alert) bool {
+	return a.GetService() == "" && a.GetPod() == "" && a.GetResourceName() == ""
 }
 
 // maxUntargetedLogs bounds the workloads whose logs an untargeted
