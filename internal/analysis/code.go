@@ -164,6 +164,21 @@ func detectCodeException(ev *Evidence) []Finding {
 			}
 		}
 		if culprit == nil {
+			if fam, ok := familyOf(reps[0].Message); ok && fam.cat == catData && !computedDate(reps[0].Message) {
+				// No release precedes it and the exception's own words say
+				// the input is bad (a date out of range, a value that does
+				// not parse): the effect table reads it as data, whatever
+				// exception class the runtime wraps it in.
+				f.Category = catData
+				f.Statement = fmt.Sprintf("%s fails on input it cannot parse or validate (%s): %s between %s and %s from %s (e.g. %s); no release of it precedes the first failure",
+					svc, fam.why, plural(len(lines), "error", "errors"), hhmm(first.Timestamp), hhmm(last.Timestamp), plural(len(pods), "pod", "pods"), quote(reps[0].Message))
+				f.inferred(fmt.Sprintf("No deploy of %s precedes the first exception within %s, and its message names bad input: the data changed, not the code", svc, durHuman(codeDeployWindow)))
+				f.Chain = []string{"Input the service cannot handle arrives", "The service throws on it and answers with errors"}
+				f.Remediation = []string{fmt.Sprintf("Find the producer of the bad input (%s) and quarantine or correct it", clip(reps[0].Message, 80)), fmt.Sprintf("Make %s reject such input without failing", svc)}
+				f.Signals = []string{"exception", "input", svc}
+				out = append(out, f)
+				continue
+			}
 			f.inferred(fmt.Sprintf("No deploy of %s precedes the first exception within %s: a latent bug triggered by new input, or a change outside the deploy history", svc, durHuman(codeDeployWindow)))
 			f.Chain = []string{"Requests reach a code path that fails", "The service throws and answers with errors"}
 			f.Remediation = []string{fmt.Sprintf("Fix the failing code path of %s (%s)", svc, clip(reps[0].Message, 80))}
@@ -261,4 +276,29 @@ func firstNonEmptyStr(xs ...string) string {
 		}
 	}
 	return ""
+}
+
+var (
+	reISODate   = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
+	reDateRange = regexp.MustCompile(`(?i)\b(?:year|month|day)s?(?: -?\d+)? (?:is |value )?out of range`)
+)
+
+// computedDate: a date out of range while every date the line quotes is a
+// real calendar day (2028-02-29): the input is good and the code computed
+// the bad date from it (a year added to a leap day). A quoted day that
+// does not exist (1987-02-31) is bad input.
+func computedDate(msg string) bool {
+	if !reDateRange.MatchString(msg) {
+		return false
+	}
+	dates := reISODate.FindAllString(msg, -1)
+	if len(dates) == 0 {
+		return false
+	}
+	for _, d := range dates {
+		if _, err := time.Parse("2006-01-02", d); err != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -238,3 +238,50 @@ func TestSteadyMemoryIsNotALeak(t *testing.T) {
 		})
 	}
 }
+
+// Exceptions whose own words name bad input (a date out of range, a value
+// that does not parse) with no release before them are the data's; the
+// same exceptions right after a release are the release's.
+func TestCodeExceptionOnBadInput(t *testing.T) {
+	msgs := []string{
+		"failed to process message id=m-5f21 redelivered=True error=\"ValueError: day is out of range for month: birth_date='1987-02-31'\"",
+		"TypeError: cannot parse amount '12,50' in row 88 of partner feed",
+		"java.lang.IllegalArgumentException: invalid timestamp '2026-13-01T00:00' in field shipped_at",
+	}
+	for _, msg := range msgs {
+		var lines []facts.LogLine
+		for i := 0; i < 5; i++ {
+			lines = append(lines, errLine(2+i, "licence-issuer-7d9f8-x1", "licence-issuer", msg))
+		}
+		res, _ := analyze(t, nil, pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, lines))
+		if res.Findings[0].Mode != ModeCodeException || res.Findings[0].Category != catData {
+			t.Errorf("%q without a release: lead %s %s, want the exception read as data", msg, res.Findings[0].Mode, res.Findings[0].Category)
+		}
+		deploys := []facts.Deploy{{Service: "licence-issuer", Namespace: "shop", Revision: "abc1234", PreviousRevision: "abc0000", StartedAt: at(-3), FinishedAt: at(-1)}}
+		res, _ = analyze(t, nil, pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, lines), pin(t, "dep", "get_deploy_history", "deploys", facts.KeyDeploys, deploys))
+		if res.Findings[0].Category != catCode {
+			t.Errorf("%q right after a release: lead %s %s, want the release's code defect", msg, res.Findings[0].Mode, res.Findings[0].Category)
+		}
+	}
+}
+
+// A date out of range computed from a real day (a year added to
+// 2028-02-29) is the code's, with or without a release; a quoted day that
+// does not exist is bad input.
+func TestComputedDate(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want bool
+	}{
+		{"renewal failed start=2028-02-29: ValueError: day is out of range for month", true},
+		{"ValueError: day is out of range for month: birth_date='1987-02-31'", false},
+		{"ValueError: day is out of range for month", false},
+		{"parse failed for 2026-04-31 and 2026-05-01: month out of range", false},
+		{"invoice 2026-01-15 rejected: amount out of range", false},
+	}
+	for _, tc := range tests {
+		if got := computedDate(tc.msg); got != tc.want {
+			t.Errorf("computedDate(%q) = %v, want %v", tc.msg, got, tc.want)
+		}
+	}
+}
