@@ -195,6 +195,9 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"java.lang.OutOfMemoryError: unable to create new native thread", catResource},
 		// A store that blocks writes at a disk watermark is full.
 		{"bulk index failed: cluster_block_exception: index [s-2026.05] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block]", catResource},
+		// A runtime that stops at its own bound of threads crashes on a
+		// capacity limit, though its crash report says "fatal error".
+		{"runtime: program exceeds 10000-thread limit; fatal error: thread exhaustion", catResource},
 		// Identifiers a database hands out run out: it stops writes to
 		// avoid wrapping around.
 		{`ERROR:  database is not accepting commands to avoid wraparound data loss in database "ledger"`, catResource},
