@@ -1781,6 +1781,9 @@ func distinctWorkloads(names []string) int {
 // dependency's failure, of a bad value or one that persists, or a request
 // the server or proxy failed (whatever level its access log is written at).
 func (ev *Evidence) failingLine(l LogLine) bool {
+	if reWarningClass.MatchString(l.Message) {
+		return false // a runtime's warning category reports no failure, however often
+	}
 	lv := logLevel(l.LogLine)
 	return lv == "ERROR" || lv == "FATAL" || lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message) || ev.persistentWarning(l)) || failedRequestLine(l.Message)
 }

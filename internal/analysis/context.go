@@ -592,10 +592,12 @@ func nameByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '_'
 }
 
-// ContextPeers are the peers a healthy reading's context search reads
-// (peerNames around the alert); none otherwise.
-func (r Result) ContextPeers() []string {
-	if r.ev == nil || !r.Healthy {
+// Peers are the peers the alert target's own lines name around the alert
+// (peerNames), whatever the reading: what happened to a peer (a planned
+// failover of the database its errors name) explains a fault reading's
+// errors as well.
+func (r Result) Peers() []string {
+	if r.ev == nil {
 		return nil
 	}
 	at := r.ev.alertTime()

@@ -442,6 +442,11 @@ func shortNode(name string) string {
 
 // ---- logs ----
 
+// reWarningClass: a line that starts with a runtime's warning category
+// (Python's DeprecationWarning or UserWarning, Node's "(node:12)
+// [DEP0005] DeprecationWarning:").
+var reWarningClass = regexp.MustCompile(`^\W*(?:\(node:\d+\)\s*)?(?:\[[A-Z0-9]+\]\s*)?(?:[\w.]+\.)?[A-Z]\w*Warning:`)
+
 func logLevel(l facts.LogLine) string {
 	lv := strings.ToUpper(strings.TrimSpace(l.Level))
 	switch lv {
@@ -451,6 +456,11 @@ func logLevel(l facts.LogLine) string {
 		lv = "WARN"
 	case "CRITICAL", "CRIT", "EMERG", "ALERT", "PANIC":
 		lv = "FATAL"
+	}
+	if lv == "ERROR" && reWarningClass.MatchString(l.Message) {
+		// A runtime's warning category (a DeprecationWarning a library
+		// logs at ERROR) warns; it reports no failure.
+		return "WARN"
 	}
 	if lv != "" {
 		return lv // an explicit level wins over words in the message

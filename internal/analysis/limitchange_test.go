@@ -208,6 +208,12 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// Input the service rejects as invalid is the data's, whatever
 		// exception class carries it.
 		{"shapely.errors.GEOSException: TopologyException: Input geom 1 is invalid: Self-intersection at 10.065 50.015", catData},
+		// A value outside the set the consumer knows is the data's.
+		{"ERROR IllegalArgumentException: No enum constant Grade.LIVE_CRAB at offset 881204 partition 2; not committing, retrying", catData},
+		{"decode order: proto: unknown enum value 7 for field status", catData},
+		// A call that failed with the called service's server error.
+		{"PutObject to s3://jammers-photos/2026/02/28 failed: 503 ServiceUnavailable: Service is unable to handle request (us-east-1)", catDependency},
+		{"POST https://api.partner.example/v1/orders failed with status 502", catDependency},
 		// A structured logger's caller field is not a stack frame: a slow
 		// apply is no exception in the code.
 		{`level=warn caller=raft/node.go:88 msg="leader changed" kernel: link is down`, catInfra},
@@ -282,5 +288,29 @@ func TestLimitChangeOOMAtLoweredLimit(t *testing.T) {
 	ev.Commits[0].Timestamp = at(10, 20)
 	if f, ok := ev.boundSetByChange([]Finding{lead}); ok {
 		t.Errorf("a release after the onset was read as the cause: %s", f.Statement)
+	}
+}
+
+// A runtime's warning category is a warning whatever level a logger gave
+// it, and no failing line however often it repeats; an error that names
+// a warning later in its text stays an error.
+func TestWarningClassLines(t *testing.T) {
+	ev := NewEvidence(nil, nil)
+	for _, tc := range []struct {
+		msg     string
+		failing bool
+	}{
+		{"DeprecationWarning: the 'datetime.utcnow' API is deprecated and scheduled for removal", false},
+		{"(node:12) [DEP0005] DeprecationWarning: Buffer() is deprecated", false},
+		{"sqlalchemy.exc.SAWarning: relationship will copy column", false},
+		{"payment failed: card declined (see UserWarning above)", true},
+	} {
+		l := LogLine{LogLine: facts.LogLine{Level: "ERROR", Message: tc.msg}}
+		if got := ev.failingLine(l); got != tc.failing {
+			t.Errorf("failingLine(%q) = %v, want %v", tc.msg, got, tc.failing)
+		}
+		if lv := logLevel(l.LogLine); (lv == "ERROR") != tc.failing {
+			t.Errorf("logLevel(%q) = %s", tc.msg, lv)
+		}
 	}
 }

@@ -65,6 +65,13 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 			}
 		}
 	}
+	if start != nil && end == nil {
+		// Or closed in the words of the work itself: a later line that
+		// says the same kind of work on the same object ended
+		// ("reed-prod: instance failover completed" after "planned
+		// failover of reed-prod").
+		end = workEnded(ev.Logs, start)
+	}
 	if start == nil || end == nil || !end.Timestamp.After(*start.Timestamp) {
 		return nil
 	}
@@ -107,7 +114,7 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 			entity = "db/" + m[2]
 		}
 	}
-	name := strings.ToLower(plannedRe.FindString(start.Message))
+	name := strings.TrimPrefix(strings.ToLower(plannedRe.FindString(start.Message)), "planned ")
 	if name == "" {
 		name = "maintenance window"
 	}
@@ -272,4 +279,40 @@ func (ev *Evidence) alertNamesNode(name string) bool {
 		texts = append(texts, a.GetAnnotations()[k])
 	}
 	return slices.ContainsFunc(texts, re.MatchString)
+}
+
+// reObjectName: a lower-case name of an object in a record (a host, an
+// instance, a cluster: reed-prod, orders-db.eu-1).
+var reObjectName = regexp.MustCompile(`\b[a-z0-9]+(?:[-.][a-z0-9]+)+\b`)
+
+// workEnded is the first line after the planned work's record that says
+// the same work ended on the same object: no error, a word of completion
+// and none of failure, the work's own noun (the last word of its planned
+// phrase: "failover", "migration", "window") and one of the record's
+// object names.
+func workEnded(logs []LogLine, start *LogLine) *LogLine {
+	phrase := strings.Fields(strings.ToLower(plannedRe.FindString(start.Message)))
+	if len(phrase) == 0 {
+		return nil
+	}
+	noun := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(phrase[len(phrase)-1]) + `\b`)
+	objects := reObjectName.FindAllString(start.Message, -1)
+	if len(objects) == 0 {
+		return nil
+	}
+	for i := range logs {
+		l := &logs[i]
+		if l == start || l.Timestamp == nil || !l.Timestamp.After(*start.Timestamp) || isErrorLog(l.LogLine) {
+			continue
+		}
+		if !mwClosedRe.MatchString(l.Message) || mwFailRe.MatchString(l.Message) || !noun.MatchString(l.Message) {
+			continue
+		}
+		for _, o := range objects {
+			if strings.Contains(l.Message, o) {
+				return l
+			}
+		}
+	}
+	return nil
 }

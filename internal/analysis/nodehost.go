@@ -60,10 +60,27 @@ func (ev *Evidence) alertedNodes() []string {
 	}
 	// A host the alert names by a machine's name (no domain, not a pod's):
 	// the machine the monitor watches, a node or the hypervisor under one.
-	if v := target.Lookup(ev.Alert.GetLabels(), target.Host); v != "" && !strings.Contains(v, ".") && !facts.IsDeploymentPod(strings.ToLower(v)) {
+	if v := target.Lookup(ev.Alert.GetLabels(), target.Host); v != "" && !strings.Contains(v, ".") && !facts.IsDeploymentPod(strings.ToLower(v)) && !ev.podNamed(v) {
 		out = appendUnique(out, v)
 	}
 	return out
+}
+
+// podNamed: name is a pod's in the evidence (a listing's, or the pod of a
+// log line that carries a namespace): a StatefulSet's pod ("casks-pg-0")
+// that a log search reports as its host is no machine.
+func (ev *Evidence) podNamed(name string) bool {
+	for _, p := range ev.Pods {
+		if strings.EqualFold(p.Name, name) {
+			return true
+		}
+	}
+	for _, l := range ev.Logs {
+		if l.Namespace != "" && strings.EqualFold(l.Pod, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // HostName is the name a node's host logs itself by: its first label when

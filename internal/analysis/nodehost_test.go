@@ -215,3 +215,23 @@ func TestNodeSandbox(t *testing.T) {
 		t.Errorf("one event, no control: %q", fs[0].Statement)
 	}
 }
+
+// A host the alert names is a machine unless the evidence shows it is a
+// pod (a StatefulSet's pod that a log search reports as its host): then
+// its lines are its application's, not a node's journal.
+func TestAlertedHostThatIsAPod(t *testing.T) {
+	alert := &investigationv1.Alert{AlertName: "Postgres FATAL errors", Labels: map[string]string{"host": "casks-pg-0"}}
+	ev := NewEvidence(alert, nil)
+	if got := ev.alertedNodes(); len(got) != 1 || got[0] != "casks-pg-0" {
+		t.Fatalf("alertedNodes = %v, want the host as a machine while nothing says otherwise", got)
+	}
+	ev.Logs = []LogLine{{LogLine: facts.LogLine{Namespace: "barrels", Pod: "casks-pg-0", Service: "postgres", Level: "ERROR", Message: "database is not accepting commands to avoid wraparound data loss"}}}
+	if got := ev.alertedNodes(); len(got) != 0 {
+		t.Errorf("alertedNodes = %v: a pod named as the alert's host read as a node", got)
+	}
+	ev.Logs = nil
+	ev.Pods = []Pod{{Pod: facts.Pod{Namespace: "barrels", Name: "casks-pg-0"}}}
+	if got := ev.alertedNodes(); len(got) != 0 {
+		t.Errorf("alertedNodes = %v: a listed pod read as a node", got)
+	}
+}

@@ -113,6 +113,9 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 				out = append(out, c)
 			}
 		}
+		// What happened to the peers the target's own lines name (a
+		// database failed over on a planned change).
+		out = append(out, s.peerSearches(ctx, st, res)...)
 		if ent := res.SuspectEntity(); ent != "" {
 			// What other systems logged about the suspect (a deployer's
 			// sync of its objects, a ticket), then what its kind calls for.
@@ -133,9 +136,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		context = append(context, s.nameWordSearch(ctx, st, res.Hypotheses[0].GetEntity())...)
 		// What happened to the peers its own lines name (a cache its
 		// provider patched, a database that failed over).
-		for _, p := range res.ContextPeers() {
-			context = append(context, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
-		}
+		context = append(context, s.peerSearches(ctx, st, res)...)
 		context = append(context, s.clusterEvents(ctx, st)...)
 		// The records written around the alert whatever they name (a
 		// change record, an approved test, a platform upgrade, an audit
@@ -162,6 +163,9 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// What other systems did to what the target owns: they name it by
 		// the words of its name ("pilots/roster-tls" of pilot-roster).
 		context = append(context, s.nameWordSearch(ctx, st, res.Hypotheses[0].GetEntity())...)
+		// What happened to the peers its own lines name (a database
+		// failed over on a planned change, a cache its provider patched).
+		context = append(context, s.peerSearches(ctx, st, res)...)
 		if untargeted(st.rec.GetAlert()) {
 			// The alert names no workload (a check of a URL, a product):
 			// the suspect came from shared logs alone, and what the
@@ -278,6 +282,16 @@ func (s *Service) searchesAnywhere(ctx context.Context, st *invState, names []st
 // target was not resolved to anything whose logs a call reads.
 func untargeted(a *investigationv1.Alert) bool {
 	return a.GetService() == "" && a.GetPod() == "" && a.GetResourceName() == ""
+}
+
+// peerSearches: one search per peer the target's own lines name
+// (Result.Peers), anywhere over contextLookback; unless one ran.
+func (s *Service) peerSearches(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	var out []pendingCall
+	for _, p := range res.Peers() {
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, searchAnywhere(p, contextLookback))...)
+	}
+	return out
 }
 
 // maxUntargetedLogs bounds the workloads whose logs an untargeted
