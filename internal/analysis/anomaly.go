@@ -411,7 +411,9 @@ func (ev *Evidence) findCandidates() []*candidate {
 				name = name[:i]
 			}
 			c = workload(e.Namespace, name)
-		case e.InvolvedName != "" && (e.InvolvedKind == "" || containsFold(e.InvolvedKind, "deployment", "statefulset", "daemonset", "job")):
+		case e.InvolvedName != "" && (e.InvolvedKind == "" || containsFold(e.InvolvedKind, "deployment", "statefulset", "daemonset", "job")) && !strings.EqualFold(e.InvolvedKind, "CronJob"):
+			// A CronJob is its own object (its schedule, its deadline),
+			// not a workload of pods by its name.
 			c = workload(e.Namespace, e.InvolvedName)
 		case e.InvolvedName != "":
 			ns := firstNonEmptyStr(e.Namespace, defNS)

@@ -66,3 +66,15 @@ func TestDistinctWorkloads(t *testing.T) {
 		}
 	}
 }
+
+// A CronJob's own Warning events make the CronJob the suspect (its
+// schedule and deadline), not a workload of pods by its name; a message
+// naming the spec field to set reads as configuration.
+func TestCronJobEventsNameTheCronJob(t *testing.T) {
+	runFallback(t, healthOnly(t), fallbackCase{name: "cronjob", category: catConfig, entity: "cronjob/anvil/class-reminders",
+		pins: func(t *testing.T) []*evidencev1.EvidencePin {
+			return []*evidencev1.EvidencePin{pin(t, "ev", "get_events", "k8s", facts.KeyEvents, []facts.Event{{Namespace: "anvil", Type: "Warning", Reason: "TooManyMissedTimes",
+				Message: "too many missed start times: 101. Set or decrease .spec.startingDeadlineSeconds or check clock skew", InvolvedKind: "CronJob", InvolvedName: "class-reminders", Count: 40, FirstSeen: at(-40), LastSeen: at(0)}})}
+		},
+		has: []string{"TooManyMissedTimes", "startingDeadlineSeconds"}})
+}

@@ -208,6 +208,11 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// Input the service rejects as invalid is the data's, whatever
 		// exception class carries it.
 		{"shapely.errors.GEOSException: TopologyException: Input geom 1 is invalid: Self-intersection at 10.065 50.015", catData},
+		// A controller that says which field of its object's spec to set
+		// reports a setting, whatever else it suggests checking.
+		{"too many missed start times: 101. Set or decrease .spec.startingDeadlineSeconds or check clock skew", catConfig},
+		// A certificate that expired (renewal is a setting's job).
+		{"SSL certificate for repairs.escapement.example expired (notAfter 2026-10-05T05:00:00Z)", catConfig},
 		// A value outside the set the consumer knows is the data's.
 		{"ERROR IllegalArgumentException: No enum constant Grade.LIVE_CRAB at offset 881204 partition 2; not committing, retrying", catData},
 		{"decode order: proto: unknown enum value 7 for field status", catData},

@@ -116,6 +116,10 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// What happened to the peers the target's own lines name (a
 		// database failed over on a planned change).
 		out = append(out, s.peerSearches(ctx, st, res)...)
+		// What the cluster's controllers reported (a CronJob that stopped
+		// scheduling, a quota that refused pods): nothing else explains
+		// the alert yet.
+		out = append(out, s.clusterEvents(ctx, st)...)
 		if ent := res.SuspectEntity(); ent != "" {
 			// What other systems logged about the suspect (a deployer's
 			// sync of its objects, a ticket), then what its kind calls for.
