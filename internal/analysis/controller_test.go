@@ -78,3 +78,30 @@ func TestCronJobEventsNameTheCronJob(t *testing.T) {
 		},
 		has: []string{"TooManyMissedTimes", "startingDeadlineSeconds"}})
 }
+
+// A probe that could not even run because the container is out of a
+// capacity (its pids) is that exhaustion's symptom: no probe finding; the
+// same probe timing out is the probe's.
+func TestProbeThatCannotRunForCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		msg   string
+		probe bool
+	}{
+		{"Readiness probe errored: rpc error: code = Unknown desc = failed to exec in container: OCI runtime exec failed: read init-p: connection reset by peer: unknown (pids.max reached)", false},
+		{"Readiness probe failed: Get http://10.0.0.1:8080/ready: context deadline exceeded", true},
+	} {
+		p := healthyPod("api-5d9-prb")
+		p.Ready = false
+		p.Conditions = []facts.Condition{{Type: "Ready", Status: "False"}}
+		res, _ := analyze(t, nil,
+			pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{p}),
+			pin(t, "ev", "get_events", "k8s", facts.KeyEvents, []facts.Event{{Type: "Warning", Reason: "Unhealthy", Message: tc.msg, InvolvedName: "Pod/api-5d9-prb", Count: 30, LastSeen: at(0)}}))
+		got := false
+		for _, f := range res.Findings {
+			got = got || f.Mode == ModeProbeFailure
+		}
+		if got != tc.probe {
+			t.Errorf("probe finding for %q = %v, want %v", tc.msg, got, tc.probe)
+		}
+	}
+}

@@ -940,6 +940,12 @@ func detectProbeFailure(ev *Evidence) []Finding {
 			// failures are the crash's symptom, not the probe's fault.
 			continue
 		}
+		if fam, ok := familyOf(probeMsg); ok && fam.cat == catResource && fam.re == families[0].re {
+			// The probe could not even run: the container is out of a
+			// capacity (its pids, its memory). The probe failures are that
+			// exhaustion's symptom; the capacity row reads it.
+			continue
+		}
 		status := ""
 		if m := probeStatusRe.FindStringSubmatch(probeMsg); m != nil {
 			status = " with HTTP status " + m[1]
