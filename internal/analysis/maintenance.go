@@ -296,7 +296,12 @@ func workEnded(logs []LogLine, start *LogLine) *LogLine {
 		return nil
 	}
 	noun := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(phrase[len(phrase)-1]) + `\b`)
-	objects := reObjectName.FindAllString(start.Message, -1)
+	var objects []string
+	for _, o := range reObjectName.FindAllString(start.Message, -1) {
+		if strings.ContainsAny(o, "abcdefghijklmnopqrstuvwxyz") {
+			objects = append(objects, o) // not a date or a time range ("21:00-21:30")
+		}
+	}
 	if len(objects) == 0 {
 		return nil
 	}

@@ -27,6 +27,7 @@ func TestPlannedWorkEndedInItsOwnWords(t *testing.T) {
 		{"another object", "orders-prod: Multi-AZ instance failover completed", false},
 		{"other work", "reed-prod: snapshot completed", false},
 		{"a failed one", "reed-prod: Multi-AZ instance failover completed with failure, rolled back", false},
+		{"only the window's times in common", "orders-prod failover completed 21:00-21:30", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
