@@ -52,16 +52,8 @@ func TestExplainHealthQuotesTheRecordAroundTheAlert(t *testing.T) {
 	f := healthyFinding(ModeHealthy, "deployment/race/timing-bus", 0.7)
 	f.Statement = "No failure detected"
 	ev.explainHealth(&f)
-	for _, want := range []string{"OPS-4410 started", "OPS-4410 completed", "state changed from ALARM to OK"} {
-		if !strings.Contains(f.Statement, want) {
-			t.Errorf("statement %q lacks %q", f.Statement, want)
-		}
-	}
-	for _, not := range []string{"OPS-4411", "reassignment", "failed", "announced"} {
-		if strings.Contains(f.Statement, not) {
-			t.Errorf("statement %q quotes %q", f.Statement, not)
-		}
-	}
+	quotes(t, f.Statement, []string{"OPS-4410 started", "OPS-4410 completed", "state changed from ALARM to OK"}, true)
+	quotes(t, f.Statement, []string{"OPS-4411", "reassignment", "failed", "announced"}, false)
 	if len(f.Validated) != 3 {
 		t.Errorf("claims = %d, want one per quoted line (3)", len(f.Validated))
 	}
@@ -289,11 +281,7 @@ func TestExplainHealthQuotesTheTargetsOwnAccount(t *testing.T) {
 	if !strings.Contains(f.Statement, "closed for the season") {
 		t.Errorf("statement %q lacks the target's own account", f.Statement)
 	}
-	for _, not := range []string{"POST /api", "token refresh", "reconciled", "cache warmed"} {
-		if strings.Contains(f.Statement, not) {
-			t.Errorf("statement %q quotes %q", f.Statement, not)
-		}
-	}
+	quotes(t, f.Statement, []string{"POST /api", "token refresh", "reconciled", "cache warmed"}, false)
 	if n := strings.Count(f.Statement, "closed for the season"); n != 1 {
 		t.Errorf("the account is quoted %d times, want once per template", n)
 	}
@@ -355,11 +343,7 @@ func TestExplainHealthQuotesAWeekOldNotice(t *testing.T) {
 			t.Errorf("statement %q lacks the week-old notice %q", f.Statement, want)
 		}
 	}
-	for _, not := range []string{"warmed", "next month"} {
-		if strings.Contains(f.Statement, not) {
-			t.Errorf("statement %q quotes %q", f.Statement, not)
-		}
-	}
+	quotes(t, f.Statement, []string{"warmed", "next month"}, false)
 }
 
 // A line that names the target's compound namespace whole (a janitor that
@@ -491,16 +475,8 @@ func TestExplainHealthQuotesHowItEnded(t *testing.T) {
 	f.Statement = "No failure detected"
 	ctx := ev.healthContext()
 	f.explainWith(append(ctx, ev.outcomeLines(ctx)...))
-	for _, want := range []string{"planned CA renewal", "rebalancing", "caught up"} {
-		if !strings.Contains(f.Statement, want) {
-			t.Errorf("statement %q lacks %q", f.Statement, want)
-		}
-	}
-	for _, not := range []string{"slow commit", "ledger compacted", "hourly totals"} {
-		if strings.Contains(f.Statement, not) {
-			t.Errorf("statement %q quotes %q", f.Statement, not)
-		}
-	}
+	quotes(t, f.Statement, []string{"planned CA renewal", "rebalancing", "caught up"}, true)
+	quotes(t, f.Statement, []string{"slow commit", "ledger compacted", "hourly totals"}, false)
 	if n := strings.Count(f.Statement, "rebalancing"); n != 1 {
 		t.Errorf("one line is quoted %d times", n)
 	}
@@ -583,14 +559,21 @@ func TestExplainHealthQuotesWhatSetItOff(t *testing.T) {
 	ctx := ev.healthContext()
 	ctx = append(ctx, ev.precursorLines(ctx)...)
 	f.explainWith(append(ctx, ev.outcomeLines(ctx)...))
-	for _, want := range []string{"full time", "edge rule purge", "report published"} {
-		if !strings.Contains(f.Statement, want) {
-			t.Errorf("statement %q lacks %q", f.Statement, want)
-		}
-	}
-	for _, not := range []string{"sales closed", "added time", "moderation queue", "room 88-2211 archived"} {
-		if strings.Contains(f.Statement, not) {
-			t.Errorf("statement %q quotes %q", f.Statement, not)
+	quotes(t, f.Statement, []string{"full time", "edge rule purge", "report published"}, true)
+	quotes(t, f.Statement, []string{"sales closed", "added time", "moderation queue", "room 88-2211 archived"}, false)
+}
+
+// quotes asserts that the statement quotes every text of texts (want) or
+// none of them (!want).
+func quotes(t *testing.T, statement string, texts []string, want bool) {
+	t.Helper()
+	for _, x := range texts {
+		if got := strings.Contains(statement, x); got != want {
+			if want {
+				t.Errorf("statement %q lacks %q", statement, x)
+			} else {
+				t.Errorf("statement %q quotes %q", statement, x)
+			}
 		}
 	}
 }

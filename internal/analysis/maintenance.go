@@ -295,7 +295,7 @@ func workEnded(logs []LogLine, start *LogLine) *LogLine {
 	if len(phrase) == 0 {
 		return nil
 	}
-	noun := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(phrase[len(phrase)-1]) + `\b`)
+	noun := []string{phrase[len(phrase)-1]}
 	var objects []string
 	for _, o := range reObjectName.FindAllString(start.Message, -1) {
 		if strings.ContainsAny(o, "abcdefghijklmnopqrstuvwxyz") {
@@ -310,13 +310,8 @@ func workEnded(logs []LogLine, start *LogLine) *LogLine {
 		if l == start || l.Timestamp == nil || !l.Timestamp.After(*start.Timestamp) || isErrorLog(l.LogLine) {
 			continue
 		}
-		if !mwClosedRe.MatchString(l.Message) || mwFailRe.MatchString(l.Message) || !noun.MatchString(l.Message) {
-			continue
-		}
-		for _, o := range objects {
-			if strings.Contains(l.Message, o) {
-				return l
-			}
+		if mwClosedRe.MatchString(l.Message) && !mwFailRe.MatchString(l.Message) && namesPeer(l.Message, noun) && namesPeer(l.Message, objects) {
+			return l
 		}
 	}
 	return nil

@@ -273,17 +273,10 @@ func TestFailedPodLogs(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentPodLogs, ParamsSchema: []*evidencev1.ToolParam{
 		{Name: "pod", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
-	md, err := facts.Put(map[string]any{}, facts.KeyPods, []facts.Pod{
+	mds := factsStruct(t, facts.KeyPods, []facts.Pod{
 		{Namespace: "rentals", Name: "toy-api-migrate-302-2lq9d", Phase: "Failed"},
 		{Namespace: "rentals", Name: "toy-api-8f6b7c4d9-22hnd", Phase: "Running", Ready: true},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mds, err := structpb.NewStruct(md)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pin := &evidencev1.EvidencePin{Id: "pin_pods", Metadata: mds}
 	read, _ := structpb.NewStruct(map[string]any{"namespace": "rentals", "pod": "toy-api-migrate-302-2lq9d"})
 	for _, tc := range []struct {
@@ -315,20 +308,13 @@ func TestUntargetedLogs(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.tools.defs = append(h.tools.defs, &evidencev1.ToolDefinition{Intent: intentPodLogs, ParamsSchema: []*evidencev1.ToolParam{
 		{Name: "pod", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
-	md, err := facts.Put(map[string]any{}, facts.KeyPods, []facts.Pod{
+	mds := factsStruct(t, facts.KeyPods, []facts.Pod{
 		{Namespace: "kube-system", Name: "coredns-6d4b75cb6d-85sd8", Workload: "coredns", Phase: "Running", Ready: true},
 		{Namespace: "crew", Name: "roster-5d6c8b9f47-xxrhp", Workload: "roster", Phase: "Running", Ready: true},
 		{Namespace: "crew", Name: "roster-5d6c8b9f47-a1b2c", Workload: "roster", Phase: "Running", Ready: true},
 		{Namespace: "crew", Name: "debug-shell", Phase: "Running", Ready: true},
 		{Namespace: "crew", Name: "pairing-7f8d9c6b5-qx2lk", Workload: "pairing", Phase: "Running", Ready: true},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mds, err := structpb.NewStruct(md)
-	if err != nil {
-		t.Fatal(err)
-	}
 	read, _ := structpb.NewStruct(map[string]any{"namespace": "crew", "pod": "pairing-*"})
 	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", ToolCalls: []*investigationv1.ToolCallRecord{{Intent: intentPodLogs, Params: read, PinId: "pin_1"}}},
 		rc: &evidencev1.RouterContext{}, pins: []*evidencev1.EvidencePin{{Id: "pin_pods", Metadata: mds}}}
@@ -404,14 +390,7 @@ func TestNoTargetReadsEverything(t *testing.T) {
 	if !has(cs, intentSearchLogs, "query", "*") || !has(cs, intentDeploys, "service", "*") {
 		t.Fatalf("follow-ups %+v, want every namespace's lines and every service's releases", cs)
 	}
-	md, err := facts.Put(map[string]any{}, facts.KeyPods, []facts.Pod{{Namespace: "shop", Name: "cart-8f6b7c4d9-22hnd", Phase: "Running", Ready: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mds, err := structpb.NewStruct(md)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mds := factsStruct(t, facts.KeyPods, []facts.Pod{{Namespace: "shop", Name: "cart-8f6b7c4d9-22hnd", Phase: "Running", Ready: true}})
 	st.addPin(&evidencev1.EvidencePin{Id: "pin_pods", Metadata: mds})
 	cs = h.svc.followUpsOf(testCtx(t), st, defs, analysis.Result{})
 	if has(cs, intentSearchLogs, "query", "*") || has(cs, intentDeploys, "service", "*") {
@@ -461,4 +440,18 @@ func searchHarness(t *testing.T, intents ...string) (*harness, map[string]*evide
 	}
 	h.svc.defs = nil
 	return h, defs
+}
+
+// factsStruct is the metadata Struct of a pin that carries v under key.
+func factsStruct(t *testing.T, key string, v any) *structpb.Struct {
+	t.Helper()
+	md, err := facts.Put(map[string]any{}, key, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mds, err := structpb.NewStruct(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mds
 }

@@ -48,14 +48,7 @@ func TestFaultReadingSearchesPeersAndCommits(t *testing.T) {
 		ts := at.Add(time.Duration(i-2) * time.Minute)
 		lines = append(lines, facts.LogLine{Timestamp: &ts, Namespace: "reed", Service: "quote-builder", Level: "ERROR", Message: "PSQLException: Connection to reed-prod.cluster.example:5432 refused"})
 	}
-	md, err := facts.Put(map[string]any{}, facts.KeyLogLines, lines)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mds, err := structpb.NewStruct(md)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mds := factsStruct(t, facts.KeyLogLines, lines)
 	alert := &investigationv1.Alert{AlertName: "HTTP 5xx rate", Namespace: "reed", Service: "quote-builder", StartsAt: timestamppb.New(at)}
 	pins := []*evidencev1.EvidencePin{{Id: "pin_logs", SourceTool: intentSearchLogs, Metadata: mds, Success: true}}
 	res, err := analysis.Analyze(testCtx(t), analysis.Input{Alert: alert, Pins: pins})
