@@ -283,6 +283,17 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 				continue
 			}
 			add(fmt.Sprintf("Record around the alert, %s (%s, %s): %s", SourceName(l.Cite.Source("logs")), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+			known += strings.ToLower(l.Message) + "\n"
+		}
+		var said []string
+		for _, c := range existing {
+			said = append(said, c.GetClaim())
+		}
+		for _, l := range ev.oneOffLines(*at, keyOneOffLines, said) {
+			if quoted(l.Message) {
+				continue
+			}
+			add(fmt.Sprintf("Line written once around the alert, %s (%s, %s): %s", SourceName(l.Cite.Source("logs")), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
 		}
 	}
 	return out
@@ -635,5 +646,66 @@ func (ev *Evidence) rankedResourceSignals(claims []*investigationv1.Claim, known
 	for i, a := range all {
 		out[i] = a.resourceSignal
 	}
+	return out
+}
+
+// keyOneOffLines bounds the one-off lines quoted per reading.
+const keyOneOffLines = 3
+
+// oneOffLines are the lines around the alert that were written once (their
+// template occurs at most twice in the evidence, one line read from a
+// pod's log and from the log store counting once each): a statement about
+// the system rather than its steady chatter, such as a note a person or a
+// tool wrote down, a setting a process reported at start, a provider's
+// notice. Error lines are quoted elsewhere. Ranked by how much they share
+// with what the diagnosis says (an identifier, a specific word, a name of
+// the alert's target), then by nearness to the alert; at most n, in time
+// order. Bounded, as every key-evidence kind is.
+func (ev *Evidence) oneOffLines(at time.Time, n int, known []string) []LogLine {
+	count := map[string]int{}
+	for _, l := range ev.Logs {
+		count[logTemplate(reLevelPrefix.ReplaceAllString(l.Message, ""))]++
+	}
+	common := ev.commonTerms()
+	names := ev.targetNames()
+	type cand struct {
+		l   LogLine
+		rel int
+		gap time.Duration
+	}
+	var cs []cand
+	seen := map[string]bool{}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || strings.TrimSpace(l.Message) == "" {
+			continue
+		}
+		if lvl := logLevel(l.LogLine); lvl == "DEBUG" || lvl == "TRACE" {
+			continue
+		}
+		k := logTemplate(reLevelPrefix.ReplaceAllString(l.Message, ""))
+		if count[k] > 2 || !inRecordWindow(*l.Timestamp, at, false) || !firstOfTemplate(seen, l.Message) {
+			continue
+		}
+		rel := len(sharedIdentifiers(l.Message, known)) + len(sharedTerms(l.Message, known, common))
+		low := strings.ToLower(l.Message)
+		for _, nm := range names {
+			if len(nm) >= 4 && strings.Contains(low, nm) {
+				rel++
+				break
+			}
+		}
+		cs = append(cs, cand{l: l, rel: rel, gap: absDur(at.Sub(*l.Timestamp))})
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].rel != cs[j].rel {
+			return cs[i].rel > cs[j].rel
+		}
+		return cs[i].gap < cs[j].gap
+	})
+	var out []LogLine
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.l)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
 	return out
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,98 @@ func TestRankedResourceSignals(t *testing.T) {
 	got := ev.rankedResourceSignals(claims, "the certificate shop-tls expires")
 	if len(got) != 4 || got[0].r.Name != "shop-tls" || got[1].r.Name != "shop-tls" || got[2].sig != "spec.sessionAffinity=ClientIP" {
 		t.Errorf("ranking: %+v", got)
+	}
+}
+
+// One-off lines: a statement written once around the alert is quoted; the
+// steady chatter, errors, debug lines and lines outside the window are not;
+// what shares words with the diagnosis ranks first; the bound holds.
+func TestOneOffLines(t *testing.T) {
+	alertAt := time.Date(2027, 3, 9, 14, 0, 0, 0, time.UTC)
+	line := func(d time.Duration, svc, level, msg string) LogLine {
+		x := alertAt.Add(d)
+		return LogLine{LogLine: facts.LogLine{Timestamp: &x, Service: svc, Level: level, Message: msg}}
+	}
+	chatter := func(svc string, n int) []LogLine {
+		var out []LogLine
+		for i := range n {
+			out = append(out, line(-time.Duration(i)*time.Minute, svc, "INFO", fmt.Sprintf("GET /quotes 200 %dms", 10+i)))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		logs    []LogLine
+		said    []string
+		n       int
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "a note among chatter",
+			logs: append(chatter("quote-api", 12),
+				line(-50*time.Minute, "platform-notes", "INFO", "broker-pool maxConnections=40 set in 2025 for the old traffic plan"),
+				line(-3*time.Minute, "quote-api", "ERROR", "pool exhausted: 40/40 connections busy"),
+				line(-9*time.Minute, "quote-api", "DEBUG", "pool stats sampled")),
+			said:    []string{"quote-api pool exhausted: 40/40 connections busy"},
+			n:       3,
+			want:    []string{"maxConnections=40"},
+			notWant: []string{"GET /quotes", "pool exhausted", "pool stats"},
+		},
+		{
+			name: "other vocabulary, line read twice counts once",
+			logs: append(chatter("ledger", 6),
+				line(-20*time.Minute, "status-feed", "notice", "provider incident: elevated error rates for object writes in region north-2"),
+				line(-20*time.Minute, "status-feed", "", "provider incident: elevated error rates for object writes in region north-2")),
+			n:    2,
+			want: []string{"region north-2"},
+		},
+		{
+			name: "outside the window",
+			logs: append(chatter("ledger", 4),
+				line(-5*24*time.Hour, "notes", "INFO", "ledger retention shortened to 3 days"),
+				line(2*time.Hour, "notes", "INFO", "postmortem scheduled for ledger")),
+			n:       3,
+			notWant: []string{"retention shortened", "postmortem"},
+		},
+		{
+			name: "relevance first, then the bound",
+			logs: []LogLine{
+				line(-1*time.Minute, "janitor", "INFO", "janitor run finished, 0 files removed"),
+				line(-2*time.Minute, "backup", "INFO", "backup of volume photos-data started"),
+				line(-90*time.Minute, "infra", "INFO", "nodegroup gpu-pool-b scaled to zero by cost policy"),
+			},
+			said:    []string{"render-worker pods pending: 0/3 nodes match node selector gpu-pool-b"},
+			n:       1,
+			want:    []string{"gpu-pool-b scaled to zero"},
+			notWant: []string{"janitor", "backup"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := &Evidence{Logs: tc.logs}
+			got := ev.oneOffLines(alertAt, tc.n, tc.said)
+			if len(got) > tc.n {
+				t.Fatalf("%d lines, bound %d", len(got), tc.n)
+			}
+			var msgs []string
+			for _, l := range got {
+				msgs = append(msgs, l.Message)
+			}
+			joined := strings.Join(msgs, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(joined, w) {
+					t.Errorf("lack %q:\n%s", w, joined)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(joined, w) {
+					t.Errorf("hold %q:\n%s", w, joined)
+				}
+			}
+			if strings.Count(joined, "region north-2") > 1 {
+				t.Errorf("one line read twice quoted twice:\n%s", joined)
+			}
+		})
 	}
 }
