@@ -230,3 +230,41 @@ func TestJobRetrySupersedesTheFailedAttempt(t *testing.T) {
 		t.Error("a failed Job pod with no successful retry was set aside")
 	}
 }
+
+// A commit the symptoms name by an identifier that is not the failing
+// workload's name is a candidate even when a release of another service
+// is nearer, and even past the look-back of plain nearness (a topic's
+// retention changed hours before its consumer first reads past it); the
+// failing workload's own name ties nothing, and a commit no symptom names
+// stays out.
+func TestNearestChangeSpecificCommit(t *testing.T) {
+	onset := time.Date(2026, 6, 18, 6, 9, 0, 0, time.UTC)
+	before := func(d time.Duration) *time.Time { x := onset.Add(-d); return &x }
+	symptoms := []string{"Fetch position offset=88 is out of range for partition meter-events-4, resetting offset"}
+	tests := []struct {
+		name       string
+		commit     facts.Commit
+		wantCommit bool
+	}{
+		{"names the topic, 3h before", facts.Commit{SHA: "7a2c9e4aa", Service: "infra", Message: "kafka: meter-events retention to one week", Timestamp: before(3 * time.Hour), ChangeTypes: []string{facts.ChangeConfig}}, true},
+		{"other vocabulary, 40 min before", facts.Commit{SHA: "b1c2d3e4f", Service: "platform", Message: "topics: shrink meter-events.retention", Timestamp: before(40 * time.Minute), ChangeTypes: []string{facts.ChangeConfig}}, true},
+		{"names the failing workload only", facts.Commit{SHA: "c1c2d3e4f", Service: "infra", Message: "bump surge-model replicas", Timestamp: before(3 * time.Hour), ChangeTypes: []string{facts.ChangeConfig}}, false},
+		{"names nothing", facts.Commit{SHA: "d1c2d3e4f", Service: "infra", Message: "docs: typo", Timestamp: before(40 * time.Minute)}, false},
+		{"past the specific look-back", facts.Commit{SHA: "e1c2d3e4f", Service: "infra", Message: "kafka: meter-events retention to one week", Timestamp: before(30 * time.Hour), ChangeTypes: []string{facts.ChangeConfig}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{Namespace: "tides", Service: "surge-model"}, nil)
+			ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: "gauge-ingest", Revision: "1.22.0", PreviousRevision: "1.21.4", FinishedAt: before(26 * time.Minute)}}}
+			ev.Commits = []Commit{{Commit: tc.commit}}
+			got := ev.nearestChange("surge-model", &onset, append(symptoms, "surge-model-7f9 restarted")...)
+			isCommit := got != nil && len(got.commits) == 1 && got.commits[0].SHA == tc.commit.SHA
+			if isCommit != tc.wantCommit {
+				t.Fatalf("nearest change = %+v, want the commit: %v", got, tc.wantCommit)
+			}
+			if tc.wantCommit && (got.unrelated || got.entity != "commit/"+short(tc.commit.SHA)) {
+				t.Errorf("the specific commit must be related and its own entity: %+v", got)
+			}
+		})
+	}
+}

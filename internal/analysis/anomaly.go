@@ -25,6 +25,9 @@ const (
 	// changeLookback: a deploy or rollout this long before the onset is
 	// the nearest preceding change.
 	changeLookback = 2 * time.Hour
+	// specificLookback: a change whose own identifiers recur in the
+	// symptoms is a candidate this long before the onset.
+	specificLookback = 24 * time.Hour
 	// alertedBonus: what being the alerting entity adds to a candidate's
 	// strength.
 	alertedBonus = 0.1
@@ -836,7 +839,8 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	}
 	// A non-release change close before the onset votes for its kind's
 	// category (config, infra, data): the cause side of the table.
-	if change != nil && !change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) <= changeVoteWindow && onset.Sub(*change.at) >= -time.Minute &&
+	if change != nil && !change.deploy && onset != nil && change.at != nil && onset.Sub(*change.at) >= -time.Minute &&
+		(onset.Sub(*change.at) <= changeVoteWindow || len(specificIDs(change.text, top.symptomTexts(), []string{strings.ToLower(top.name)})) > 0) &&
 		!(change.cut && !top.failed()) { // a cut nothing failed after is a scale-down, planned or not, not a fault
 		if cat, why, ok := changeVote(change.kind); ok {
 			add(cat, changeWeight(change, *onset, top), change.text, why, "changes")
@@ -1031,18 +1035,31 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		return nil
 	}
 	var best, specific *changeRef
+	// specificOnly: the changes considered may only be singled out by
+	// specificity, not by nearness (commits, when a release is known).
+	specificOnly := false
 	// consider makes r the best change when it is later than the best so
 	// far; a change that wins ties (tie > 0) replaces a best that is no
 	// later than tie after it, unless it is unrelated.
 	consider := func(r changeRef, same bool, tie time.Duration) {
-		if r.at == nil || r.at.After(onset.Add(time.Minute)) || onset.Sub(*r.at) > changeLookback {
+		if r.at == nil || r.at.After(onset.Add(time.Minute)) || onset.Sub(*r.at) > specificLookback {
 			return
+		}
+		if onset.Sub(*r.at) > changeLookback {
+			// Past the look-back, only a change the symptoms name is
+			// still a candidate: specificity ties it, not time.
+			if len(specificIDs(r.text, symptoms, []string{strings.ToLower(name)})) == 0 {
+				return
+			}
+			old := specificOnly
+			specificOnly = true
+			defer func() { specificOnly = old }()
 		}
 		if !same {
 			r.text += " (another service)"
 			// Another service's change is related only when the symptoms
 			// name it (its callers' errors, its host): a call edge.
-			if r.service == "" || !namedIn(r.service, symptoms) && !ev.calls(name, r.service) {
+			if r.service == "" || !namedIn(r.service, symptoms) && !ev.calls(name, r.service) && !(specificOnly && len(sharedIdentifiers(r.text, symptoms)) > 0) {
 				r.unrelated = true
 			} else if r.entity == "" && !r.deploy && len(r.commits) == 1 {
 				// A called service's release of settings only: the
@@ -1062,7 +1079,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		if tie > 0 && best != nil {
 			later = !r.unrelated && !best.at.After(r.at.Add(tie))
 		}
-		if later {
+		if later && !specificOnly {
 			rr := r
 			best = &rr
 		}
@@ -1084,7 +1101,11 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 			consider(r, d.Name == name, 0)
 		}
 	}
-	if best == nil {
+	// The commits are the ledger's rows when no release is known; when one
+	// is, a commit is still the cause when its own identifiers recur in
+	// the symptoms (a topic's retention changed in another repository).
+	specificOnly = best != nil
+	{
 		for _, c := range ev.Commits {
 			if c.Removed {
 				continue
@@ -1099,6 +1120,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 			consider(r, c.Service == "" || c.Service == name, 0)
 		}
 	}
+	specificOnly = false
 	// Changes announced in logs (a flag flipped, a policy synced, a node
 	// drained, a file loaded) are in the ledger too; a release still wins
 	// when both are equally close.
@@ -1118,6 +1140,28 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		return specific
 	}
 	return best
+}
+
+// specificIDs are the identifiers of a change's text that recur in the
+// symptoms and are no name of the target (every change to a service names
+// the service, and its pods extend its name): what ties a change to its
+// effect by specificity rather than by time.
+func specificIDs(text string, symptoms, names []string) []string {
+	var out []string
+	for _, id := range sharedIdentifiers(text, symptoms) {
+		low := strings.ToLower(id)
+		target := false
+		for _, n := range names {
+			if n != "" && (low == n || extendsName(low, n) || extendsName(n, low)) {
+				target = true
+				break
+			}
+		}
+		if !target {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // calls reports whether the workload named name calls service: its pod

@@ -227,3 +227,31 @@ func TestDeadlockReportOutweighsBlockedThreads(t *testing.T) {
 		t.Errorf("category %v (votes %+v), want a code defect", best.cat, all)
 	}
 }
+
+// A settings change hours before the onset votes for its kind only when
+// the symptoms name what it changed (an identifier that is not the
+// failing workload's own name): specificity ties it, not time.
+func TestSpecificChangeVotesPastTheWindow(t *testing.T) {
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "ConsumerSkips", Namespace: "tides", Service: "surge-model"}, nil)
+	changed := time.Date(2026, 6, 18, 2, 50, 0, 0, time.UTC)
+	onset := changed.Add(3*time.Hour + 19*time.Minute)
+	warn := LogLine{LogLine: facts.LogLine{Service: "surge-model", Level: "WARN", Message: "Fetch position offset=8811204 is out of range for partition gauge-readings-4, resetting offset"}}
+	top := &candidate{kind: "workload", name: "surge-model", entity: "deployment/tides/surge-model", errLines: []LogLine{warn, warn, warn}}
+	for _, tc := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"names the topic", "commit 7a2c9e4 of tides-infra (kafka: gauge-readings retention to one week) at 02:50:00Z", true},
+		{"names the topic's path", "config change announced by topic-operator at 02:50:00Z: “kafka/topics/gauge-readings reconciled”", true},
+		{"names the workload only", "commit 7a2c9e4 of tides-infra (surge-model: raise replicas) at 02:50:00Z", false},
+		{"names nothing", "commit 7a2c9e4 of tides-infra (docs) at 02:50:00Z", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := &changeRef{text: tc.text, at: &changed, kind: changeConfig, entity: "commit/7a2c9e4"}
+			best, all := ev.inferCategory(top, ch, &onset)
+			if got := best.cat == catConfig; got != tc.want {
+				t.Errorf("configuration = %v (votes %+v), want %v", got, all, tc.want)
+			}
+		})
+	}
+}

@@ -106,6 +106,11 @@ func (ev *Evidence) contractChange(lead Finding, sc changeScan) (Finding, bool) 
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].c.Timestamp.After(*hits[j].c.Timestamp) })
 	h := hits[0]
 	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: catCode, Entity: "commit/" + short(h.c.SHA), Score: min(0.95, lead.Score+0.05)}
+	if commitKind(h.c.Commit) == changeConfig {
+		// The commit changed settings only (a database parameter, a
+		// topic's setting): the mechanism is a setting, not code.
+		f.Category = catConfig
+	}
 	f.Statement = fmt.Sprintf("Commit %s of %s (%s), %s before the onset at %s, changed %s, which the failure of %s names: %s",
 		short(h.c.SHA), h.c.Service, clip(h.c.Message, 80), durHuman(sc.onset.Sub(*h.c.Timestamp)), hhmm(&sc.onset), quote(h.sym), own, strings.TrimSuffix(lead.Statement, "."))
 	f.validated(fmt.Sprintf("The failure quotes %s and commit %s of %s names it", quote(h.sym), short(h.c.SHA), h.c.Service), h.c.Cite)

@@ -43,6 +43,15 @@ func TestContractChange(t *testing.T) {
 			t.Errorf("%s: promoted %s", name, f.Entity)
 		}
 	}
+	// A producer's commit of settings only (a parameter file, change type
+	// config) is the cause by the same tie, and its mechanism a setting.
+	settings := producer
+	settings.Message, settings.Summary = "db defaults: align parameters with the baseline", "sets ward_code_max_len = 8 for every instance"
+	settings.ChangeTypes = []string{facts.ChangeConfig}
+	settings.Files = []facts.CommitFile{{Path: "modules/db/params.tf", ChangeType: facts.ChangeConfig}}
+	if f, ok := build(settings).contractChange(lead, sc); !ok || f.Category != catConfig || f.Entity != "commit/47c77eb" {
+		t.Errorf("settings-only contract change = %v %+v", ok, f)
+	}
 	if got := symbolKey("wardCode") == symbolKey("ward_code"); !got {
 		t.Error("symbolKey does not fold case conventions")
 	}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -402,15 +403,26 @@ var reIdentifier = regexp.MustCompile(`[A-Za-z][A-Za-z0-9]*(?:[._/-][A-Za-z0-9]+
 func sharedIdentifiers(text string, texts []string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, id := range reIdentifier.FindAllString(text, -1) {
-		if len(id) < 6 || seen[id] {
-			continue
+	for _, tok := range reIdentifier.FindAllString(text, -1) {
+		// A path or a dotted name (kafka/topics/meter-events,
+		// meter-events.retention) names its parts too: each part that is
+		// an identifier itself is matched on its own.
+		ids := []string{tok}
+		if parts := strings.FieldsFunc(tok, func(r rune) bool { return r == '/' || r == '.' }); len(parts) > 1 {
+			for _, p := range parts {
+				if reIdentifier.FindString(p) == p {
+					ids = append(ids, p)
+				}
+			}
 		}
-		seen[id] = true
-		for _, t := range texts {
-			if strings.Contains(t, id) {
+		for _, id := range ids {
+			if len(id) < 6 || seen[id] {
+				continue
+			}
+			seen[id] = true
+			if slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, id) }) {
 				out = append(out, id)
-				break
+				break // the whole matched: its parts add nothing
 			}
 		}
 	}
