@@ -289,10 +289,14 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		for _, c := range existing {
 			said = append(said, c.GetClaim())
 		}
-		for _, l := range ev.oneOffLines(*at, keyOneOffLines, said) {
-			if quoted(l.Message) {
-				continue
-			}
+		var keyText strings.Builder
+		for _, c := range out {
+			keyText.WriteString(strings.ToLower(c.GetClaim()))
+		}
+		already := func(msg string) bool { // quoted by the diagnosis or above
+			return quoted(msg) || strings.Contains(keyText.String(), strings.ToLower(clip(msg, 60)))
+		}
+		for _, l := range ev.oneOffLines(*at, keyOneOffLines, said, already) {
 			add(fmt.Sprintf("Line written once around the alert, %s (%s, %s): %s", SourceName(l.Cite.Source("logs")), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
 		}
 	}
@@ -660,8 +664,9 @@ const keyOneOffLines = 3
 // notice. Error lines are quoted elsewhere. Ranked by how much they share
 // with what the diagnosis says (an identifier, a specific word, a name of
 // the alert's target), then by nearness to the alert; at most n, in time
-// order. Bounded, as every key-evidence kind is.
-func (ev *Evidence) oneOffLines(at time.Time, n int, known []string) []LogLine {
+// order. Bounded, as every key-evidence kind is. Lines skip reports as
+// quoted already are not candidates.
+func (ev *Evidence) oneOffLines(at time.Time, n int, known []string, skip func(string) bool) []LogLine {
 	count := map[string]int{}
 	for _, l := range ev.Logs {
 		count[logTemplate(reLevelPrefix.ReplaceAllString(l.Message, ""))]++
@@ -683,7 +688,7 @@ func (ev *Evidence) oneOffLines(at time.Time, n int, known []string) []LogLine {
 			continue
 		}
 		k := logTemplate(reLevelPrefix.ReplaceAllString(l.Message, ""))
-		if count[k] > 2 || !inRecordWindow(*l.Timestamp, at, false) || !firstOfTemplate(seen, l.Message) {
+		if count[k] > 2 || !inRecordWindow(*l.Timestamp, at, false) || !firstOfTemplate(seen, l.Message) || skip != nil && skip(l.Message) {
 			continue
 		}
 		rel := len(sharedIdentifiers(l.Message, known)) + len(sharedTerms(l.Message, known, common))

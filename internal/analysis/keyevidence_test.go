@@ -153,7 +153,7 @@ func TestOneOffLines(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := &Evidence{Logs: tc.logs}
-			got := ev.oneOffLines(alertAt, tc.n, tc.said)
+			got := ev.oneOffLines(alertAt, tc.n, tc.said, nil)
 			if len(got) > tc.n {
 				t.Fatalf("%d lines, bound %d", len(got), tc.n)
 			}
@@ -174,6 +174,17 @@ func TestOneOffLines(t *testing.T) {
 			}
 			if strings.Count(joined, "region north-2") > 1 {
 				t.Errorf("one line read twice quoted twice:\n%s", joined)
+			}
+			// A line quoted already is no candidate, and leaves its slot to
+			// the next.
+			skipped := ev.oneOffLines(alertAt, tc.n, tc.said, func(msg string) bool { return len(msgs) > 0 && msg == msgs[0] })
+			for _, l := range skipped {
+				if len(msgs) > 0 && l.Message == msgs[0] {
+					t.Errorf("a line quoted already was quoted again: %q", l.Message)
+				}
+			}
+			if len(msgs) > 0 && len(skipped) < min(tc.n, len(msgs)) && len(skipped) < len(msgs)-1 {
+				t.Errorf("skipping one line left %d of %d slots used", len(skipped), tc.n)
 			}
 		})
 	}

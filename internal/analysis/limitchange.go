@@ -73,6 +73,26 @@ func (ev *Evidence) boundTexts() ([]string, Cite) {
 	return out, c
 }
 
+// holderMade: the change made the lead itself, a workload holding the
+// bound that is not the alert's target (a CronJob added to pull from a registry whose
+// rate limit then refuses the alerted pods): it set no bound, it added
+// demand, which is the holder's reading.
+func holderMade(text, leadEntity string, targets []string) bool {
+	kind, _, _ := strings.Cut(leadEntity, "/")
+	switch kind {
+	case "cronjob", "job", "deployment", "statefulset", "daemonset", "pod":
+		// A workload: it holds the bound, it does not set it (a quota, a
+		// database or a pool the lead names is the bound itself).
+	default:
+		return false
+	}
+	name := strings.ToLower(leadEntity[strings.LastIndex(leadEntity, "/")+1:])
+	if len(name) < 4 || namesTarget(name, targets) {
+		return false
+	}
+	return strings.Contains(strings.ToLower(text), name)
+}
+
 // targetPods are the pods of the alerted workload (all pods of the
 // evidence when the alert names none).
 func (ev *Evidence) targetPods() []Pod {
@@ -231,7 +251,7 @@ func (ev *Evidence) limitChange(lead Finding, sc changeScan) (Finding, bool) {
 				own = appendUnique(own, w)
 			}
 		}
-		if len(own) == 0 {
+		if len(own) == 0 || holderMade(text, lead.Entity, names) {
 			continue
 		}
 		if best == nil || r.at.After(*best.at) {

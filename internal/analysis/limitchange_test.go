@@ -62,6 +62,27 @@ func TestLimitChangeFinding(t *testing.T) {
 	if _, ok := build(lowered).limitChangeFinding(notCapacity, alertAt); ok {
 		t.Error("a code defect lead was promoted to a bound change")
 	}
+	// A lead that is a holder other than the alert's target, and a change
+	// that made that holder (it names it): the change added demand and set
+	// no bound; the holder's reading stands. The same change naming
+	// another object still sets the bound.
+	holder := lead
+	holder.Entity = "cronjob/platform/replica-audit"
+	made := lowered
+	made.Message = "add replica-audit CronJob (scales every HPA to maxReplicas hourly)"
+	if f, ok := build(made).limitChangeFinding(holder, alertAt); ok {
+		t.Errorf("the change that made the holder was promoted to a bound change: %s", f.Entity)
+	}
+	if _, ok := build(lowered).limitChangeFinding(holder, alertAt); !ok {
+		t.Error("a change that set the bound, with a holder lead, was not promoted")
+	}
+	// A lead that is the bound itself (a quota), named by the change that
+	// set it: the change set the bound.
+	quota := lead
+	quota.Entity = "resourcequota/platform/replica-audit"
+	if _, ok := build(made).limitChangeFinding(quota, alertAt); !ok {
+		t.Error("a change naming the quota the lead is was not promoted")
+	}
 }
 
 // A configuration commit of the failing service minutes before the first

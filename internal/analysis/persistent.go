@@ -1,6 +1,9 @@
 package analysis
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // A warning that keeps coming is a failure still under way, whatever level
 // its writer gave it: one template of warning lines from one service,
@@ -11,6 +14,16 @@ import "time"
 // symptom. Such lines are symptoms of the candidate that writes them (the
 // effect rows of causes.go read their words) and no reading of health
 // stands while they come.
+
+// A deprecation notice (a runtime's DeprecationWarning or FutureWarning)
+// repeats on every call of the deprecated API by design: it announces a
+// future change and reports no failure now, however often it comes.
+
+// deprecationNotice: msg is a runtime's deprecation or future warning.
+func deprecationNotice(msg string) bool {
+	m := reWarningClass.FindString(msg)
+	return m != "" && (strings.Contains(m, "Deprecat") || strings.Contains(m, "Future"))
+}
 
 // persistentWarnMin: how many lines of one warning template make it
 // persistent.
@@ -30,7 +43,7 @@ func (ev *Evidence) persistentWarningKeys() map[string]bool {
 		}
 		groups := map[string]*group{}
 		for _, l := range ev.Logs {
-			if logLevel(l.LogLine) != "WARN" || l.Timestamp == nil {
+			if logLevel(l.LogLine) != "WARN" || l.Timestamp == nil || deprecationNotice(l.Message) {
 				continue
 			}
 			k := warnKey(ev.logService(l), l.Message)

@@ -36,6 +36,8 @@ func TestPersistentWarnings(t *testing.T) {
 		{"three warnings only", stream("edge-gw", "limit exceeded count=%d", alertAt.Add(-6*time.Minute), 3, 3*time.Minute), 0},
 		{"a burst within a minute", stream("edge-gw", "limit exceeded count=%d", alertAt.Add(-time.Minute), 10, time.Second), 0},
 		{"a stream that ended an hour before the alert", stream("edge-gw", "limit exceeded count=%d", alertAt.Add(-2*time.Hour), 8, 3*time.Minute), 0},
+		{"a deprecation notice on every call", stream("orders", "DeprecationWarning: datetime.utcnow() is deprecated (call %d)", alertAt.Add(-30*time.Minute), 12, 3*time.Minute), 0},
+		{"a runtime's future warning, other runtime", stream("web", "(node:%d) [DEP0005] DeprecationWarning: Buffer() is deprecated", alertAt.Add(-30*time.Minute), 12, 3*time.Minute), 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,6 +63,13 @@ func TestPersistentWarnings(t *testing.T) {
 				t.Errorf("k8s_healthy found = %v, want %v", healthy, tc.want == 0)
 			}
 		})
+	}
+	// A runtime warning of another class (an unclosed socket) reports a
+	// present fault: it keeps coming, and vetoes health.
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "PortalLoginFailing", StartsAt: timestamppb.New(alertAt)}, nil)
+	ev.Logs = stream("orders", "ResourceWarning: unclosed socket fd=%d", alertAt.Add(-30*time.Minute), 12, 3*time.Minute)
+	if got := len(ev.persistentWarnings()); got != 12 {
+		t.Errorf("ResourceWarning stream: persistentWarnings = %d, want 12", got)
 	}
 }
 

@@ -35,7 +35,7 @@ func TestUntargeted(t *testing.T) {
 // A fault reading searches, anywhere and over the context look-back, the
 // peers its target's own lines name (the database host its errors dial),
 // once; and reads every service's commits before concluding when no call
-// read one.
+// read one (none ran, or the one that ran found none).
 func TestFaultReadingSearchesPeersAndCommits(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.tools.defs = append(h.tools.defs,
@@ -73,8 +73,12 @@ func TestFaultReadingSearchesPeersAndCommits(t *testing.T) {
 		t.Error("no commits read before a fault is concluded")
 	}
 	p, _ := structpb.NewStruct(map[string]any{"service": "quote-builder"})
+	st.rec.ToolCalls = []*investigationv1.ToolCallRecord{{Intent: intentCommits, Params: p, PinId: "pin_c", NoData: true}}
+	if !commits() {
+		t.Error("the alerted service's commits found none (its settings live in another repository), and every service's were not read")
+	}
 	st.rec.ToolCalls = []*investigationv1.ToolCallRecord{{Intent: intentCommits, Params: p, PinId: "pin_c"}}
 	if commits() {
-		t.Error("every service's commits read again after a commits call ran")
+		t.Error("every service's commits read again after a commits call read some")
 	}
 }

@@ -486,6 +486,18 @@ func (s *Service) alternatives(ctx context.Context, st *invState, n int) []pendi
 	return out
 }
 
+// readData reports whether a call of intent ran and returned data (a call
+// that found nothing, such as the alerted service's commits when its
+// repository is another's, read nothing).
+func (st *invState) readData(intent string) bool {
+	for _, c := range st.rec.GetToolCalls() {
+		if c.GetIntent() == intent && c.GetPinId() != "" && c.GetError() == "" && !c.GetNoData() {
+			return true
+		}
+	}
+	return false
+}
+
 // executedIntents lists the intents that ran, in order, once each.
 func (st *invState) executedIntents() []string {
 	var out []string

@@ -205,9 +205,11 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 		return nil
 	}
 	out := s.releaseCommits(ctx, st, res)
-	if !slices.Contains(st.executedIntents(), intentCommits) {
+	if !st.readData(intentCommits) {
 		// What changed is read before any fault is concluded: when no
-		// call read a commit yet, every service's recent commits (a
+		// call read a commit yet (none ran, or the alerted service's
+		// found none: its settings live in another repository), every
+		// service's recent commits (a
 		// platform repository's change to a node setting explains the
 		// timeouts a dependency reading would blame on the server).
 		out = append(out, s.fresh(ctx, st, intentCommits, map[string]any{"service": "*"})...)
