@@ -183,12 +183,12 @@ var heartbeatNames = map[string]bool{
 }
 
 // NoiseReason classifies an alert as noise and says why, or returns "".
-// Noise: resolved alerts (nothing is firing), test / heartbeat / watchdog
-// alerts, and informational alerts that describe no symptom.
+// Noise: test / heartbeat / watchdog alerts, and informational alerts that
+// describe no symptom. A resolved alert is no noise: it attaches to the
+// open incident it ends, and one that ends no open incident (its firing
+// was never investigated) is investigated, to say why it fired and
+// whether anything still fails.
 func NoiseReason(a *investigationv1.Alert) string {
-	if a.GetResolved() {
-		return "resolved: the alert is no longer firing (state " + firstNonEmpty(a.GetState(), "resolved") + ")"
-	}
 	name := strings.ToLower(a.GetAlertName())
 	compact := strings.NewReplacer(" ", "", "_", "", "-", "").Replace(name)
 	if heartbeatNames[compact] {

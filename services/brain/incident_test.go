@@ -51,3 +51,45 @@ func TestGroupIncident(t *testing.T) {
 		t.Error("a single alert must pass unchanged")
 	}
 }
+
+// Resolutions beside firing alerts are recorded, not investigated apart;
+// a payload of resolutions only is one incident, investigated once (why
+// it fired, whether anything still fails).
+func TestGroupIncidentResolutions(t *testing.T) {
+	mixed := `{"version":"4","status":"firing","alerts":[
+	 {"status":"firing","labels":{"alertname":"DiskFilling","instance":"db-1","severity":"warning"},"startsAt":"2026-03-01T10:05:00Z"},
+	 {"status":"resolved","labels":{"alertname":"DiskFilling","instance":"db-2"},"startsAt":"2026-03-01T09:00:00Z","endsAt":"2026-03-01T09:10:00Z"}]}`
+	alerts, err := intake.Parse([]byte(mixed), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := groupIncident(alerts)
+	var investigated, recorded int
+	for _, a := range got {
+		if a.GetIsNoise() {
+			recorded++
+			if !a.GetResolved() || !strings.Contains(a.GetNoiseReason(), "resolved") {
+				t.Errorf("recorded alert %s: resolved=%v reason %q", a.GetAlertName(), a.GetResolved(), a.GetNoiseReason())
+			}
+		} else {
+			investigated++
+		}
+	}
+	if investigated != 1 || recorded != 1 {
+		t.Fatalf("mixed payload: %d investigated, %d recorded; want the firing one investigated and the resolution recorded", investigated, recorded)
+	}
+	if alerts[1].GetIsNoise() {
+		t.Error("grouping changed the caller's alert in place")
+	}
+	only := `{"version":"4","status":"resolved","alerts":[
+	 {"status":"resolved","labels":{"alertname":"DiskFilling","instance":"db-1"},"startsAt":"2026-03-01T09:00:00Z","endsAt":"2026-03-01T09:10:00Z"},
+	 {"status":"resolved","labels":{"alertname":"DiskLatency","instance":"db-1"},"startsAt":"2026-03-01T09:02:00Z","endsAt":"2026-03-01T09:12:00Z"}]}`
+	alerts, err = intake.Parse([]byte(only), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = groupIncident(alerts)
+	if len(got) != 1 || got[0].GetIsNoise() || !got[0].GetResolved() || !strings.Contains(got[0].GetAnnotations()["rcamesh_incident_alerts"], "2 alerts") {
+		t.Fatalf("resolutions only: %d alerts, noise=%v, want one resolved incident of both", len(got), len(got) > 0 && got[0].GetIsNoise())
+	}
+}

@@ -91,16 +91,18 @@ func (s *Service) submitOne(ctx context.Context, a *investigationv1.Alert, sessi
 	}
 	now := s.now()
 	fp := a.GetFingerprint()
-	if a.GetIsNoise() {
-		if a.GetResolved() {
-			// A resolution of an open incident: attach it there.
-			if e, ok, err := store.lookupFingerprint(ctx, fp, now, s.cfg.DedupWindow); err == nil && ok {
-				s.publishLifecycle(ctx, e.SessionID, e.InvestigationID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_ALERT_ATTACHED,
-					"", "resolved: "+a.GetTitle(), map[string]any{"fingerprint": fp, "resolved": true})
-				return &brainv1.SubmitAlertResponse{SessionId: e.SessionID, InvestigationId: e.InvestigationID, Fingerprint: fp,
-					Attached: true, Noise: true, Alert: a, Status: statusResolved}, nil
-			}
+	if a.GetResolved() {
+		// A resolution of an open incident: attach it there. One that
+		// ends no open incident is investigated below (why it fired,
+		// whether anything still fails).
+		if e, ok, err := store.lookupFingerprint(ctx, fp, now, s.cfg.DedupWindow); err == nil && ok {
+			s.publishLifecycle(ctx, e.SessionID, e.InvestigationID, evidencev1.LifecycleEventKind_LIFECYCLE_EVENT_KIND_ALERT_ATTACHED,
+				"", "resolved: "+a.GetTitle(), map[string]any{"fingerprint": fp, "resolved": true})
+			return &brainv1.SubmitAlertResponse{SessionId: e.SessionID, InvestigationId: e.InvestigationID, Fingerprint: fp,
+				Attached: true, Noise: true, Alert: a, Status: statusResolved}, nil
 		}
+	}
+	if a.GetIsNoise() {
 		sid := sessionID
 		if sid == "" {
 			sid = "noise-" + strings.TrimPrefix(s.deriveSessionID(fp, now), "inc-")

@@ -2,6 +2,7 @@ package brain
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,10 +34,30 @@ const maxRelatedAlerts = 50
 // scope fields it lacks (namespace, service, pod, cluster) are taken from
 // the first alert that has them. Noise and resolutions stay separate.
 func groupIncident(alerts []*investigationv1.Alert) []*investigationv1.Alert {
-	var firing []int
+	var firing, resolved []int
 	for i, a := range alerts {
-		if !a.GetIsNoise() {
+		switch {
+		case a.GetIsNoise():
+		case a.GetResolved():
+			resolved = append(resolved, i)
+		default:
 			firing = append(firing, i)
+		}
+	}
+	if len(firing) == 0 {
+		// A payload of resolutions only: why they fired is investigated
+		// once, as one incident.
+		firing = resolved
+	} else if len(resolved) > 0 {
+		// Resolutions beside firing alerts: the firing ones are the
+		// incident; each resolution attaches to the open incident it ends,
+		// or is recorded, not investigated apart.
+		alerts = slices.Clone(alerts)
+		for _, i := range resolved {
+			a := proto.CloneOf(alerts[i])
+			a.IsNoise = true
+			a.NoiseReason = "resolved: the alert is no longer firing (state " + firstNonEmpty(a.GetState(), "resolved") + "), beside firing alerts of its group"
+			alerts[i] = a
 		}
 	}
 	if len(firing) < 2 {
