@@ -654,7 +654,7 @@ func (ev *Evidence) rankedResourceSignals(claims []*investigationv1.Claim, known
 }
 
 // keyOneOffLines bounds the one-off lines quoted per reading.
-const keyOneOffLines = 3
+const keyOneOffLines = 5
 
 // oneOffLines are the lines around the alert that were written once (their
 // template occurs at most twice in the evidence, one line read from a
