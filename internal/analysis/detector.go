@@ -232,6 +232,7 @@ var registry = map[string]Constructor{
 	"condition_cleared":     fn("condition_cleared", detectConditionCleared),
 	"resource_cleared":      fn("resource_cleared", detectResourceCleared),
 	"episode_ended":         fn("episode_ended", detectEpisodeEnded),
+	"alert_resolved":        fn("alert_resolved", detectAlertResolved),
 }
 
 // NewDetector builds the named detector.

@@ -103,3 +103,67 @@ func episodeSubject(top *candidate) string {
 	}
 	return strings.ToLower(strings.TrimPrefix(subject, remoteAPIPrefix))
 }
+
+// A second row of the same kind: the alert's own source reports it
+// resolved (a resolution delivered with no open incident to end, a
+// status page's maintenance completed). Its failing lines, if any, all
+// ended at least clearedFor before the window's end, no object is
+// abnormal and the alert's own signal does not hold: the episode the
+// alert reported is over, which the source says too. A failure still
+// under way keeps its reading, resolved or not.
+
+// ModeAlertResolved: the alert's source reports it resolved and the
+// evidence agrees.
+const ModeAlertResolved = "alert_resolved"
+
+func detectAlertResolved(ev *Evidence) []Finding {
+	if ev.Alert == nil || !ev.Alert.GetResolved() || ev.windowEnd.IsZero() {
+		return nil
+	}
+	var failing []LogLine
+	var last time.Time
+	for _, l := range ev.Logs {
+		if l.Timestamp != nil && ev.failingLine(l) {
+			failing = append(failing, l)
+			if l.Timestamp.After(last) {
+				last = *l.Timestamp
+			}
+		}
+	}
+	if !last.IsZero() && ev.windowEnd.Sub(last) < clearedFor {
+		return nil // it still fails near the window's end
+	}
+	if _, holds := ev.heldCondition(); holds || len(ev.activeAbnormal()) > 0 {
+		return nil
+	}
+	for _, l := range ev.persistentWarnings() {
+		if ev.windowEnd.Sub(*l.Timestamp) < clearedFor {
+			return nil // a warning that keeps coming to the window's end
+		}
+	}
+	state := firstNonEmptyStr(ev.Alert.GetState(), "resolved")
+	f := healthyFinding(ModeAlertResolved, ev.workloadEntity(), 0.72)
+	f.Overrides = true
+	f.validated(fmt.Sprintf("The alert's source reports it %s: %s", state, firstNonEmptyStr(ev.Alert.GetTitle(), ev.Alert.GetAlertName())), Cite{})
+	what := "nothing in the evidence fails"
+	if len(failing) > 0 {
+		first := failing[0]
+		for _, l := range failing {
+			if l.Timestamp.Before(*first.Timestamp) {
+				first = l
+			}
+		}
+		quiet := ev.windowEnd.Sub(last)
+		what = fmt.Sprintf("its failures (%s, %s to %s, e.g. %s) ended and nothing has failed since (%s to the end of the window)",
+			plural(len(failing), "line", "lines"), hhmm(first.Timestamp), hhmm(&last), quote(clip(first.Message, 160)), durHuman(quiet))
+		f.validated(fmt.Sprintf("Failing lines from %s to %s, none in the %s since: %s", hhmm(first.Timestamp), hhmm(&last), durHuman(quiet), quote(clip(first.Message, 200))), citesOfLogs(failing))
+		f.explains(explainsAll, fmt.Sprintf("the episode ended at %s and the alert's source reports it %s", hhmm(&last), state))
+	} else {
+		f.explains(explainsAll, "the alert's source reports it "+state+" and nothing in the evidence fails")
+	}
+	f.Statement = fmt.Sprintf("No action needed: the alert is %s at its source, and the evidence agrees: %s; no object is abnormal and the alert's own signal does not hold", state, what)
+	f.Chain = []string{"Something fails for a while and the alert fires", "The failures stop", "The alert's source reports it " + state}
+	f.Remediation = []string{"None now; if the episode recurs, look at what happened at those times"}
+	f.Signals = []string{"resolved", state}
+	return []Finding{f}
+}

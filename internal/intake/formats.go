@@ -708,9 +708,10 @@ func parseOpenSRE(obj map[string]any) ([]*investigationv1.Alert, error) {
 
 // isResolvedState reports whether a state string says the alert is over.
 // "normal" is not resolved: scheduled checks report it while still asking for a look.
+// "completed" is a status page's maintenance (or a job's run) that is over.
 func isResolvedState(s string) bool {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "resolved", "ok", "recovered", "closed", "success":
+	case "resolved", "ok", "recovered", "closed", "success", "completed":
 		return true
 	}
 	return false

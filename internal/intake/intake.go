@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"sort"
 	"strings"
@@ -160,6 +161,14 @@ func Parse(raw []byte, sourceHint string) ([]*investigationv1.Alert, error) {
 			if a.GetStartsAt() == nil {
 				if t, ok := inferStart(obj); ok {
 					a.StartsAt = timestamppb.New(t)
+				}
+			}
+			if a.GetResolved() && a.GetStartsAt() != nil && a.GetIncidentWindow() == nil && len(alerts) == 1 {
+				// A resolution's window reaches past its end: whether
+				// anything still fails after it is the question.
+				start := a.GetStartsAt().AsTime()
+				if end, ok := inferEnd(obj, start); ok && end.Add(WindowAfter).After(start.Add(WindowAfter)) {
+					a.IncidentWindow = &evidencev1.TimeWindow{Start: timestamppb.New(start.Add(-WindowBefore)), End: timestamppb.New(end.Add(WindowAfter))}
 				}
 			}
 		}

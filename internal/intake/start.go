@@ -18,10 +18,11 @@ import (
 // without saying which (the event's); a later moment (an update, a
 // notification sent); the end (never the start).
 var (
-	reStartField   = regexp.MustCompile(`(?i)(start|since|fired|trigger|creat|opened|began|begin|first|raised|detected|changed|onset)`)
-	reEndField     = regexp.MustCompile(`(?i)(resolv|ended|end_?time|ends|closed|recover|clear|expir)`)
+	reStartField   = regexp.MustCompile(`(?i)(start|since|fired|trigger|opened|began|begin|first|raised|detected|changed|onset|scheduled_?for)`)
+	reCreatedField = regexp.MustCompile(`(?i)creat`)
+	reEndField     = regexp.MustCompile(`(?i)(resolv|ended|end_?time|ends|closed|recover|clear|expir|until)`)
 	reLaterField   = regexp.MustCompile(`(?i)(updat|last|sent|modif|ack|notif|received|delivered|next)`)
-	reTimeField    = regexp.MustCompile(`(?i)(time|date|stamp|_at$|[a-z]At$|^at$|when|since|^(start|started|began|opened|created|fired|triggered|raised|detected)$)`)
+	reTimeField    = regexp.MustCompile(`(?i)(time|date|stamp|_at$|[a-z]At$|^at$|when|since|scheduled_?for|^(start|started|began|opened|created|fired|triggered|raised|detected)$)`)
 	reNotTimeField = regexp.MustCompile(`(?i)(zone|offset|out$|duration|interval|period|window|ttl|timeout|elapsed|ms$|seconds$|count)`)
 )
 
@@ -29,7 +30,7 @@ var (
 const maxStartDepth = 5
 
 type timeField struct {
-	rank int // 0 start, 1 unspecified, 2 later
+	rank int // 0 start, 1 a creation or unspecified, 2 later
 	at   time.Time
 }
 
@@ -100,6 +101,11 @@ func fieldRank(k string) int {
 	switch {
 	case reStartField.MatchString(k):
 		return 0
+	case reCreatedField.MatchString(k):
+		// A record's creation dates the condition when nothing says when
+		// it began: a maintenance is created (announced) before the work
+		// it schedules starts.
+		return 1
 	case reLaterField.MatchString(k):
 		return 2
 	}
@@ -160,4 +166,47 @@ func parseLooseTime(v any) (time.Time, bool) {
 		return t.UTC(), true
 	}
 	return time.Time{}, false
+}
+
+// maxResolvedSpan bounds the window a resolution stretches: an end more
+// than a day after the start is not this episode's.
+const maxResolvedSpan = 24 * time.Hour
+
+// inferEnd returns when a resolved condition ended, by the payload's end
+// fields (resolved_at, endsAt, scheduled_until), the earliest after start
+// and within maxResolvedSpan of it.
+func inferEnd(obj map[string]any, start time.Time) (time.Time, bool) {
+	var best time.Time
+	var walk func(m map[string]any, depth int)
+	walk = func(m map[string]any, depth int) {
+		if depth > maxStartDepth {
+			return
+		}
+		for k, v := range m {
+			switch t := v.(type) {
+			case map[string]any:
+				walk(t, depth+1)
+				continue
+			case []any:
+				for _, e := range t {
+					if em, ok := e.(map[string]any); ok {
+						walk(em, depth+1)
+					}
+				}
+				continue
+			}
+			if !reEndField.MatchString(k) || reNotTimeField.MatchString(k) {
+				continue
+			}
+			t, ok := parseLooseTime(v)
+			if !ok || !t.After(start) || t.Sub(start) > maxResolvedSpan {
+				continue
+			}
+			if best.IsZero() || t.Before(best) {
+				best = t
+			}
+		}
+	}
+	walk(obj, 0)
+	return best, !best.IsZero()
 }

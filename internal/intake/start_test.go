@@ -26,6 +26,7 @@ func TestInferStart(t *testing.T) {
 		{"since beats sent", map[string]any{"alert_sent_at": "2027-04-02T06:20:00Z", "down_since": "2027-04-02T06:15:00Z"}, true},
 		{"bare start word", map[string]any{"started": "2027-04-02T06:15:00Z", "resolved_at": "2027-04-02T06:10:00Z"}, true},
 		{"a field named start in epoch milliseconds, beside its end", map[string]any{"start": float64(want.UnixMilli()), "end": float64(want.Add(time.Hour).UnixMilli())}, true},
+		{"scheduled start beats the record's creation the day before", map[string]any{"created_at": "2027-04-01T06:15:00Z", "scheduled_for": "2027-04-02T06:15:00Z", "scheduled_until": "2027-04-02T06:45:00Z"}, true},
 		{"a count named like a time is not an epoch", map[string]any{"time": float64(42)}, false},
 		{"an end time alone is no start", map[string]any{"resolved_at": "2027-04-02T06:15:00Z"}, false},
 		{"an unknown zone name is not trusted", map[string]any{"time": "2027-04-02 06:15:00 PDT"}, false},
@@ -48,6 +49,32 @@ func TestParseInfersStart(t *testing.T) {
 	}
 	if as[0].GetStartsAt() == nil || !as[0].GetStartsAt().AsTime().Equal(time.Date(2027, 4, 2, 6, 15, 0, 0, time.UTC)) {
 		t.Errorf("starts_at %v, want the payload's down_since", as[0].GetStartsAt())
+	}
+}
+
+// A resolution's window reaches past the end its payload gives (whether
+// anything still fails after it is the question); a firing alert's does
+// not move, nor does one whose end is not after its start.
+func TestResolvedWindowReachesItsEnd(t *testing.T) {
+	start := time.Date(2027, 4, 2, 6, 15, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, raw string
+		end       time.Time
+	}{
+		{"maintenance completed", `{"incident": {"name": "Storage migration", "status": "completed", "impact": "maintenance", "created_at": "2027-04-01T06:15:00Z", "scheduled_for": "2027-04-02T06:15:00Z", "scheduled_until": "2027-04-02T06:45:00Z", "resolved_at": "2027-04-02T06:39:00Z"}}`, time.Date(2027, 4, 2, 6, 39, 0, 0, time.UTC).Add(WindowAfter)},
+		{"firing", `{"incident": {"name": "Storage migration", "status": "in_progress", "impact": "maintenance", "scheduled_for": "2027-04-02T06:15:00Z", "scheduled_until": "2027-04-02T06:45:00Z"}}`, start.Add(WindowAfter)},
+	} {
+		as, err := Parse([]byte(tc.raw), "")
+		if err != nil || len(as) != 1 {
+			t.Fatalf("%s: parse: %v %d", tc.name, err, len(as))
+		}
+		a := as[0]
+		if !a.GetStartsAt().AsTime().Equal(start) {
+			t.Errorf("%s: starts at %v, want the scheduled start %v", tc.name, a.GetStartsAt().AsTime(), start)
+		}
+		if got := a.GetIncidentWindow().GetEnd().AsTime(); !got.Equal(tc.end) {
+			t.Errorf("%s: window ends %v, want %v", tc.name, got, tc.end)
+		}
 	}
 }
 
