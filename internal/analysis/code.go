@@ -164,7 +164,7 @@ func detectCodeException(ev *Evidence) []Finding {
 			}
 		}
 		if culprit == nil {
-			if fam, ok := familyOf(reps[0].Message); ok && fam.cat == catData && !computedDate(reps[0].Message) {
+			if fam, ok := familyOf(reps[0].Message); ok && fam.cat == catData && !computedDate(reps[0].Message) && !calendarTriggered(reps[0].Message, first.Timestamp) {
 				// No release precedes it and the exception's own words say
 				// the input is bad (a date out of range, a value that does
 				// not parse): the effect table reads it as data, whatever
@@ -282,6 +282,23 @@ var (
 	reISODate   = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
 	reDateRange = regexp.MustCompile(`(?i)\b(?:year|month|day)s?(?: -?\d+)? (?:is |value )?out of range`)
 )
+
+// calendarBoundary: how soon after midnight (UTC) a failure that starts
+// with the new day is the day's.
+const calendarBoundary = 5 * time.Minute
+
+// calendarTriggered: a date out of range whose first failure comes with
+// a new day (within calendarBoundary after midnight UTC), no release
+// before it: the calendar reached a day the code computes a bad date
+// from (a leap day, a month's end, a new year), not input that changed.
+func calendarTriggered(msg string, first *time.Time) bool {
+	if first == nil || !reDateRange.MatchString(msg) {
+		return false
+	}
+	t := first.UTC()
+	since := t.Sub(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC))
+	return since >= 0 && since <= calendarBoundary
+}
 
 // computedDate: a date out of range while every date the line quotes is a
 // real calendar day (2028-02-29): the input is good and the code computed

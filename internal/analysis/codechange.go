@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -120,6 +121,14 @@ func (ev *Evidence) codeChange(lead Finding, sc changeScan) (Finding, bool) {
 				ids = append(ids, id)
 			}
 		}
+		for _, m := range bumpedModules(r.commits) {
+			// A library the release bumped that the failing lines name (a
+			// client's log prefix, its package in a frame): its new
+			// behaviour is the code that changed.
+			if !namesTarget(m, names) && slices.ContainsFunc(failure, func(t string) bool { return hasWord(strings.ToLower(t), m) }) {
+				ids = appendUnique(ids, m)
+			}
+		}
 		if lock := lockWaitIn(failure); lock != "" && shipsMigration(r.commits) {
 			// A schema migration takes locks on the tables it alters:
 			// sessions that wait on a lock after one shipped wait on it.
@@ -192,4 +201,44 @@ func shipsMigration(commits []Commit) bool {
 		}
 	}
 	return false
+}
+
+// reBump: a dependency update as bots and people write it ("bump httpkit
+// from 2.9.4 to 3.0.1", "update pgx to v5.6", "upgrade lodash 4.17.20 ->
+// 4.17.21"): the module's name, its last path element for a path.
+var reBump = regexp.MustCompile(`(?i)\b(?:bump|bumps|update|updates|upgrade|upgrades)\s+(?:(?:dependency|module|package|crate|gem)\s+)?([A-Za-z0-9@][A-Za-z0-9@._/-]{2,80})\s+(?:from|to|v?\d)`)
+
+// bumpedModules are the libraries the commits bump, by their messages and
+// descriptions; names of four characters or more.
+func bumpedModules(commits []Commit) []string {
+	var out []string
+	for _, c := range commits {
+		for _, m := range reBump.FindAllStringSubmatch(c.Message+"\n"+c.Summary, -1) {
+			name := strings.ToLower(m[1])
+			name = name[strings.LastIndex(name, "/")+1:]
+			if len(name) >= 4 && name != "dependency" && name != "dependencies" {
+				out = appendUnique(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// hasWord: w occurs in text as a whole word (not inside a longer name).
+func hasWord(text, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], w)
+		if j < 0 {
+			return false
+		}
+		a, b := i+j, i+j+len(w)
+		if (a == 0 || !isNameByte(text[a-1])) && (b == len(text) || !isNameByte(text[b])) {
+			return true
+		}
+		i = a + 1
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }

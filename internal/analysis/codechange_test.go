@@ -255,3 +255,44 @@ func TestSpecificChangeVotesPastTheWindow(t *testing.T) {
 		})
 	}
 }
+
+// A release that bumped a library whose name the caller's failing lines
+// carry (a client's log prefix) is the code that changed: a code defect
+// on the commit, where a dependency reading blamed the server. A bump of
+// a library no failing line names, or a name only inside a longer word,
+// is not.
+func TestCodeChangeBumpedLibrary(t *testing.T) {
+	alertAt := time.Date(2026, 4, 2, 9, 40, 0, 0, time.UTC)
+	at := func(h, m int) *time.Time { x := time.Date(2026, 4, 2, h, m, 0, 0, time.UTC); return &x }
+	build := func(c facts.Commit, line string) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "OrdersFailing", Namespace: "loft", Service: "order-api", StartsAt: timestamppb.New(alertAt)}, nil)
+		for i := 0; i < 3; i++ {
+			ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(9, 20+i), Service: "order-api", Level: "ERROR", Message: line}})
+		}
+		ev.Commits = []Commit{{Commit: c}}
+		ev.Deploys = []Deploy{{Deploy: facts.Deploy{Service: "order-api", Namespace: "loft", Revision: c.SHA[:7], PreviousRevision: "1111111", StartedAt: at(5, 10), FinishedAt: at(5, 12)}}}
+		return ev
+	}
+	lead := Finding{Mode: ModeAnomaly, Category: catDependency, Score: 0.7, Entity: "service/stock.loft.svc", Statement: "Downstream dependency stock.loft.svc is failing"}
+	bump := facts.Commit{SHA: "e5b20c7aa1", Service: "order-api", Message: "chore(deps): bump httpkit from 2.9.4 to 3.0.1", Summary: "Release notes: retries on 5xx by default.", Timestamp: at(5, 0),
+		Files: []facts.CommitFile{{Path: "go.mod", ChangeType: "dependency_bump"}}, ChangeTypes: []string{"dependency_bump"}}
+	named := "httpkit: POST http://stock.loft.svc/reservations attempt 5/6 failed: context deadline exceeded, retrying immediately"
+	f, ok := build(bump, named).codeChange(lead, build(bump, named).scanChanges(alertAt))
+	if !ok || f.Category != catCode || f.Entity != "commit/e5b20c7" || !strings.Contains(f.Statement, "httpkit") {
+		t.Fatalf("bumped library named by the failures: %v %+v", ok, f)
+	}
+	renovate := bump
+	renovate.Message = "fix(deps): update module github.com/acme/httpkit to v3"
+	if ev := build(renovate, named); !func() bool { _, ok := ev.codeChange(lead, ev.scanChanges(alertAt)); return ok }() {
+		t.Error("a module path's bump (renovate's wording) was not tied to its name in the failures")
+	}
+	for name, line := range map[string]string{
+		"a library no failing line names": "POST http://stock.loft.svc/reservations failed: context deadline exceeded",
+		"a name inside a longer word":     "myhttpkitproxy: POST http://stock.loft.svc/reservations failed: context deadline exceeded",
+	} {
+		ev := build(bump, line)
+		if f, ok := ev.codeChange(lead, ev.scanChanges(alertAt)); ok {
+			t.Errorf("%s: promoted %s", name, f.Entity)
+		}
+	}
+}

@@ -341,7 +341,8 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 
 // changeRows are the change table's rows that span time, in order: a
 // bound a change set, a configuration change just before the onset, a
-// producer's commit that changed the symbol a consumer fails on
+// change of settings the failure names (settingchange.go), a producer's
+// commit that changed the symbol a consumer fails on
 // (contract.go), a replica cut before a saturation (replicacut.go), a
 // release whose code names the failure's mechanism.
 func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
@@ -355,6 +356,9 @@ func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
 		return f, true
 	}
 	if f, ok := ev.nearConfigChange(lead, sc); ok {
+		return f, true
+	}
+	if f, ok := ev.settingChange(lead, sc); ok {
 		return f, true
 	}
 	if f, ok := ev.contractChange(lead, sc); ok {

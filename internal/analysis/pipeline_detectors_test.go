@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"testing"
+	"time"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -261,6 +262,30 @@ func TestCodeExceptionOnBadInput(t *testing.T) {
 		res, _ = analyze(t, nil, pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, lines), pin(t, "dep", "get_deploy_history", "deploys", facts.KeyDeploys, deploys))
 		if res.Findings[0].Category != catCode {
 			t.Errorf("%q right after a release: lead %s %s, want the release's code defect", msg, res.Findings[0].Mode, res.Findings[0].Category)
+		}
+	}
+}
+
+// A date out of range whose failures start with a new day (00:00 UTC)
+// is the calendar reaching a day the code mishandles; the same error
+// starting mid-day, or another error at midnight, is not.
+func TestCalendarTriggered(t *testing.T) {
+	at := func(h, m int) *time.Time { x := time.Date(2028, 2, 29, h, m, 0, 0, time.UTC); return &x }
+	tests := []struct {
+		msg   string
+		first *time.Time
+		want  bool
+	}{
+		{"POST /vouchers 500 ValueError: day is out of range for month", at(0, 0), true},
+		{"java.time.DateTimeException: Invalid date 'February 29' as '2029' is not a leap year; month out of range", at(0, 3), true},
+		{"renewal: year 10000 is out of range", at(0, 2), true},
+		{"ValueError: day is out of range for month", at(14, 20), false},
+		{"KeyError: 'voucher_code'", at(0, 0), false},
+		{"ValueError: day is out of range for month", nil, false},
+	}
+	for _, tc := range tests {
+		if got := calendarTriggered(tc.msg, tc.first); got != tc.want {
+			t.Errorf("calendarTriggered(%q, %v) = %v, want %v", tc.msg, tc.first, got, tc.want)
 		}
 	}
 }
