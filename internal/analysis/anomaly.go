@@ -1045,21 +1045,20 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		if r.at == nil || r.at.After(onset.Add(time.Minute)) || onset.Sub(*r.at) > specificLookback {
 			return
 		}
+		only := specificOnly
 		if onset.Sub(*r.at) > changeLookback {
 			// Past the look-back, only a change the symptoms name is
 			// still a candidate: specificity ties it, not time.
 			if len(specificIDs(r.text, symptoms, []string{strings.ToLower(name)})) == 0 {
 				return
 			}
-			old := specificOnly
-			specificOnly = true
-			defer func() { specificOnly = old }()
+			only = true
 		}
 		if !same {
 			r.text += " (another service)"
 			// Another service's change is related only when the symptoms
 			// name it (its callers' errors, its host): a call edge.
-			if r.service == "" || !namedIn(r.service, symptoms) && !ev.calls(name, r.service) && !(specificOnly && len(sharedIdentifiers(r.text, symptoms)) > 0) {
+			if r.service == "" || !namedIn(r.service, symptoms) && !ev.calls(name, r.service) && !(only && len(sharedIdentifiers(r.text, symptoms)) > 0) {
 				r.unrelated = true
 			} else if r.entity == "" && !r.deploy && len(r.commits) == 1 {
 				// A called service's release of settings only: the
@@ -1079,7 +1078,7 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 		if tie > 0 && best != nil {
 			later = !r.unrelated && !best.at.After(r.at.Add(tie))
 		}
-		if later && !specificOnly {
+		if later && !only {
 			rr := r
 			best = &rr
 		}
@@ -1105,20 +1104,18 @@ func (ev *Evidence) nearestChange(name string, onset *time.Time, symptoms ...str
 	// is, a commit is still the cause when its own identifiers recur in
 	// the symptoms (a topic's retention changed in another repository).
 	specificOnly = best != nil
-	{
-		for _, c := range ev.Commits {
-			if c.Removed {
-				continue
-			}
-			txt := fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), hhmm(c.Timestamp))
-			r := changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, commits: []Commit{c}}
-			if r.kind == changeConfig {
-				// A commit of settings only (a policy, a flag, a limit):
-				// the commit names what changed, it is the culprit.
-				r.entity = "commit/" + short(c.SHA)
-			}
-			consider(r, c.Service == "" || c.Service == name, 0)
+	for _, c := range ev.Commits {
+		if c.Removed {
+			continue
 		}
+		txt := fmt.Sprintf("commit %s of %s (%s) at %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), clip(c.Message, 80), hhmm(c.Timestamp))
+		r := changeRef{text: txt, at: c.Timestamp, cite: c.Cite, kind: commitKind(c.Commit), service: c.Service, commits: []Commit{c}}
+		if r.kind == changeConfig {
+			// A commit of settings only (a policy, a flag, a limit):
+			// the commit names what changed, it is the culprit.
+			r.entity = "commit/" + short(c.SHA)
+		}
+		consider(r, c.Service == "" || c.Service == name, 0)
 	}
 	specificOnly = false
 	// Changes announced in logs (a flag flipped, a policy synced, a node

@@ -144,7 +144,13 @@ func detectAlertResolved(ev *Evidence) []Finding {
 	state := firstNonEmptyStr(ev.Alert.GetState(), "resolved")
 	f := healthyFinding(ModeAlertResolved, ev.workloadEntity(), 0.72)
 	f.Overrides = true
-	f.validated(fmt.Sprintf("The alert's source reports it %s: %s", state, firstNonEmptyStr(ev.Alert.GetTitle(), ev.Alert.GetAlertName())), Cite{})
+	var rule Cite // the alert's own rule as the monitors list it, when read
+	for _, m := range ev.Monitors {
+		if m.FromAlert {
+			rule.merge(m.Cite)
+		}
+	}
+	f.validated(fmt.Sprintf("The alert's source reports it %s: %s", state, firstNonEmptyStr(ev.Alert.GetTitle(), ev.Alert.GetAlertName())), rule)
 	what := "nothing in the evidence fails"
 	if len(failing) > 0 {
 		first := failing[0]

@@ -289,13 +289,15 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		for _, c := range existing {
 			said = append(said, c.GetClaim())
 		}
-		var keyText strings.Builder
+		var kb strings.Builder
 		for _, c := range out {
-			keyText.WriteString(strings.ToLower(c.GetClaim()))
+			kb.WriteString(strings.ToLower(c.GetClaim()))
+			kb.WriteByte('\n')
 		}
+		keyText := kb.String()
 		already := func(msg string) bool { // quoted by the diagnosis or above, whole or clipped
 			head := strings.ToLower(strings.TrimSuffix(clip(msg, 60), "..."))
-			return strings.Contains(known, head) || strings.Contains(keyText.String(), head)
+			return strings.Contains(known, head) || strings.Contains(keyText, head)
 		}
 		for _, l := range ev.oneOffLines(*at, keyOneOffLines, said, already) {
 			add(fmt.Sprintf("Line written once around the alert, %s (%s, %s): %s", SourceName(l.Cite.Source("logs")), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)

@@ -422,7 +422,7 @@ func sharedIdentifiers(text string, texts []string) []string {
 			seen[id] = true
 			if slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, id) }) {
 				out = append(out, id)
-				break // the whole matched: its parts add nothing
+				break // one identifier per token: the whole, else its first part that matches
 			}
 		}
 	}
