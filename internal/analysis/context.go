@@ -274,10 +274,17 @@ func pickRecords(cs []recordCand, n int) []LogLine {
 		}
 		return cs[i].gap < cs[j].gap
 	})
-	var out []LogLine
-	for _, c := range cs[:min(n, len(cs))] {
-		out = append(out, c.l)
+	ranked := make([]LogLine, len(cs))
+	for i, c := range cs {
+		ranked[i] = c.l
 	}
+	return firstInTimeOrder(ranked, n)
+}
+
+// firstInTimeOrder: the first n of ranked lines (each with a time), in
+// time order.
+func firstInTimeOrder(ranked []LogLine, n int) []LogLine {
+	out := append([]LogLine(nil), ranked[:min(n, len(ranked))]...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
 	return out
 }

@@ -710,10 +710,9 @@ func (ev *Evidence) oneOffLines(at time.Time, n int, known []string, skip func(s
 		}
 		return cs[i].gap < cs[j].gap
 	})
-	var out []LogLine
-	for _, c := range cs[:min(n, len(cs))] {
-		out = append(out, c.l)
+	ranked := make([]LogLine, len(cs))
+	for i, c := range cs {
+		ranked[i] = c.l
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(*out[j].Timestamp) })
-	return out
+	return firstInTimeOrder(ranked, n)
 }

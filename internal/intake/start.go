@@ -34,27 +34,40 @@ type timeField struct {
 	at   time.Time
 }
 
-// inferStart returns the start time the payload's time fields give.
-func inferStart(obj map[string]any) (time.Time, bool) {
-	var found []timeField
+// eachObject calls visit on obj and on every object nested in it (in
+// maps and lists), maxStartDepth deep: a payload is data.
+func eachObject(obj map[string]any, visit func(map[string]any)) {
 	var walk func(m map[string]any, depth int)
 	walk = func(m map[string]any, depth int) {
 		if depth > maxStartDepth {
 			return
 		}
-		dates := map[string]string{}
-		clocks := map[string]string{}
-		for k, v := range m {
+		visit(m)
+		for _, v := range m {
 			switch t := v.(type) {
 			case map[string]any:
 				walk(t, depth+1)
-				continue
 			case []any:
 				for _, e := range t {
 					if em, ok := e.(map[string]any); ok {
 						walk(em, depth+1)
 					}
 				}
+			}
+		}
+	}
+	walk(obj, 0)
+}
+
+// inferStart returns the start time the payload's time fields give.
+func inferStart(obj map[string]any) (time.Time, bool) {
+	var found []timeField
+	eachObject(obj, func(m map[string]any) {
+		dates := map[string]string{}
+		clocks := map[string]string{}
+		for k, v := range m {
+			switch v.(type) {
+			case map[string]any, []any:
 				continue
 			}
 			if !reTimeField.MatchString(k) || reNotTimeField.MatchString(k) || reEndField.MatchString(k) {
@@ -83,8 +96,7 @@ func inferStart(obj map[string]any) (time.Time, bool) {
 				}
 			}
 		}
-	}
-	walk(obj, 0)
+	})
 	if len(found) == 0 {
 		return time.Time{}, false
 	}
@@ -177,24 +189,8 @@ const maxResolvedSpan = 24 * time.Hour
 // and within maxResolvedSpan of it.
 func inferEnd(obj map[string]any, start time.Time) (time.Time, bool) {
 	var best time.Time
-	var walk func(m map[string]any, depth int)
-	walk = func(m map[string]any, depth int) {
-		if depth > maxStartDepth {
-			return
-		}
+	eachObject(obj, func(m map[string]any) {
 		for k, v := range m {
-			switch t := v.(type) {
-			case map[string]any:
-				walk(t, depth+1)
-				continue
-			case []any:
-				for _, e := range t {
-					if em, ok := e.(map[string]any); ok {
-						walk(em, depth+1)
-					}
-				}
-				continue
-			}
 			if !reEndField.MatchString(k) || reNotTimeField.MatchString(k) {
 				continue
 			}
@@ -206,7 +202,6 @@ func inferEnd(obj map[string]any, start time.Time) (time.Time, bool) {
 				best = t
 			}
 		}
-	}
-	walk(obj, 0)
+	})
 	return best, !best.IsZero()
 }
