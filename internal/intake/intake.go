@@ -12,11 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"sort"
 	"strings"
 
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/protocheck"
 )
@@ -167,7 +167,7 @@ func Parse(raw []byte, sourceHint string) ([]*investigationv1.Alert, error) {
 				// A resolution's window reaches past its end: whether
 				// anything still fails after it is the question.
 				start := a.GetStartsAt().AsTime()
-				if end, ok := inferEnd(obj, start); ok && end.Add(WindowAfter).After(start.Add(WindowAfter)) {
+				if end, ok := inferEnd(obj, start); ok { // after start, within a day
 					a.IncidentWindow = &evidencev1.TimeWindow{Start: timestamppb.New(start.Add(-WindowBefore)), End: timestamppb.New(end.Add(WindowAfter))}
 				}
 			}

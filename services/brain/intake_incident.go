@@ -32,7 +32,9 @@ const maxRelatedAlerts = 50
 // related_alert_N annotations (name, summary, the labels that name
 // entities), its window spans them all, its severity is the highest, and
 // scope fields it lacks (namespace, service, pod, cluster) are taken from
-// the first alert that has them. Noise and resolutions stay separate.
+// the first alert that has them. Noise stays separate; resolutions beside
+// firing alerts are recorded (they attach to the incident they end); a
+// payload of resolutions only is one incident, investigated once.
 func groupIncident(alerts []*investigationv1.Alert) []*investigationv1.Alert {
 	var firing, resolved []int
 	for i, a := range alerts {
