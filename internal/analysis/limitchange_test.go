@@ -173,6 +173,13 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// address a server cannot bind is a setting.
 		{`dial tcp 10.12.0.44:0->52.66.14.201:443: connect: cannot assign requested address`, catResource},
 		{"listen tcp 10.9.9.9:8080: bind: cannot assign requested address", catConfig},
+		// An allocation refused for want of free capacity (addresses of a
+		// subnet, a node's CPU or memory), in a CNI's, a cloud API's and
+		// the scheduler's words, is a capacity limit.
+		{"ipamd: Failed to increase pool size: failed to allocate a private IP address: InsufficientFreeAddressesInSubnet", catResource},
+		{`plugin type="calico" failed (add): failed to assign an IP address to container`, catResource},
+		{"0/6 nodes are available: 6 Insufficient memory.", catResource},
+		{"reserve failed: not enough free space on volume /data", catResource},
 		{`etcdserver: mvcc: database space exceeded`, catResource},
 		{"ERROR insert batch failed: out of shared memory (SQLSTATE 53200)", catResource},
 		// A count at its maximum, in the words of several servers.
