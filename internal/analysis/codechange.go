@@ -125,7 +125,7 @@ func (ev *Evidence) codeChange(lead Finding, sc changeScan) (Finding, bool) {
 			// A library the release bumped that the failing lines name (a
 			// client's log prefix, its package in a frame): its new
 			// behaviour is the code that changed.
-			if !namesTarget(m, names) && slices.ContainsFunc(failure, func(t string) bool { return hasWord(strings.ToLower(t), m) }) {
+			if !namesTarget(m, names) && slices.ContainsFunc(failure, func(t string) bool { return namesPeer(t, []string{m}) }) {
 				ids = appendUnique(ids, m)
 			}
 		}
@@ -151,13 +151,10 @@ func (ev *Evidence) codeChange(lead Finding, sc changeScan) (Finding, bool) {
 		return Finding{}, false
 	}
 	ch := best.r
-	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: catCode, Entity: ch.entity, Score: min(0.95, lead.Score+0.05)}
 	if len(ch.commits) == 1 {
-		f.Entity = "commit/" + short(ch.commits[0].SHA)
+		ch.entity = "commit/" + short(ch.commits[0].SHA)
 	}
-	if f.Entity == "" {
-		f.Entity = lead.Entity
-	}
+	f := changeFinding(lead, ch, catCode)
 	sort.Strings(best.ids)
 	f.Statement = fmt.Sprintf("The %s changed the code behind the failure (it names %s), %s before the onset at %s: %s",
 		ch.text, strings.Join(best.ids[:min(4, len(best.ids))], ", "), durHuman(sc.onset.Sub(*ch.at)), hhmm(&sc.onset), strings.TrimSuffix(lead.Statement, "."))
@@ -222,23 +219,4 @@ func bumpedModules(commits []Commit) []string {
 		}
 	}
 	return out
-}
-
-// hasWord: w occurs in text as a whole word (not inside a longer name).
-func hasWord(text, w string) bool {
-	for i := 0; ; {
-		j := strings.Index(text[i:], w)
-		if j < 0 {
-			return false
-		}
-		a, b := i+j, i+j+len(w)
-		if (a == 0 || !isNameByte(text[a-1])) && (b == len(text) || !isNameByte(text[b])) {
-			return true
-		}
-		i = a + 1
-	}
-}
-
-func isNameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }

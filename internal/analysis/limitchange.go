@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"regexp"
 	"sort"
 	"strings"
@@ -73,6 +74,17 @@ func (ev *Evidence) boundTexts() ([]string, Cite) {
 	return out, c
 }
 
+// changeFinding is the finding a change row makes of the change that
+// explains lead: category cat, the changed object its entity (the lead's
+// when the change names none), scored a little above the lead.
+func changeFinding(lead Finding, ch changeRef, cat investigationv1.RootCauseCategory) Finding {
+	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: cat, Entity: ch.entity, Score: min(0.95, lead.Score+0.05)}
+	if f.Entity == "" {
+		f.Entity = lead.Entity
+	}
+	return f
+}
+
 // holderMade: the change made the lead itself, a workload holding the
 // bound that is not the alert's target (a CronJob added to pull from a registry whose
 // rate limit then refuses the alerted pods): it set no bound, it added
@@ -86,7 +98,8 @@ func holderMade(text, leadEntity string, targets []string) bool {
 	default:
 		return false
 	}
-	name := strings.ToLower(leadEntity[strings.LastIndex(leadEntity, "/")+1:])
+	_, name := splitEntity(leadEntity)
+	name = strings.ToLower(name)
 	if len(name) < 4 || namesTarget(name, targets) {
 		return false
 	}
@@ -269,10 +282,7 @@ func (ev *Evidence) limitChange(lead Finding, sc changeScan) (Finding, bool) {
 			break
 		}
 	}
-	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: catConfig, Entity: best.entity, Score: min(0.95, lead.Score+0.05)}
-	if f.Entity == "" {
-		f.Entity = lead.Entity
-	}
+	f := changeFinding(lead, *best, catConfig)
 	gap := durHuman(onset.Sub(*best.at))
 	f.Statement = fmt.Sprintf("The %s set the bound %s is now at (%s; it names %s), %s before the onset at %s: the load meets a configured limit, not a fault of capacity. %s",
 		best.text, firstNonEmptyStr(strings.TrimPrefix(lead.Entity, "deployment/"), "the workload"), clip(bound, 220), strings.Join(ids, ", "), gap, hhmm(&onset), strings.TrimSuffix(lead.Statement, "."))
@@ -580,10 +590,7 @@ func (ev *Evidence) nearConfigChange(lead Finding, sc changeScan) (Finding, bool
 	if best == nil {
 		return Finding{}, false
 	}
-	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: catConfig, Entity: best.entity, Score: min(0.95, lead.Score+0.05)}
-	if f.Entity == "" {
-		f.Entity = lead.Entity
-	}
+	f := changeFinding(lead, *best, catConfig)
 	f.Statement = fmt.Sprintf("The %s changed the configuration of %s %s before the onset at %s; what failed next is its effect: %s",
 		best.text, firstNonEmptyStr(names...), durHuman(onset.Sub(*best.at)), hhmm(&onset), strings.TrimSuffix(lead.Statement, "."))
 	f.validated(fmt.Sprintf("Configuration change %s before the onset (%s): %s", durHuman(onset.Sub(*best.at)), hhmm(&onset), best.text), best.cite)
@@ -609,10 +616,8 @@ func (ev *Evidence) unobservedChange(lead Finding, sc changeScan) (Finding, bool
 	if best == nil {
 		return Finding{}, false
 	}
-	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: catConfig, Entity: best.entity, Score: minFaultScore + 0.02}
-	if f.Entity == "" {
-		f.Entity = lead.Entity
-	}
+	f := changeFinding(lead, *best, catConfig)
+	f.Score = minFaultScore + 0.02 // tentative: the alerted signal is not observed
 	f.Statement = fmt.Sprintf("The %s, %s before the alert, is the most likely cause: the alert's own signal is not in the evidence and its target looks healthy, so what fails is in front of it, where that change applies (not confirmed by the alerted signal)",
 		best.text, durHuman(sc.at.Sub(*best.at)))
 	f.validated(fmt.Sprintf("Configuration change %s before the alert (%s): %s", durHuman(sc.at.Sub(*best.at)), hhmm(&sc.at), best.text), best.cite)

@@ -85,10 +85,7 @@ func (ev *Evidence) settingChange(lead Finding, sc changeScan) (Finding, bool) {
 	if best == nil {
 		return Finding{}, false
 	}
-	f := Finding{Mode: ModeLimitChange, Detector: ModeLimitChange, Category: catConfig, Entity: best.entity, Score: min(0.95, lead.Score+0.05)}
-	if f.Entity == "" {
-		f.Entity = lead.Entity
-	}
+	f := changeFinding(lead, *best, catConfig)
 	f.Statement = fmt.Sprintf("The %s, %s before the onset at %s, changed what the failure names (%s): %s",
 		best.text, durHuman(onset.Sub(*best.at)), hhmm(&onset), strings.Join(ids, ", "), strings.TrimSuffix(lead.Statement, "."))
 	f.validated(fmt.Sprintf("Configuration change %s before the onset (%s), naming %s as the failure does: %s", durHuman(onset.Sub(*best.at)), hhmm(&onset), strings.Join(ids, ", "), best.text), best.cite)
