@@ -36,16 +36,25 @@ var symptomWords = []struct {
 // reCamel splits CamelCase words.
 var reCamel = regexp.MustCompile(`([a-z])([A-Z])`)
 
+// alertText is the alert's own words: name (CamelCase split as well),
+// title, summary and description.
+func (ev *Evidence) alertText() string {
+	if ev.Alert == nil {
+		return ""
+	}
+	a := ev.Alert
+	text := strings.Join([]string{a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription()}, " ")
+	// CamelCase alert names: "HighMemoryUsage" reads as words.
+	return text + " " + reCamel.ReplaceAllString(a.GetAlertName(), "$1 $2")
+}
+
 // alertSymptoms are the signal kinds the alert's own words measure.
 func (ev *Evidence) alertSymptoms() map[signal.Kind]bool {
 	out := map[signal.Kind]bool{}
 	if ev.Alert == nil {
 		return out
 	}
-	a := ev.Alert
-	text := strings.Join([]string{a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription()}, " ")
-	// CamelCase alert names: "HighMemoryUsage" reads as words.
-	text += " " + reCamel.ReplaceAllString(a.GetAlertName(), "$1 $2")
+	text := ev.alertText()
 	for _, w := range symptomWords {
 		if w.re.MatchString(text) {
 			out[w.kind] = true

@@ -52,8 +52,35 @@ func TestDetectInputChange(t *testing.T) {
 			line("loader", "INFO", 0, "donors-0613.csv fetched header: donor_id,name,lat,lon"),
 			line("loader", "INFO", 10, "donors-0614.csv fetched header: donor_id,name,lon,lat"),
 		}, ""},
-		{"no failure follows", []LogLine{
+		{"no line fails, the alert fired after the change", []LogLine{
 			line("refresher", "INFO", 3, "swap complete: postcode_ref rows=0 (previous 1742118) from postal.example.org"),
+		}, "host/postal.example.org"},
+		{"no line fails, the alert fired before the change", []LogLine{
+			line("refresher", "INFO", 63, "swap complete: postcode_ref rows=0 (previous 1742118) from postal.example.org"),
+		}, ""},
+		{"a count beside yesterday's, in a warning", []LogLine{
+			line("stock-import", "INFO", 0, "downloaded sftp://edi.parts.example/out/stock_full.csv"),
+			line("stock-import", "WARN", 1, "parsed 8,100 rows (yesterday 71,902); file ends mid-row"),
+		}, "file/stock_full.csv"},
+		{"a range beside the previous feed's", []LogLine{
+			line("lots-import", "INFO", 0, "fetching https://feeds.consign.example/lots.json"),
+			line("lots-import", "INFO", 4, "imported 880 lots; reserve range 1,200..640,000 (previous feed: 12..6,400); 0 rejected"),
+		}, "file/lots.json"},
+		{"a field the reader dropped", []LogLine{
+			line("rates-import", "INFO", 0, "fetched rates-0801.json from https://rates.example.net/v2 (schema 2.3)"),
+			line("rates-import", "WARN", 0, "unknown field unit_scale in entries KRW, HUF (ignored)"),
+			line("pricing", "WARN", 5, "checkout blocked: price deviation 9900% > 30%"),
+		}, "file/rates-0801.json"},
+		{"most values changed at once", []LogLine{
+			line("price-load", "INFO", 0, "feed vendor-prices: 900 rows, delimiter ';'"),
+			line("price-load", "WARN", 2, "812 of 900 prices changed by more than 50% (applying)"),
+		}, "feed/vendor-prices"},
+		{"a few values changed", []LogLine{
+			line("price-load", "INFO", 0, "feed vendor-prices: 900 rows"),
+			line("price-load", "INFO", 2, "40 of 900 prices changed by more than 50%"),
+		}, ""},
+		{"a count that halved", []LogLine{
+			line("lots-import", "INFO", 4, "imported 440 lots (yesterday 880) from feeds.consign.example"),
 		}, ""},
 		{"a small move", []LogLine{
 			line("refresher", "INFO", 3, "swap complete: postcode_ref rows=1742120 (previous 1742118) from postal.example.org"),

@@ -799,7 +799,10 @@ func detectCrashLoop(ev *Evidence) []Finding {
 			codeList = append(codeList, fmt.Sprint(c))
 		}
 		sort.Strings(codeList)
-		cause, ok := classifyLogs(logs)
+		cause, ok := startFailure(pods, podEvents, logs)
+		if !ok {
+			cause, ok = classifyLogs(logs)
+		}
 		if !ok {
 			// The kubelet's own message (CreateContainerConfigError: secret "x" not found).
 			for _, x := range pods {
@@ -1559,6 +1562,47 @@ func (r rollout) imageChanged() bool {
 // terminationCause classifies the last termination message of the pods'
 // containers through the effect rows of the cause-to-effect table (no
 // space left, cannot create a thread, a missing setting, an exception).
+// runtimeStartRe is the container runtime refusing to start a process
+// (runc, containerd, Docker, CRI-O wording); startExecRe is why: the
+// command the spec names is not in the image, not executable, or built for
+// another architecture.
+var (
+	runtimeStartRe = regexp.MustCompile(`(?i)OCI runtime \w+ failed|failed to create (?:containerd )?(?:task|shim)|unable to start container process|starting container process caused|failed to start container|cannot start container`)
+	startExecRe    = regexp.MustCompile(`(?i)\bexec\b[^\n]*?(?:no such file or directory|not found|permission denied)|executable file not found|exec format error`)
+)
+
+// startFailure reads a container the runtime could not start: its process
+// never ran (reason StartError or ContainerCannotRun, the runtime's "exec
+// ...: no such file or directory", "executable file not found in $PATH",
+// "exec format error"), so no other container's log explains the crash: the
+// pod spec (command, entrypoint, image, architecture) does not fit the image,
+// a configuration error. The runtime's own message is the line.
+func startFailure(pods []Pod, events []Event, logs []LogLine) (logCause, bool) {
+	line := func(msg string, cite Cite) (logCause, bool) {
+		return logCause{catConfig, "config", LogLine{facts.LogLine{Message: strings.TrimSpace(msg)}, cite}}, true
+	}
+	for _, e := range events {
+		if runtimeStartRe.MatchString(e.Message) && startExecRe.MatchString(e.Message) {
+			return line(e.Message, e.Cite)
+		}
+	}
+	for _, x := range pods {
+		for _, c := range x.Containers {
+			for _, st := range [][2]string{{c.LastReason, c.LastMessage}, {c.Reason, c.Message}} {
+				if (st[0] == "StartError" || st[0] == "ContainerCannotRun") && startExecRe.MatchString(st[1]) {
+					return line(st[1], x.Cite)
+				}
+			}
+		}
+	}
+	for _, l := range logs {
+		if strings.Contains(strings.ToLower(l.Message), "exec format error") {
+			return logCause{catConfig, "config", l}, true
+		}
+	}
+	return logCause{}, false
+}
+
 func terminationCause(pods []Pod) (logCause, bool) {
 	for _, x := range pods {
 		for _, c := range x.Containers {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -22,6 +23,81 @@ func TestCrashCauseReadsTheEffectRows(t *testing.T) {
 		c, ok := classifyLogs([]LogLine{{LogLine: facts.LogLine{Level: "FATAL", Message: tc.msg}}})
 		if !ok || c.category != tc.want {
 			t.Errorf("%q: %v (%v), want %v", tc.msg, c.category, ok, tc.want)
+		}
+	}
+}
+
+// A container the runtime could not start never ran its process: the
+// runtime's refusal (containerd, Docker, CRI-O wording, a binary built for
+// another architecture) is the crash's cause and a configuration error,
+// even when the pod's other container logs a dependency it cannot reach.
+func TestStartFailureIsTheCrashCause(t *testing.T) {
+	depLine := LogLine{LogLine: facts.LogLine{Level: "ERROR", Message: "db pool: dial tcp 127.0.0.1:5432: connect: connection refused"}}
+	for _, tc := range []struct {
+		name   string
+		c      facts.Container
+		event  string
+		log    string
+		want   bool
+		substr string
+	}{
+		{name: "containerd event", c: facts.Container{Name: "proxy", Reason: "CrashLoopBackOff", LastReason: "StartError", LastExitCode: i32(128)},
+			event: `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "/bin/relay": stat /bin/relay: no such file or directory: unknown`,
+			want:  true, substr: "/bin/relay"},
+		{name: "docker status", c: facts.Container{Name: "agent", Reason: "CrashLoopBackOff", LastReason: "ContainerCannotRun", LastExitCode: i32(127),
+			LastMessage: `OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "shipper": executable file not found in $PATH: unknown`},
+			want: true, substr: "executable file not found"},
+		{name: "crio event", c: facts.Container{Name: "sync", Reason: "CrashLoopBackOff", LastReason: "StartError"},
+			event: `Error: container create failed: cannot start container: exec: "/opt/sync/run.sh": permission denied`,
+			want:  true, substr: "permission denied"},
+		{name: "wrong architecture", c: facts.Container{Name: "cni", Reason: "CrashLoopBackOff", LastReason: "Error", LastExitCode: i32(1)},
+			log: "exec /usr/local/bin/cni-agent: exec format error", want: true, substr: "exec format error"},
+		{name: "process ran and exited", c: facts.Container{Name: "api", Reason: "CrashLoopBackOff", LastReason: "Error", LastExitCode: i32(1)},
+			want: false},
+		{name: "no such file read by the process", c: facts.Container{Name: "api", Reason: "CrashLoopBackOff", LastReason: "Error", LastExitCode: i32(1)},
+			event: "Back-off restarting failed container api in pod api-0: open /etc/app/conf.yaml: no such file or directory", want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Pod{Pod: facts.Pod{Namespace: "lab", Name: "svc-6f7d8c9b5-x2k4m", Phase: "Running", Containers: []facts.Container{tc.c}}}
+			var events []Event
+			if tc.event != "" {
+				events = append(events, Event{Event: facts.Event{Type: "Warning", Reason: "Failed", Message: tc.event}})
+			}
+			logs := []LogLine{depLine}
+			if tc.log != "" {
+				logs = append(logs, LogLine{LogLine: facts.LogLine{Message: tc.log}})
+			}
+			c, ok := startFailure([]Pod{p}, events, logs)
+			if ok != tc.want {
+				t.Fatalf("start failure %v (%q), want %v", ok, c.line.Message, tc.want)
+			}
+			if ok && (c.category != catConfig || !strings.Contains(c.line.Message, tc.substr)) {
+				t.Fatalf("cause %v %q, want a configuration error quoting %q", c.category, c.line.Message, tc.substr)
+			}
+		})
+	}
+}
+
+// A Job's finished pod explains a readiness alert, or one that names the
+// batch it ran for, as noise; never a business signal that only fired near
+// it (its run's output may be the very cause).
+func TestCompletedPodNeedsAnAlertOnIt(t *testing.T) {
+	exit0 := int32(0)
+	pod := Pod{Pod: facts.Pod{Namespace: "lab", Name: "lot-import-29350440-kq8zt", Phase: "Succeeded", OwnerKind: "Job", OwnerName: "lot-import-29350440",
+		Conditions: []facts.Condition{{Type: "Ready", Status: "False", Reason: "PodCompleted"}},
+		Containers: []facts.Container{{Name: "lot-import", State: "terminated", Reason: "Completed", ExitCode: &exit0}}}}
+	for _, tc := range []struct {
+		alert *investigationv1.Alert
+		want  bool
+	}{
+		{&investigationv1.Alert{AlertName: "KubePodNotReady", Namespace: "lab"}, true},
+		{&investigationv1.Alert{AlertName: "check-in missing", Title: "lot-import (prod) did not report"}, true},
+		{&investigationv1.Alert{AlertName: "Unsold lot ratio high", Summary: "share of lots closing unsold over 15 min"}, false},
+	} {
+		ev := NewEvidence(tc.alert, nil)
+		ev.Pods = []Pod{pod}
+		if got := len(detectCompletedPod(ev)) > 0; got != tc.want {
+			t.Errorf("%q: completed-pod reading %v, want %v", tc.alert.GetAlertName(), got, tc.want)
 		}
 	}
 }

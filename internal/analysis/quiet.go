@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+
+	"github.com/rcamesh/rcamesh/internal/facts"
 	"math"
 	"regexp"
 	"sort"
@@ -38,7 +40,14 @@ func detectCompletedPod(ev *Evidence) []Finding {
 			continue
 		}
 		// Only the alerted pod (or, with none named, any completed one).
-		if ap := ev.alertField("pod", "kube_pod", "pod_name"); ap != "" && ap != p.Name && (ev.Alert == nil || ev.Alert.GetPod() != p.Name) {
+		ap := ev.alertField("pod", "kube_pod", "pod_name")
+		if ap != "" && ap != p.Name && (ev.Alert == nil || ev.Alert.GetPod() != p.Name) {
+			continue
+		}
+		// An alert that names no pod is read as one on pods' state only if
+		// its words say so: a business signal (a ratio, a count) is not a
+		// readiness rule, whatever pod completed near it.
+		if ap == "" && ev.Alert != nil && ev.Alert.GetPod() == "" && !reReadinessAlert.MatchString(ev.alertText()) && !ev.alertNamesRun(p.Pod) {
 			continue
 		}
 		owner := p.OwnerName
@@ -72,6 +81,23 @@ func detectCompletedPod(ev *Evidence) []Finding {
 	}
 	return out
 }
+
+// alertNamesRun: the alert's words name the batch the pod ran for (its
+// Job's name without the run's number: a dead man's switch of the
+// CronJob, a check-in monitor).
+func (ev *Evidence) alertNamesRun(p facts.Pod) bool {
+	name := p.OwnerName
+	if name == "" {
+		return false
+	}
+	if i := strings.LastIndexByte(name, '-'); i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
+		name = name[:i]
+	}
+	return len(name) >= 4 && containsFold(ev.alertText()+" "+ev.Alert.GetResourceName()+" "+ev.Alert.GetService(), name)
+}
+
+// reReadinessAlert: the words of an alert on pods' or jobs' state.
+var reReadinessAlert = regexp.MustCompile(`(?i)ready|readiness|\bphase\b|unavailable|availability|\bpods?\b|container|\bjobs?\b|kube_`)
 
 // completedRunLines: the last lines of a completed run quoted as its own
 // account of how it ended.

@@ -207,7 +207,12 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		}
 		setMissing(a.Annotations, "probe_target", u)
 	}
-	msg := firstStr(obj, "message", "text")
+	msg := firstStr(obj, "message", "text", "msg")
+	if a.State == "" {
+		// No state field: a notifier's text leads with the state it
+		// reports ("[Sheet booking] [✅ Up] 200 - OK", "RESOLVED: disk").
+		a.State = stateInText(a.Title, msg, a.Summary)
+	}
 	if a.ErrorMessage == "" && a.Summary == "" && a.Description == "" {
 		a.Summary = msg
 	} else if a.Description == "" {
@@ -706,12 +711,29 @@ func parseOpenSRE(obj map[string]any) ([]*investigationv1.Alert, error) {
 
 // ---- helpers ----
 
+// reTextState is a state word a notifier's text leads with or puts in
+// brackets, an emoji before it allowed: "[✅ Up]", "[🔴 Down]",
+// "RESOLVED: ...", "[OK] ...".
+var reTextState = regexp.MustCompile(`(?i)(?:^|\[)\s*(?:[^\pL\pN\s\]]+\s*)?(resolved|recovered|up|ok|down|firing|problem|triggered|alerting)\s*(?:\]|:)`)
+
+// stateInText is the first state word reTextState finds in texts, lower
+// case; "" when none.
+func stateInText(texts ...string) string {
+	for _, t := range texts {
+		if m := reTextState.FindStringSubmatch(t); m != nil {
+			return strings.ToLower(m[1])
+		}
+	}
+	return ""
+}
+
 // isResolvedState reports whether a state string says the alert is over.
 // "normal" is not resolved: scheduled checks report it while still asking for a look.
-// "completed" is a status page's maintenance (or a job's run) that is over.
+// "completed" is a status page's maintenance (or a job's run) that is over;
+// "up" is an uptime check's target answering again.
 func isResolvedState(s string) bool {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "resolved", "ok", "recovered", "closed", "success", "completed":
+	case "resolved", "ok", "recovered", "closed", "success", "completed", "up":
 		return true
 	}
 	return false

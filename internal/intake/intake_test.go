@@ -412,3 +412,28 @@ func TestPagerDutyServiceNameIsAWorkloadOnlyWhenNamedLikeOne(t *testing.T) {
 		}
 	}
 }
+
+// A notifier with no state field leads its text with the state it reports:
+// read from brackets (an emoji allowed) or a leading word, never from a
+// word in the middle of a sentence.
+func TestStateInText(t *testing.T) {
+	for _, tc := range []struct {
+		payload  string
+		state    string
+		resolved bool
+	}{
+		{`{"heartbeat":{"status":1},"monitor":{"name":"Booking"},"msg":"[Booking] [✅ Up] 200 - OK"}`, "up", true},
+		{`{"heartbeat":{"status":0},"monitor":{"name":"Booking"},"msg":"[Booking] [🔴 Down] timeout of 48000ms exceeded"}`, "down", false},
+		{`{"subject":"RESOLVED: disk usage on db-3","name":"disk"}`, "resolved", true},
+		{`{"title":"Problem: queue depth over 10k","name":"queue"}`, "problem", false},
+		{`{"name":"api","message":"the check went up to 4s and is not ok"}`, "", false},
+	} {
+		as, err := Parse([]byte(tc.payload), "")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.payload, err)
+		}
+		if as[0].State != tc.state || as[0].Resolved != tc.resolved {
+			t.Errorf("%s: state %q resolved %v, want %q %v", tc.payload, as[0].State, as[0].Resolved, tc.state, tc.resolved)
+		}
+	}
+}

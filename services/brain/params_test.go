@@ -2,10 +2,13 @@ package brain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -393,8 +396,17 @@ func TestNoTargetReadsEverything(t *testing.T) {
 	mds := factsStruct(t, facts.KeyPods, []facts.Pod{{Namespace: "shop", Name: "cart-8f6b7c4d9-22hnd", Phase: "Running", Ready: true}})
 	st.addPin(&evidencev1.EvidencePin{Id: "pin_pods", Metadata: mds})
 	cs = h.svc.followUpsOf(testCtx(t), st, defs, analysis.Result{})
-	if has(cs, intentSearchLogs, "query", "*") || has(cs, intentDeploys, "service", "*") {
+	if has(cs, intentSearchLogs, "query", "*") {
 		t.Fatalf("follow-ups %+v: workloads were found, their own evidence comes first", cs)
+	}
+	// Releases are read before a fault is concluded whatever was found,
+	// until a call read one.
+	if !has(cs, intentDeploys, "service", "*") {
+		t.Fatalf("follow-ups %+v, want every service's releases while none was read", cs)
+	}
+	st.rec.ToolCalls = append(st.rec.ToolCalls, &investigationv1.ToolCallRecord{Intent: intentDeploys, PinId: "pin_deploys"})
+	if cs = h.svc.followUpsOf(testCtx(t), st, defs, analysis.Result{}); has(cs, intentDeploys, "service", "*") {
+		t.Fatalf("follow-ups %+v: a release was read, not every service's again", cs)
 	}
 }
 
@@ -454,4 +466,37 @@ func factsStruct(t *testing.T, key string, v any) *structpb.Struct {
 		t.Fatal(err)
 	}
 	return mds
+}
+
+// The batch runs before the alert are read in their own logs: the Jobs are
+// listed first; then the runs that started within the look-back before the
+// alert fired, newest first, not one after it or a day and more before,
+// and not one whose pods a call already read.
+func TestJobRunLogs(t *testing.T) {
+	h, _ := searchHarness(t, intentJobs, intentPodLogs)
+	fired := time.Date(2027, 8, 1, 5, 20, 0, 0, time.UTC)
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", Alert: &investigationv1.Alert{AlertName: "conversion", StartsAt: timestamppb.New(fired)}}, rc: &evidencev1.RouterContext{}}
+	cs := h.svc.jobRunLogs(testCtx(t), st)
+	if len(cs) != 1 || cs[0].Intent != intentJobs {
+		t.Fatalf("calls %+v, want the Jobs listed first", cs)
+	}
+	at := func(d time.Duration) *time.Time { x := fired.Add(d); return &x }
+	jobs := []facts.Resource{
+		{Kind: "Job", Namespace: "pricing", Name: "rates-import-1001", CreatedAt: at(-20 * time.Minute)},
+		{Kind: "Job", Namespace: "pricing", Name: "rates-import-0999", CreatedAt: at(-30 * time.Hour)},
+		{Kind: "Job", Namespace: "pricing", Name: "report-1002", CreatedAt: at(10 * time.Minute)},
+		{Kind: "Job", Namespace: "ops", Name: "cleanup-77", CreatedAt: at(-3 * time.Hour)},
+		{Kind: "CronJob", Namespace: "pricing", Name: "rates-import"},
+	}
+	st.addPin(&evidencev1.EvidencePin{Id: "pin_jobs", Metadata: factsStruct(t, facts.KeyResources, jobs)})
+	st.rec.ToolCalls = append(st.rec.ToolCalls,
+		&investigationv1.ToolCallRecord{Intent: intentJobs, PinId: "pin_jobs"},
+		&investigationv1.ToolCallRecord{Intent: intentPodLogs, PinId: "pin_l", Params: mustStruct(t, `{"namespace": "ops", "pod": "cleanup-77-*"}`)})
+	var got []string
+	for _, c := range h.svc.jobRunLogs(testCtx(t), st) {
+		got = append(got, fmt.Sprint(c.Intent, " ", c.Params["namespace"], "/", c.Params["pod"]))
+	}
+	if want := []string{intentPodLogs + " pricing/rates-import-1001-*"}; !slices.Equal(got, want) {
+		t.Fatalf("calls %v, want %v", got, want)
+	}
 }

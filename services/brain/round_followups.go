@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/analysis"
+	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/intent"
 	"github.com/rcamesh/rcamesh/internal/textutil"
 )
@@ -214,6 +217,19 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 		// timeouts a dependency reading would blame on the server).
 		out = append(out, s.fresh(ctx, st, intentCommits, map[string]any{"service": "*"})...)
 	}
+	if !st.readData(intentDeploys) {
+		// Nor is a fault concluded before the releases were read: when no
+		// call read a deploy yet (none ran, or the alerted service had
+		// none), every service's recent releases (another team's rollout
+		// of a shared proxy, a controller, a library the target calls).
+		out = append(out, s.fresh(ctx, st, intentDeploys, map[string]any{"service": "*"})...)
+	}
+	if !slices.Contains(st.executedIntents(), intentEvents) {
+		// What the kubelet and the controllers said (a probe that kills
+		// the container, a failed start, a refused pod) is read before any
+		// fault is concluded, when no call read events yet.
+		out = append(out, s.clusterEvents(ctx, st)...)
+	}
 	out = append(out, s.recordSearch(ctx, st)...)
 	out = append(out, s.recordTrails(ctx, st, res)...)
 	out = append(out, s.trailSearches(ctx, st, res)...)
@@ -221,10 +237,57 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 	if res.InputsUnread() {
 		// Failures on bad data, or none established: the loads of data
 		// around the alert (a feed whose columns moved, a table loaded
-		// empty), anywhere.
+		// empty), anywhere, and what the batch runs before it logged.
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.InputQuery(), "since_minutes": inputLookback})...)
+		out = append(out, s.jobRunLogs(ctx, st)...)
 	}
 	return append(out, s.failedPodLogs(ctx, st)...)
+}
+
+// maxJobRunLogs bounds the batch runs whose logs one round reads.
+const maxJobRunLogs = 3
+
+// jobRunLogs: the logs of the batch runs (Jobs) that started within
+// inputLookback before the alert fired, newest first, whose pods no call
+// read: a feed import or a nightly batch says what it loaded (a count
+// beside yesterday's, a field it dropped) in its own log, which no search
+// of shared logs finds. With no Job listing yet, the listing first.
+func (s *Service) jobRunLogs(ctx context.Context, st *invState) []pendingCall {
+	listed := false
+	var jobs []facts.Resource
+	for _, c := range st.rec.GetToolCalls() {
+		if c.GetIntent() != intentJobs || c.GetError() != "" || c.GetPinId() == "" {
+			continue
+		}
+		listed = true
+		var rs []facts.Resource
+		if ok, err := facts.Decode(st.pin(c.GetPinId()).GetMetadata(), facts.KeyResources, &rs); ok && err == nil {
+			for _, r := range rs {
+				if r.Kind == "Job" && r.CreatedAt != nil {
+					jobs = append(jobs, r)
+				}
+			}
+		}
+	}
+	if !listed {
+		return s.fresh(ctx, st, intentJobs, map[string]any{"namespace": "all"})
+	}
+	at := s.now()
+	if ts := st.rec.GetAlert().GetStartsAt(); ts != nil && !ts.AsTime().IsZero() {
+		at = ts.AsTime()
+	}
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].CreatedAt.After(*jobs[j].CreatedAt) })
+	var out []pendingCall
+	for _, j := range jobs {
+		if len(out) >= maxJobRunLogs {
+			break
+		}
+		if j.CreatedAt.After(at) || at.Sub(*j.CreatedAt) > inputLookback*time.Minute || st.readLogsOf(j.Namespace, j.Name) {
+			continue
+		}
+		out = append(out, s.fresh(ctx, st, intentPodLogs, map[string]any{"namespace": j.Namespace, "pod": j.Name + "-*"})...)
+	}
+	return out
 }
 
 // inputLookback: how far back the loads of data are read (minutes): a
@@ -620,6 +683,7 @@ const (
 	intentStatusPage = string(intent.GetStatusPage)
 	intentSearchLogs = string(intent.SearchLogs)
 	intentPodLogs    = string(intent.FetchPodLogs)
+	intentJobs       = string(intent.ListJobs)
 )
 
 // readLogsOf: a pod-log call already read the workload's pods (its name,
