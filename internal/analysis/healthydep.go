@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+	"time"
 )
 
 // A topology row of the cause-to-effect table: a dependency its callers'
@@ -107,6 +109,16 @@ const unreadDependencyScore = 0.7
 // normal into the callers' configuration error: the one calling workload
 // its entity (the dependency when several call it).
 func (ev *Evidence) callersSide(f *Finding, host string, lines []LogLine) {
+	if ok, served := ev.servedOthers(host, lines); served && inClusterWorkload(f.Entity, host) == "" && externalHost(host) {
+		// A peer outside the cluster that answers another client while
+		// these calls fail: the callers' side of the call.
+		callers := ev.blameCallers(f, lines, "")
+		f.Statement = fmt.Sprintf("Calls from %s to %s fail while %s answers another client (%s at %s): the callers' side of the call (a trust store, TLS, proxy or client setting) is misconfigured; %s",
+			joinNames(callers), host, host, logOrigin(ok), hhmm(ok.Timestamp), f.Statement)
+		f.validated(fmt.Sprintf("%s serves another client meanwhile (%s, %s): %s", host, logOrigin(ok), hhmm(ok.Timestamp), quote(ok.Message)), ok.Cite)
+		f.Remediation = append([]string{fmt.Sprintf("Compare the callers' settings for %s (trust store, TLS version, proxy, client options) with the client it answers", host)}, f.Remediation...)
+		return
+	}
 	name, ok := ev.dependencyNormal(f.Entity, host)
 	if !ok {
 		if ev.dependencyUnread(f.Entity, host) && f.Score > unreadDependencyScore {
@@ -115,10 +127,21 @@ func (ev *Evidence) callersSide(f *Finding, host string, lines []LogLine) {
 		}
 		return
 	}
+	callers := ev.blameCallers(f, lines, name)
+	f.Statement = fmt.Sprintf("Calls from %s to %s fail while %s's own signals (its series, pods and logs) are normal: the callers' side of the call (a timeout, keep-alive, TLS or route setting) is misconfigured; %s",
+		joinNames(callers), host, name, f.Statement)
+	f.inferred(fmt.Sprintf("%s answers its other traffic normally: the failure is in how the callers call it", name))
+	f.Remediation = append([]string{fmt.Sprintf("Check the callers' settings for calls to %s (timeouts and their units, keep-alive, TLS, proxy and route) against what it serves", host)}, f.Remediation...)
+}
+
+// blameCallers makes f the callers' configuration error: the workloads
+// that logged the failing lines (not the dependency itself), the one
+// caller its entity when there is one. It returns the callers.
+func (ev *Evidence) blameCallers(f *Finding, lines []LogLine, dependency string) []string {
 	var callers []string
 	ns := ""
 	for _, l := range lines {
-		if svc := ev.logService(l); svc != "" && !strings.EqualFold(svc, name) {
+		if svc := ev.logService(l); svc != "" && !strings.EqualFold(svc, dependency) {
 			callers = appendUnique(callers, svc)
 			ns = firstNonEmptyStr(ns, l.Namespace)
 		}
@@ -127,8 +150,57 @@ func (ev *Evidence) callersSide(f *Finding, host string, lines []LogLine) {
 	if len(callers) == 1 {
 		f.Entity = deploymentEntity(firstNonEmptyStr(ns, ev.alertNamespace()), callers[0])
 	}
-	f.Statement = fmt.Sprintf("Calls from %s to %s fail while %s's own signals (its series, pods and logs) are normal: the callers' side of the call (a timeout, keep-alive, TLS or route setting) is misconfigured; %s",
-		joinNames(callers), host, name, f.Statement)
-	f.inferred(fmt.Sprintf("%s answers its other traffic normally: the failure is in how the callers call it", name))
-	f.Remediation = append([]string{fmt.Sprintf("Check the callers' settings for calls to %s (timeouts and their units, keep-alive, TLS, proxy and route) against what it serves", host)}, f.Remediation...)
+	return callers
+}
+
+// A second topology row, for a peer outside the cluster: another client
+// of the same host is served while the callers fail (a job with a newer
+// trust store gets 200 from the partner whose certificate the service
+// rejects). The peer works; what fails is the callers' side of the call.
+
+// reRelay: a line or a source that relays the callers' own calls (a
+// proxy's tunnel to the host is set up before the TLS handshake that
+// fails): no other client.
+var reRelay = regexp.MustCompile(`(?i)\bCONNECT\b|passthrough|tunnel|proxy|egress|ingress|gateway|envoy|nginx|haproxy|squid|sidecar`)
+
+// reServed: a line that reports a call answered.
+var reServed = regexp.MustCompile(`(?i)\b(?:200|201|202|204)\b|\bok\b|\bsucceeded\b|\bsuccess(?:ful(?:ly)?)?\b|\bcreated\b`)
+
+// servedOthers finds a line, from a source none of the failing lines
+// come from and at no error level, that names host and reports a call to
+// it answered, between the first failure and 30 minutes after the last.
+func (ev *Evidence) servedOthers(host string, failing []LogLine) (LogLine, bool) {
+	host = strings.ToLower(host)
+	if host == "" || len(failing) == 0 {
+		return LogLine{}, false
+	}
+	sources := map[string]bool{}
+	var first, last time.Time
+	for _, l := range failing {
+		sources[lineSource(l)] = true
+		if l.Timestamp == nil {
+			continue
+		}
+		if first.IsZero() || l.Timestamp.Before(first) {
+			first = *l.Timestamp
+		}
+		if l.Timestamp.After(last) {
+			last = *l.Timestamp
+		}
+	}
+	if first.IsZero() {
+		return LogLine{}, false
+	}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || sources[lineSource(l)] || lineSource(l) == "" || ev.failingLine(l) || reRelay.MatchString(l.Message+" "+lineSource(l)) {
+			continue
+		}
+		if l.Timestamp.Before(first) || l.Timestamp.After(last.Add(30*time.Minute)) {
+			continue
+		}
+		if strings.Contains(strings.ToLower(l.Message), host) && reServed.MatchString(l.Message) {
+			return l, true
+		}
+	}
+	return LogLine{}, false
 }

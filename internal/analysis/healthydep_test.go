@@ -127,3 +127,37 @@ func TestUnreadDependencyAsksForItsPods(t *testing.T) {
 		t.Errorf("read dependency still capped at %.2f", f.Score)
 	}
 }
+
+// A peer outside the cluster that answers another client while the
+// callers fail is up: found from another source, at no error level, naming
+// the host with an answered call, between the first failure and a while
+// after the last; not from the failing source, not before the failures,
+// not another host.
+func TestServedOthers(t *testing.T) {
+	base := time.Date(2026, 5, 2, 15, 0, 0, 0, time.UTC)
+	at := func(m int) *time.Time { x := base.Add(time.Duration(m) * time.Minute); return &x }
+	fail := func(m int) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: at(m), Service: "quote", Level: "ERROR", Message: "POST https://api.courier.example/v3/quotes failed: certificate verify failed: certificate has expired"}}
+	}
+	failing := []LogLine{fail(0), fail(5), fail(10)}
+	for _, tc := range []struct {
+		name string
+		line LogLine
+		want bool
+	}{
+		{"another client served", LogLine{LogLine: facts.LogLine{Timestamp: at(20), Service: "labels", Level: "INFO", Message: "api.courier.example label created 200"}}, true},
+		{"the failing service's own success", LogLine{LogLine: facts.LogLine{Timestamp: at(6), Service: "quote", Level: "INFO", Message: "api.courier.example ping ok"}}, false},
+		{"served before the failures", LogLine{LogLine: facts.LogLine{Timestamp: at(-30), Service: "labels", Level: "INFO", Message: "api.courier.example label created 200"}}, false},
+		{"another client failing too", LogLine{LogLine: facts.LogLine{Timestamp: at(7), Service: "labels", Level: "ERROR", Message: "api.courier.example label failed 503"}}, false},
+		{"a proxy's tunnel for the same calls", LogLine{LogLine: facts.LogLine{Timestamp: at(7), Service: "egress-relay", Level: "INFO", Message: "CONNECT api.courier.example:443 200"}}, false},
+		{"another host", LogLine{LogLine: facts.LogLine{Timestamp: at(7), Service: "labels", Level: "INFO", Message: "api.parcels.example label created 200"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "QuoteErrors"}, nil)
+			ev.Logs = append(append([]LogLine{}, failing...), tc.line)
+			if _, got := ev.servedOthers("api.courier.example", failing); got != tc.want {
+				t.Fatalf("served others %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

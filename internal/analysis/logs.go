@@ -421,12 +421,23 @@ func detectLogSignatures(ev *Evidence) []Finding {
 		case "data":
 			f.Category = catData
 		}
+		staleTrust := false
 		if sig.mode == ModeCertExpiry {
 			if host := peerCertExpired(lines, svc); host != "" {
 				// Our side verified the peer's certificate and found it
 				// expired: the dependency's certificate, not our setting.
 				f.Category = catDependency
 				f.inferred(fmt.Sprintf("The expired certificate is the one %s presents: the error comes from verifying the peer on a call to it", host))
+				if ok, served := ev.servedOthers(host, lines); served {
+					// Unless another client verifies the same peer at the
+					// same time: its chain is valid for a current trust
+					// store, and ours (an old CA bundle, a pinned root)
+					// is what lapsed.
+					f.Category = catConfig
+					f.validated(fmt.Sprintf("%s serves another client meanwhile (%s, %s): %s", host, logOrigin(ok), hhmm(ok.Timestamp), quote(ok.Message)), ok.Cite)
+					f.inferred(fmt.Sprintf("%s's chain verifies for other clients: the callers' trust store (CA bundle, pinned root) is out of date", host))
+					staleTrust = true
+				}
 			}
 		}
 		// Corroboration counts independent occurrences, not repetitions.
@@ -460,6 +471,9 @@ func detectLogSignatures(ev *Evidence) []Finding {
 		}
 		f.Chain = []string{sig.what, "requests that need it fail"}
 		f.Remediation = []string{sig.fix}
+		if staleTrust {
+			f.Remediation = []string{"Update the callers' CA bundle (ca-certificates, the runtime's trust store) or the base image that ships it"}
+		}
 		f.Signals = []string{sig.mode}
 		ev.refineSignature(&f, ns, svc, lines)
 		out = append(out, f)

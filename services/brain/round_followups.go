@@ -151,6 +151,15 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		context = append(context, s.recordSearch(ctx, st)...)
 		context = append(context, s.recordTrails(ctx, st, res)...)
 		context = append(context, s.hostLogs(ctx, st, res)...)
+		// What changed: no alert is called noise before the releases and
+		// commits were read (a change that took traffic away reads as
+		// health).
+		if !st.readData(intentDeploys) {
+			context = append(context, s.fresh(ctx, st, intentDeploys, map[string]any{"service": "*"})...)
+		}
+		if !st.readData(intentCommits) {
+			context = append(context, s.fresh(ctx, st, intentCommits, map[string]any{"service": "*"})...)
+		}
 		// What every system logged over the incident window: the event
 		// that set the symptoms off is often another system's line that
 		// names nothing of the target ("full time" of a match before its
@@ -223,6 +232,14 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 		// none), every service's recent releases (another team's rollout
 		// of a shared proxy, a controller, a library the target calls).
 		out = append(out, s.fresh(ctx, st, intentDeploys, map[string]any{"service": "*"})...)
+	}
+	if ran := st.executedIntents(); !slices.Contains(ran, intentSurveyMetrics) && !slices.Contains(ran, intentPromQL) {
+		// Nor before the metrics were read: the scope's series (a
+		// saturation, a rate that moved with the failures) confirm or
+		// refute what the lines say.
+		if c, miss := s.callFor(ctx, st, intentSurveyMetrics, originExpand); c.Intent != "" && miss == "" && serves(s.toolDefs(ctx, st.rec.GetSessionId()), c.Intent) && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
 	}
 	if !slices.Contains(st.executedIntents(), intentEvents) {
 		// What the kubelet and the controllers said (a probe that kills
