@@ -204,6 +204,7 @@ var registry = map[string]Constructor{
 	"db_xid_wraparound":     fn("db_xid_wraparound", detectXIDWraparound),
 	"release_failure":       fn("release_failure", detectReleaseFailure),
 	"input_change":          fn("input_change", detectInputChange),
+	"removed_target":        fn("removed_target", detectRemovedTarget),
 	"restart_recovered":     fn("restart_recovered", detectRestartRecovered),
 	"old_rollout":           fn("old_rollout", detectOldRollout),
 	"rollout_recovered":     fn("rollout_recovered", detectRolloutRecovered),

@@ -84,6 +84,7 @@ var leadFollowUps = map[string]func(ev *Evidence, f Finding) ([]FollowUp, bool){
 	ModeUpstreamRateLimit: rateLimitFollowUps,
 	ModeImagePull:         imagePullFollowUps,
 	ModeDependencyFailure: dependencyFollowUps,
+	ModeRemovedTarget:     removedFollowUps,
 }
 
 // The cluster DNS server of Kubernetes (CoreDNS, deployed as the kube-dns

@@ -552,6 +552,11 @@ func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused 
 		}
 		return unverified(CheckAccusedMetricsNormal, "no metrics or status of "+who+" confirm it is healthy", intentNames(intent.QueryPrometheus, intent.CheckPodStatus))
 	}
+	if analysis.ActsAsConfigured(lead.GetDetector()) {
+		// The accused did what it was configured to do (removed what the
+		// alert watches): running well is how it did it.
+		return notApplicable(CheckAccusedMetricsNormal, "the accused "+lead.GetEntity()+" acted as configured; its own health does not clear it")
+	}
 	switch {
 	case len(anomalous) > 0:
 		return passed(CheckAccusedMetricsNormal, fmt.Sprintf("metrics of %s are abnormal: %s", who, capText(strings.Join(anomalous, "; "), 300)), seriesPins...)
