@@ -214,6 +214,7 @@ var registry = map[string]Constructor{
 	"k8s_healthy":           fn("k8s_healthy", detectK8sHealthy),
 	"recorded_quiet":        fn("recorded_quiet", detectRecordedQuiet),
 	"completed_pod":         fn("completed_pod", detectCompletedPod),
+	"bare_pod_completes":    fn("bare_pod_completes", detectBarePodCompletes),
 	"quiet_metrics":         fn("quiet_metrics", detectQuietMetrics),
 	"steady_memory":         fn("steady_memory", detectSteadyMemory),
 	"memory_leak":           fn("memory_leak", detectMemoryLeak),

@@ -101,3 +101,36 @@ func TestCompletedPodNeedsAnAlertOnIt(t *testing.T) {
 		}
 	}
 }
+
+// A pod no workload owns whose container completes its command (exit 0)
+// and is restarted is a leftover one-off, no service failure; not a bare
+// pod that fails (exit 1), not a workload's pod exiting 0 (its command is
+// wrong), not one never restarted.
+func TestBarePodCompletes(t *testing.T) {
+	zero, one := int32(0), int32(1)
+	pod := func(owner string, exit *int32, restarts int32) Pod {
+		p := facts.Pod{Namespace: "lab", Name: "debug-box", Phase: "Running", Labels: map[string]string{"run": "debug-box"},
+			Containers: []facts.Container{{Name: "debug-box", State: "waiting", Reason: "CrashLoopBackOff", RestartCount: restarts, LastReason: "Completed", LastExitCode: exit}}}
+		if owner != "" {
+			p.OwnerKind, p.OwnerName = "ReplicaSet", owner
+		}
+		return Pod{Pod: p}
+	}
+	for _, tc := range []struct {
+		name string
+		p    Pod
+		want bool
+	}{
+		{"bare pod completing", pod("", &zero, 9), true},
+		{"bare pod failing", pod("", &one, 9), false},
+		{"a workload's pod exiting 0", pod("tools-7c9f", &zero, 9), false},
+		{"never restarted", pod("", &zero, 0), false},
+	} {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "KubePodCrashLooping", Namespace: "lab"}, nil)
+		ev.Pods = []Pod{tc.p}
+		fs := detectBarePodCompletes(ev)
+		if got := len(fs) == 1 && fs[0].Healthy; got != tc.want {
+			t.Errorf("%s: healthy reading %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

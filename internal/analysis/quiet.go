@@ -82,6 +82,50 @@ func detectCompletedPod(ev *Evidence) []Finding {
 	return out
 }
 
+// ---- a bare pod that completes its command and is restarted ----
+
+// ModeBarePodCompletes: a pod no workload owns (run by hand: kubectl run)
+// whose container finishes its command with exit 0 and is restarted,
+// because a bare pod restarts by default: CrashLoopBackOff without a
+// failure, and nothing serves from it.
+const ModeBarePodCompletes = "bare_pod_completes"
+
+func detectBarePodCompletes(ev *Evidence) []Finding {
+	var out []Finding
+	for _, p := range ev.Pods {
+		if p.OwnerKind != "" || p.OwnerName != "" || len(p.Containers) == 0 {
+			continue
+		}
+		looping, clean := false, true
+		for _, c := range p.Containers {
+			if c.RestartCount > 0 && (strings.Contains(c.Reason, "CrashLoopBackOff") || c.LastExitCode != nil) {
+				looping = true
+			}
+			if c.LastExitCode == nil || *c.LastExitCode != 0 {
+				clean = false
+			}
+		}
+		if !looping || !clean {
+			continue
+		}
+		f := healthyFinding(ModeBarePodCompletes, podEntity(p.Pod), 0.84)
+		how := "by hand"
+		if v := p.Labels["run"]; v != "" {
+			how = "by hand (kubectl run: label run: " + v + ")"
+		}
+		f.Statement = fmt.Sprintf("No service failure: pod %s belongs to no workload (created %s); its container completes its command (exit 0, Completed) and the kubelet restarts it because a bare pod restarts always, hence CrashLoopBackOff after %s; a process that exits when done serves nothing",
+			p.Name, how, plural(int(podRestarts(p.Pod)), "restart", "restarts"))
+		f.validated(fmt.Sprintf("Pod %s: no owner, restart_count=%d, last exit 0 (Completed)", p.Name, podRestarts(p.Pod)), p.Cite)
+		f.inferred("A one-off command run as a pod without --restart=Never (a leftover debug or maintenance pod)")
+		f.Chain = []string{"A pod is created by hand to run a command", "The command finishes (exit 0)", "restartPolicy Always restarts it, with back-off: CrashLoopBackOff"}
+		f.Remediation = []string{"No action on a service; delete the leftover pod (kubectl delete pod " + p.Name + " -n " + p.Namespace + ") and run one-off commands with --restart=Never or as a Job"}
+		f.Signals = []string{"no owner", "exit 0", "Completed"}
+		f.explains(ModeCrashLoop, "the bare pod completes its command and is restarted by default")
+		out = append(out, f)
+	}
+	return out
+}
+
 // alertNamesRun: the alert's words name the batch the pod ran for (its
 // Job's name without the run's number: a dead man's switch of the
 // CronJob, a check-in monitor).
