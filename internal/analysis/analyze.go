@@ -92,6 +92,11 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 	}
 	res := rank(ev, findings)
 	res.ev = ev
+	for _, e := range ev.DetectorErrors {
+		// A detector that failed is a reading missing, said so: the others
+		// stand, and nothing gathered is lost.
+		res.Unknowns = append(res.Unknowns, e)
+	}
 	return res, nil
 }
 

@@ -52,6 +52,25 @@ func detectCronJobStalled(ev *Evidence) []Finding {
 				lastScheduled = strings.TrimPrefix(sig, "last scheduled ")
 			}
 		}
+		if suspended && schedule != "" && ev.Alert != nil && !ev.Alert.GetResolved() && ev.alertNamesBatch(res.Name) {
+			// Stopped, while a check of its runs fires: the suspension is
+			// what stops the work the alert expects.
+			ent := "cronjob/" + qualifiedName(res.Namespace, res.Name)
+			f := Finding{Mode: ModeCronJobStalled, Detector: ModeCronJobStalled, Category: catConfig, Score: 0.8, Entity: ent}
+			f.Statement = fmt.Sprintf("CronJob %s is suspended (suspend: true), so its schedule %q starts no run, and the alert that expects its runs fires", qualifiedName(res.Namespace, res.Name), schedule)
+			f.validated(fmt.Sprintf("CronJob %s: %s", qualifiedName(res.Namespace, res.Name), strings.Join(res.Signals, "; ")), res.Cite)
+			for _, l := range ev.Logs {
+				if containsFold(l.Message, res.Name) && containsFold(l.Message, "suspend") {
+					f.validated(fmt.Sprintf("%s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+				}
+			}
+			f.inferred("The suspension was left in place (or set by mistake) while the runs are still expected")
+			f.Chain = []string{"The CronJob is suspended", "No run starts at its schedule", "The check of its runs (a dead man's switch, a freshness alert) fires"}
+			f.Remediation = []string{fmt.Sprintf("Resume it (kubectl patch cronjob %s -n %s -p '{\"spec\":{\"suspend\":false}}') and run the missed work once", res.Name, res.Namespace)}
+			f.Signals = []string{"suspended", schedule}
+			out = append(out, f)
+			continue
+		}
 		if schedule == "" || suspended {
 			continue // a suspended CronJob was stopped on purpose
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
 
@@ -44,5 +45,26 @@ func TestDetectCronJobStalled(t *testing.T) {
 				t.Errorf("want a configuration finding on cronjob/shop/sync saying %q, got %+v", tc.want, fs)
 			}
 		})
+	}
+}
+
+// A suspended CronJob is stopped on purpose, unless a firing alert expects
+// its runs (a check named after it): the suspension is then the cause.
+func TestSuspendedCronJobTheAlertExpects(t *testing.T) {
+	now := time.Date(2027, 6, 2, 7, 40, 0, 0, time.UTC)
+	cj := Resource{Resource: facts.Resource{Kind: "CronJob", Namespace: "shop", Name: "ledger-export", Signals: []string{"schedule 0 0 * * *", "concurrencyPolicy Forbid", "suspended"}}}
+	for _, tc := range []struct {
+		alert *investigationv1.Alert
+		want  bool
+	}{
+		{&investigationv1.Alert{AlertName: "ledger-export nightly", Title: "check is down: no ping"}, true},
+		{&investigationv1.Alert{AlertName: "ledger-export nightly", Resolved: true}, false},
+		{&investigationv1.Alert{AlertName: "CheckoutLatencyHigh"}, false},
+	} {
+		ev := &Evidence{Now: now, Resources: []Resource{cj}, Alert: tc.alert}
+		fs := detectCronJobStalled(ev)
+		if got := len(fs) == 1 && fs[0].Category == catConfig && fs[0].Entity == "cronjob/shop/ledger-export"; got != tc.want {
+			t.Errorf("%q (resolved %v): finding %v, want %v", tc.alert.GetAlertName(), tc.alert.GetResolved(), got, tc.want)
+		}
 	}
 }

@@ -147,11 +147,19 @@ type detectorFunc struct {
 
 func (d detectorFunc) Name() string { return d.name }
 
-func (d detectorFunc) Detect(ctx context.Context, ev *Evidence) []Finding {
+func (d detectorFunc) Detect(ctx context.Context, ev *Evidence) (out []Finding) {
 	if ctx.Err() != nil {
 		return nil
 	}
-	out := d.fn(ev)
+	defer func() {
+		// One detector's bug on unexpected evidence costs its reading, not
+		// the investigation.
+		if r := recover(); r != nil {
+			ev.DetectorErrors = append(ev.DetectorErrors, fmt.Sprintf("detector %s failed on this evidence (%v): its reading is missing", d.name, r))
+			out = nil
+		}
+	}()
+	out = d.fn(ev)
 	for i := range out {
 		out[i].Detector = d.name
 		if out[i].Score > 1 {

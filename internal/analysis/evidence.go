@@ -139,6 +139,9 @@ type Evidence struct {
 	Now time.Time
 	// DecodeErrors lists pins whose metadata could not be decoded.
 	DecodeErrors []string
+	// DetectorErrors lists detectors that failed (a panic recovered) on
+	// this evidence: their reading is missing, the others stand.
+	DetectorErrors []string
 
 	// NonPaged overrides NonPagedEnvironments when non-nil.
 	NonPaged []string

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -497,5 +498,56 @@ func TestAnnouncedWorkClosedUnderItsID(t *testing.T) {
 				t.Errorf("statement %q does not name the record", got[0].Statement)
 			}
 		})
+	}
+}
+
+// Planned work with no error line at all explains an alert that fired
+// inside its window (a latency check during a load test); not one that
+// fired after the work ended.
+func TestPlannedWorkWithoutErrors(t *testing.T) {
+	ts := func(s string) *time.Time { x, _ := time.Parse(time.RFC3339, s); return &x }
+	line := func(at, svc, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts(at), Service: svc, Level: level, Message: msg}}
+	}
+	logs := []LogLine{
+		line("2026-06-03T14:30:00Z", "perf-team", "INFO", "PERF-12 load test starting 15:00 UTC against rota-api, ramp to 800 rps for 30 min"),
+		line("2026-06-03T15:05:00Z", "rota-api", "WARN", "rate limiter: client 10.1.2.3 over 500 rps, 429 returned"),
+		line("2026-06-03T15:35:00Z", "perf-team", "INFO", "PERF-12 load test finished: p95 380ms at 800 rps"),
+	}
+	for _, tc := range []struct {
+		fired string
+		want  bool
+	}{
+		{"2026-06-03T15:20:00Z", true},
+		{"2026-06-03T16:30:00Z", false},
+	} {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "RotaLatency", StartsAt: timestamppb.New(*ts(tc.fired))}, nil)
+		ev.Logs = logs
+		if got := detectMaintenanceEnded(ev); (len(got) == 1) != tc.want {
+			t.Errorf("alert at %s: findings %d, want %v", tc.fired, len(got), tc.want)
+		}
+	}
+}
+
+// A detector that panics on unexpected evidence costs its own reading,
+// said in the unknowns; the others' findings stand.
+func TestDetectorPanicIsContained(t *testing.T) {
+	boom := detectorFunc{name: "boom", fn: func(*Evidence) []Finding { var x []int; _ = x[3]; return nil }}
+	fine := detectorFunc{name: "fine", fn: func(*Evidence) []Finding {
+		return []Finding{{Mode: "fine", Category: catConfig, Score: 0.9, Entity: "deployment/lab/api", Statement: "a finding"}}
+	}}
+	res, err := AnalyzeWith(context.Background(), Input{Alert: &investigationv1.Alert{AlertName: "x"}}, []Detector{boom, fine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) == 0 || res.Findings[0].Mode != "fine" {
+		t.Fatalf("findings %+v, want the other detector's", res.Findings)
+	}
+	found := false
+	for _, u := range res.Unknowns {
+		found = found || strings.Contains(u, "detector boom failed")
+	}
+	if !found {
+		t.Fatalf("unknowns %q do not say the detector failed", res.Unknowns)
 	}
 }

@@ -99,8 +99,16 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 			after++
 		}
 	}
-	if inside == 0 || after > 0 {
+	if after > 0 {
 		return nil
+	}
+	if inside == 0 {
+		// No error at all: the alert itself is the work's effect when it
+		// fired inside the window (a latency check during a load test).
+		at := ev.alertTime()
+		if at == nil || at.Before(*start.Timestamp) || at.After(end.Timestamp.Add(maintenanceGrace)) {
+			return nil
+		}
 	}
 	// The alert fired during the window or after it: either way the
 	// window has ended and no error followed it.
@@ -125,8 +133,12 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 	f.Overrides = true
 	f.validated(fmt.Sprintf("%s log (%s, %s): %s", start.Cite.Source("logs"), logOrigin(*start), hhmm(start.Timestamp), quote(start.Message)), start.Cite)
 	f.validated(fmt.Sprintf("%s log (%s, %s): %s", end.Cite.Source("logs"), logOrigin(*end), hhmm(end.Timestamp), quote(end.Message)), end.Cite)
-	first, last := errs[0], errs[len(errs)-1]
-	f.validated(fmt.Sprintf("All %s fall inside the window (%s to %s, e.g. %s); none after it completed", plural(inside, "error line", "error lines"), hhmm(first.Timestamp), hhmm(last.Timestamp), quote(first.Message)), citesOfLogs(errs))
+	if len(errs) > 0 {
+		first, last := errs[0], errs[len(errs)-1]
+		f.validated(fmt.Sprintf("All %s fall inside the window (%s to %s, e.g. %s); none after it completed", plural(inside, "error line", "error lines"), hhmm(first.Timestamp), hhmm(last.Timestamp), quote(first.Message)), citesOfLogs(errs))
+	} else {
+		f.validated("No error line at all: the alert, fired inside the window, is the work's only effect", start.Cite, end.Cite)
+	}
 	var ok []Pod
 	for _, p := range ev.Pods {
 		if podHealthy(p.Pod) {
@@ -143,8 +155,12 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 			when = fmt.Sprintf(" at %s, during it", hhmm(at))
 		}
 	}
-	f.Statement = fmt.Sprintf("No active failure: the errors came from the planned %s (%s to %s), which completed successfully (%s); no error since, and the alert fired%s for the planned disruption",
-		name, hhmm(start.Timestamp), hhmm(end.Timestamp), clip(end.Message, 160), when)
+	what := "the errors came from"
+	if inside == 0 {
+		what = "the alert's symptom came from"
+	}
+	f.Statement = fmt.Sprintf("No active failure: %s the planned %s (%s to %s), which completed successfully (%s); no error since, and the alert fired%s for the planned disruption",
+		what, name, hhmm(start.Timestamp), hhmm(end.Timestamp), clip(end.Message, 160), when)
 	f.Chain = []string{fmt.Sprintf("The planned %s starts", name), "The maintained component is briefly unavailable and clients log errors", fmt.Sprintf("The %s completes; errors stop", name), "An alert evaluated over a window that still includes the disruption fires afterwards"}
 	f.Remediation = []string{"Resolve the alert; no action on the system is needed", "Silence alerts covering the maintained component (including burn-rate/SLO alerts) for the window plus their evaluation range"}
 	f.Signals = []string{"maintenance", "completed"}

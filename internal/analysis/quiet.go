@@ -137,7 +137,13 @@ func (ev *Evidence) alertNamesRun(p facts.Pod) bool {
 	if i := strings.LastIndexByte(name, '-'); i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
 		name = name[:i]
 	}
-	return len(name) >= 4 && containsFold(ev.alertText()+" "+ev.Alert.GetResourceName()+" "+ev.Alert.GetService(), name)
+	return ev.alertNamesBatch(name)
+}
+
+// alertNamesBatch: the alert's words, resource or service name the batch
+// (a CronJob's name, four characters or more).
+func (ev *Evidence) alertNamesBatch(name string) bool {
+	return len(name) >= 4 && ev.Alert != nil && containsFold(ev.alertText()+" "+ev.Alert.GetResourceName()+" "+ev.Alert.GetService(), name)
 }
 
 // reReadinessAlert: the words of an alert on pods' or jobs' state.
