@@ -92,6 +92,7 @@ func TestCompletedPodNeedsAnAlertOnIt(t *testing.T) {
 	}{
 		{&investigationv1.Alert{AlertName: "KubePodNotReady", Namespace: "lab"}, true},
 		{&investigationv1.Alert{AlertName: "check-in missing", Title: "lot-import (prod) did not report"}, true},
+		{&investigationv1.Alert{AlertName: "Monthly lot import", Description: "Monthly lot import is late"}, true},
 		{&investigationv1.Alert{AlertName: "Unsold lot ratio high", Summary: "share of lots closing unsold over 15 min"}, false},
 	} {
 		ev := NewEvidence(tc.alert, nil)

@@ -140,10 +140,39 @@ func (ev *Evidence) alertNamesRun(p facts.Pod) bool {
 	return ev.alertNamesBatch(name)
 }
 
-// alertNamesBatch: the alert's words, resource or service name the batch
-// (a CronJob's name, four characters or more).
+// alertNamesBatch: the alert's words, resource or service name or its
+// labels and annotations name the batch (a CronJob's name, four characters
+// or more), whole or by all the words of its name ("Monthly lesson
+// invoices" names lesson-invoices).
 func (ev *Evidence) alertNamesBatch(name string) bool {
-	return len(name) >= 4 && ev.Alert != nil && containsFold(ev.alertText()+" "+ev.Alert.GetResourceName()+" "+ev.Alert.GetService(), name)
+	if len(name) < 4 || ev.Alert == nil {
+		return false
+	}
+	text := ev.alertText() + " " + ev.Alert.GetResourceName() + " " + ev.Alert.GetService()
+	for _, m := range []map[string]string{ev.Alert.GetLabels(), ev.Alert.GetAnnotations()} {
+		for _, v := range m {
+			text += " " + v
+		}
+	}
+	if containsFold(text, name) {
+		return true
+	}
+	words := map[string]bool{}
+	for _, w := range metricWords(text) {
+		words[w] = true
+	}
+	parts := metricWords(name)
+	n := 0
+	for _, p := range parts {
+		if len(p) < 3 {
+			continue
+		}
+		if !words[p] {
+			return false
+		}
+		n++
+	}
+	return n >= 2
 }
 
 // reReadinessAlert: the words of an alert on pods' or jobs' state.
