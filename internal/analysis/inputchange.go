@@ -75,7 +75,7 @@ func (ev *Evidence) inputChanges() []inputChange {
 		// a field dropped); it is not read for column lists, which a
 		// failing parse prints too.
 		warn := logLevel(l.LogLine) == "WARN"
-		if m := reIgnoredField.FindString(l.Message); m != "" {
+		if reIgnoredField.MatchString(l.Message) {
 			out = append(out, inputChange{at: *l.Timestamp, line: l,
 				what: "a field it does not read came in and was dropped (" + clip(strings.TrimSpace(l.Message), 120) + ")"})
 		}

@@ -233,7 +233,8 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 		// of a shared proxy, a controller, a library the target calls).
 		out = append(out, s.fresh(ctx, st, intentDeploys, map[string]any{"service": "*"})...)
 	}
-	if ran := st.executedIntents(); !slices.Contains(ran, intentSurveyMetrics) && !slices.Contains(ran, intentPromQL) {
+	ran := st.executedIntents()
+	if !slices.Contains(ran, intentSurveyMetrics) && !slices.Contains(ran, intentPromQL) {
 		// Nor before the metrics were read: the scope's series (a
 		// saturation, a rate that moved with the failures) confirm or
 		// refute what the lines say.
@@ -241,7 +242,7 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 			out = append(out, c)
 		}
 	}
-	if !slices.Contains(st.executedIntents(), intentEvents) {
+	if !slices.Contains(ran, intentEvents) {
 		// What the kubelet and the controllers said (a probe that kills
 		// the container, a failed start, a refused pod) is read before any
 		// fault is concluded, when no call read events yet.
