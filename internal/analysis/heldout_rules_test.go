@@ -529,6 +529,24 @@ func TestPlannedWorkWithoutErrors(t *testing.T) {
 	}
 }
 
+// A rolling restart under a change record is planned work like a
+// failover: the consumers' rebalance errors inside it are its effect.
+func TestRollingRestartIsPlannedWork(t *testing.T) {
+	ts := func(s string) *time.Time { x, _ := time.Parse(time.RFC3339, s); return &x }
+	line := func(at, svc, level, msg string) LogLine {
+		return LogLine{LogLine: facts.LogLine{Timestamp: ts(at), Service: svc, Level: level, Message: msg}}
+	}
+	ev := NewEvidence(&investigationv1.Alert{AlertName: "ConsumerLag", StartsAt: timestamppb.New(*ts("2026-10-21T10:10:00Z"))}, nil)
+	ev.Logs = []LogLine{
+		line("2026-10-21T10:03:00Z", "change-calendar", "INFO", "CR-4410 started: rolling restart of ingest-worker for new client certificates"),
+		line("2026-10-21T10:05:12Z", "ingest-worker", "ERROR", "CommitFailedException: the group has already rebalanced"),
+		line("2026-10-21T10:11:00Z", "change-calendar", "INFO", "CR-4410 completed: all workers restarted, group stable"),
+	}
+	if got := detectMaintenanceEnded(ev); len(got) != 1 {
+		t.Fatalf("findings %d, want the planned restart", len(got))
+	}
+}
+
 // A detector that panics on unexpected evidence costs its own reading,
 // said in the unknowns; the others' findings stand.
 func TestDetectorPanicIsContained(t *testing.T) {

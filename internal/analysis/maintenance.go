@@ -20,7 +20,7 @@ var (
 	// Planned work of any kind: a maintenance or change window, a load or
 	// stress test, a chaos experiment, a game day or drill, a planned
 	// failover or migration. SRE vocabulary, not one incident's wording.
-	plannedWork = `(?:maintenance(?: window)?|change window|planned (?:work|outage|failover|maintenance|migration|downtime)|scheduled (?:maintenance|downtime|work)|load[ -]?test(?:ing)?|stress[ -]test|performance test|chaos (?:experiment|test|drill|run)|game[ -]?day|(?:dr|failover|fire) (?:drill|test|exercise)|drill|decommission(?:ed|ing)?|(?:upgrade|migration|patch(?:ing)?|switchover)\b[^\n]{0,60}\bwindow)`
+	plannedWork = `(?:maintenance(?: window)?|change window|planned (?:work|outage|failover|maintenance|migration|downtime)|scheduled (?:maintenance|downtime|work)|load[ -]?test(?:ing)?|stress[ -]test|performance test|chaos (?:experiment|test|drill|run)|game[ -]?day|(?:dr|failover|fire) (?:drill|test|exercise)|drill|decommission(?:ed|ing)?|rolling (?:restart|update|upgrade)|(?:upgrade|migration|patch(?:ing)?|switchover)\b[^\n]{0,60}\bwindow)`
 	// endWords: how a record says a piece of work ended.
 	endWords   = `completed|complete|finished|ended|closed|done|concluded`
 	plannedRe  = regexp.MustCompile(`(?i)\b` + plannedWork + `\b`)

@@ -213,6 +213,11 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		// reports ("[Sheet booking] [✅ Up] 200 - OK", "RESOLVED: disk").
 		a.State = stateInText(a.Title, msg, a.Summary)
 	}
+	if a.State == "" {
+		// Or a field of another name whose whole value is a state word
+		// (UptimeRobot's alertTypeFriendlyName "Up", an "event_state").
+		a.State = firstNonEmpty(stateField(obj), stateField(envelope))
+	}
 	if a.ErrorMessage == "" && a.Summary == "" && a.Description == "" {
 		a.Summary = msg
 	} else if a.Description == "" {
@@ -725,6 +730,41 @@ func stateInText(texts ...string) string {
 		}
 	}
 	return ""
+}
+
+// reStateKey: a field name that can carry a state (its type, state,
+// status or event); reStateWord: a value that is a state word whole.
+var (
+	reStateKey  = regexp.MustCompile(`(?i)type|state|status|event`)
+	reStateWord = regexp.MustCompile(`(?i)^(?:resolved|recovered|up|ok|down|firing|problem|triggered|alerting)$`)
+)
+
+// stateField is the state a top-level field carries whose name can carry
+// one and whose whole value is a state word, lower case; "" when none. A
+// firing word wins over a resolution in another field (Icinga's
+// notification_type PROBLEM beside a host_state UP: the host is up, the
+// service is not).
+func stateField(obj map[string]any) string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	found := ""
+	for _, k := range keys {
+		v, ok := obj[k].(string)
+		if !ok || !reStateKey.MatchString(k) || !reStateWord.MatchString(strings.TrimSpace(v)) {
+			continue
+		}
+		w := strings.ToLower(strings.TrimSpace(v))
+		if !isResolvedState(w) {
+			return w
+		}
+		if found == "" {
+			found = w
+		}
+	}
+	return found
 }
 
 // isResolvedState reports whether a state string says the alert is over.

@@ -427,6 +427,10 @@ func TestStateInText(t *testing.T) {
 		{`{"subject":"RESOLVED: disk usage on db-3","name":"disk"}`, "resolved", true},
 		{`{"title":"Problem: queue depth over 10k","name":"queue"}`, "problem", false},
 		{`{"name":"api","message":"the check went up to 4s and is not ok"}`, "", false},
+		{`{"monitorFriendlyName":"Booking","alertTypeFriendlyName":"Up","alertDetails":"HTTP 200 - OK"}`, "up", true},
+		{`{"monitorFriendlyName":"Booking","alertTypeFriendlyName":"Down","alertDetails":"Connection Timeout"}`, "down", false},
+		{`{"name":"api","result":"ok","summary":"disk 91%"}`, "", false},
+		{`{"notification_type":"PROBLEM","host_name":"node-4","host_state":"UP","service_state":"CRITICAL","service_name":"node-ready"}`, "problem", false},
 	} {
 		as, err := Parse([]byte(tc.payload), "")
 		if err != nil {
