@@ -203,12 +203,13 @@ func detectInputChange(ev *Evidence) []Finding {
 	// moved, while every service runs as it should).
 	at := ev.alertTime()
 	if best == nil && at != nil && !ev.Alert.GetResolved() {
+		var firstFailure time.Time // groups are sorted by their first line
+		if len(groups) > 0 {
+			firstFailure = groups[0].first
+		}
 		for i := range changes {
 			c := &changes[i]
-			failedBefore := false
-			for _, g := range groups {
-				failedBefore = failedBefore || g.first.Before(c.at)
-			}
+			failedBefore := !firstFailure.IsZero() && firstFailure.Before(c.at)
 			if !failedBefore && at.After(c.at) && at.Sub(c.at) <= inputChangeLead && (best == nil || c.at.After(best.at)) {
 				best = c
 			}
