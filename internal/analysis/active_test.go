@@ -268,3 +268,31 @@ func TestNearestChangeSpecificCommit(t *testing.T) {
 		})
 	}
 }
+
+// A failing pod of the Deployment's current revision is the rollout's new
+// pod, whatever the start times say: the ready pods of the previous
+// revision do not supersede it. Without the revision, they do.
+func TestCurrentRevisionPodIsNotSuperseded(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 8, 14, 6, m, 0, 0, time.UTC); return &x }
+	pod := func(name, rs string, ready bool, start *time.Time) Pod {
+		p := Pod{Pod: facts.Pod{Namespace: "launch", Name: name, Workload: "briefing", OwnerKind: "ReplicaSet", OwnerName: rs, Phase: "Running", Ready: ready, StartTime: start}}
+		if !ready {
+			p.Containers = []facts.Container{{Name: "app", State: "waiting", Reason: "CrashLoopBackOff", RestartCount: 6}}
+		}
+		return p
+	}
+	failing := pod("briefing-8cdd6556c5-q4ngl", "briefing-8cdd6556c5", false, at(0))
+	build := func(revision string) *Evidence {
+		ev := NewEvidence(nil, nil)
+		ev.Pods = []Pod{failing, pod("briefing-fb74ba4764-a1", "briefing-fb74ba4764", true, at(5)), pod("briefing-fb74ba4764-a2", "briefing-fb74ba4764", true, at(6))}
+		ev.Deployments = []Deployment{{Deployment: facts.Deployment{Namespace: "launch", Name: "briefing", Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2, Revision: revision,
+			RolloutHistory: []facts.Revision{{Revision: "11", Name: "briefing-fb74ba4764"}, {Revision: "12", Name: "briefing-8cdd6556c5"}}}}}
+		return ev
+	}
+	if _, sup := build("12").superseded(failing); sup {
+		t.Error("the failing pod of the current revision was read as an old pod being scaled down")
+	}
+	if cur, sup := build("").superseded(failing); !sup || cur != "briefing-fb74ba4764" {
+		t.Errorf("without a revision: superseded = %q %v, want the ready ReplicaSet", cur, sup)
+	}
+}

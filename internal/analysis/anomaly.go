@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"net"
 	"regexp"
 	"slices"
 	"sort"
@@ -45,6 +46,7 @@ type candidate struct {
 	dbEvents           []DBEvent
 	callers            []string // dependency: who names it in errors
 	conditions         []condOf // abnormal conditions of its rollout
+	atLimit            int      // its measurements at their published limit
 	strength           float64
 	kinds              map[string]bool // independent evidence kinds: logs, events, pods, metrics
 }
@@ -324,6 +326,38 @@ func (ev *Evidence) anomalyCandidates() []*candidate {
 	return ev.candidates
 }
 
+// measures: s is a measurement of the candidate's entity (its node by a
+// node label or a scrape target's host; its workload by a service, app,
+// deployment, container, job or pod label).
+func (c *candidate) measures(ev *Evidence, s Series) bool {
+	switch c.kind {
+	case "node":
+		return strings.EqualFold(labelOf(s.Series, "node", "kubernetes_node", "nodename"), c.name) || strings.EqualFold(ev.nodeOfInstance(labelOf(s.Series, "instance")), c.name)
+	case "workload":
+		own := labelOf(s.Series, "service", "app", "deployment", "container", "job", "pod")
+		return own != "" && (strings.EqualFold(own, c.name) || strings.HasPrefix(strings.ToLower(own), strings.ToLower(c.name)+"-"))
+	}
+	return false
+}
+
+// nodeOfInstance is the node a scrape target ("fc-edge-2:9100") names by
+// its host part, when a node of that name is in evidence; "" otherwise.
+func (ev *Evidence) nodeOfInstance(instance string) string {
+	host := instance
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		host = h
+	}
+	if host == "" {
+		return ""
+	}
+	for _, n := range ev.Nodes {
+		if strings.EqualFold(n.Name, host) {
+			return n.Name
+		}
+	}
+	return ""
+}
+
 // findCandidates does the work anomalyCandidates caches: its readers do
 // not modify the candidates.
 func (ev *Evidence) findCandidates() []*candidate {
@@ -521,6 +555,10 @@ func (ev *Evidence) findCandidates() []*candidate {
 		case labelOf(s.Series, "node", "kubernetes_node", "nodename") != "":
 			n := labelOf(s.Series, "node", "kubernetes_node", "nodename")
 			c = get("node/"+n, n, "node")
+		case ev.nodeOfInstance(labelOf(s.Series, "instance")) != "":
+			// A node exporter's series, scraped as host:port: the node.
+			n := ev.nodeOfInstance(labelOf(s.Series, "instance"))
+			c = get("node/"+n, n, "node")
 		default:
 			w := firstNonEmptyStr(ev.alertField("service", "workload_name", "kube_deployment"))
 			if w == "" {
@@ -530,6 +568,16 @@ func (ev *Evidence) findCandidates() []*candidate {
 		}
 		c.changes = append(c.changes, ch)
 		c.mark("metrics")
+	}
+	// Measurements at their published limit: the strongest signal a
+	// metric gives, on the entity it measures.
+	for _, h := range ev.limitsReached() {
+		for _, c := range byEnt {
+			if c.measures(ev, h.usage) {
+				c.atLimit++
+				c.mark("limits")
+			}
+		}
 	}
 	var out []*candidate
 	alerted := ev.workloadEntity()
@@ -595,6 +643,7 @@ func (c *candidate) score() float64 {
 	if c.kind == "node" && c.kinds["nodes"] {
 		s += 0.2
 	}
+	s += 0.25 * sat(float64(c.atLimit), 1)
 	if len(c.kinds) >= 2 {
 		s += 0.05 * float64(len(c.kinds)-1)
 	}
@@ -802,6 +851,9 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			add(catResource, 1.5, ch.text(), "memory or CPU creeps toward its limit", "metrics")
 		case rising && ch.r.tail >= 85 && ch.r.tail <= 100 && containsFold(n, "util", "percent", "usage", "pct"):
 			add(catResource, 1.5, ch.text(), "a utilisation metric is near its limit", "metrics")
+		case rising && ch.r.head < 0.85 && ch.r.tail >= 0.85 && ch.r.tail <= 1 && containsFold(n, "util", "ratio", "fraction"):
+			// The same on a 0-1 scale (a ratio of used to available).
+			add(catResource, 1.5, ch.text(), "a utilisation metric is near its limit", "metrics")
 		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, "ratelimit", "rate_limit", "quota") && !callerDemandRose:
 			add(catDependency, 1.5, ch.text(), "the budget another system grants fell to zero while demand is flat", "metrics")
 		case !rising && ch.r.head > 0 && ch.r.tail < 0.3*ch.r.head && containsFold(n, leftWords...):
@@ -821,8 +873,14 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	// A resource of the entity at its limit (the measurement against its
 	// published bound).
 	for _, h := range ev.limitsReached() {
+		if top.measures(ev, h.usage) {
+			// Its own measurement at its bound: the mechanism, whatever
+			// the topology says of where it is.
+			add(catResource, 3.5, h.text(), "a resource is at its limit", "metrics")
+			break
+		}
 		own := labelOf(h.usage.Series, "service", "app", "deployment", "container", "job", "pod")
-		if own == "" || strings.EqualFold(own, top.name) || strings.HasPrefix(strings.ToLower(own), strings.ToLower(top.name)+"-") {
+		if own == "" {
 			add(catResource, 2.5, h.text(), "a resource is at its limit", "metrics")
 			break
 		}
@@ -1824,8 +1882,8 @@ func distinctWorkloads(names []string) int {
 // dependency's failure, of a bad value or one that persists, or a request
 // the server or proxy failed (whatever level its access log is written at).
 func (ev *Evidence) failingLine(l LogLine) bool {
-	if reWarningClass.MatchString(l.Message) {
-		return false // a runtime's warning category reports no failure, however often
+	if reWarningClass.MatchString(l.Message) || reClientGone.MatchString(l.Message) {
+		return false // a runtime's warning category, or a client that left, reports no failure, however often
 	}
 	lv := logLevel(l.LogLine)
 	return lv == "ERROR" || lv == "FATAL" || lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message) || ev.persistentWarning(l)) || failedRequestLine(l.Message)

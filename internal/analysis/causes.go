@@ -58,6 +58,24 @@ var families = []family{
 	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented|\bdeadlock(?:ed)?\b)`), "runtime exceptions in the service's own code"},
 }
 
+// reCamelIdent: an identifier of three or more capitalised words run
+// together (an exception class, an error code, a constant).
+var reCamelIdent = regexp.MustCompile(`\b[A-Z][a-z]+(?:[A-Z][a-z]+){2,}\b`)
+
+// reCamelHump: one word of such an identifier.
+var reCamelHump = regexp.MustCompile(`[A-Z][a-z]+`)
+
+// camelWords is the text's run-together identifiers written as words
+// ("SequenceGeneratorLimitExceeded" -> "sequence generator limit
+// exceeded"), or "" when it has none.
+func camelWords(text string) string {
+	var out []string
+	for _, id := range reCamelIdent.FindAllString(text, 8) {
+		out = append(out, strings.ToLower(strings.Join(reCamelHump.FindAllString(id, -1), " ")))
+	}
+	return strings.Join(out, "; ")
+}
+
 // reCrashHeader: the first line of a runtime's crash report. What follows
 // it is the value the program panicked with ("invalid argument to Int63n"),
 // the program's own failure, whatever words it uses.
@@ -82,6 +100,12 @@ func familyOf(text string) (family, bool) {
 	// ("caller":"etcdserver/util.go:170"): where the line was written, not
 	// a stack frame of a failure.
 	text = reCallerField.ReplaceAllString(text, "")
+	// An error class or code written as one identifier
+	// ("SequenceGeneratorLimitExceeded", "QuotaExceededError") says its
+	// mechanism in words run together: read them apart too.
+	if w := camelWords(text); w != "" {
+		text += " (" + w + ")"
+	}
 	if reCrashHeader.MatchString(text) && !families[0].re.MatchString(text) {
 		return families[len(families)-1], true
 	}
@@ -115,4 +139,4 @@ const invalidValue = `=\s*nan\b|\bis nan\b|\bnan (?:score|value|result)s?\b|\bno
 
 // capacityFamily is the effect row of a capacity limit hit inside the
 // service (queue, pool, workers, memory, CPU, rate); saturation needs it.
-var capacityFamily = family{catResource, regexp.MustCompile(`(?i)(queue (is )?(full|overflow|depth)|backlog|too many (open files|requests|connections|threads|processes|clients|sessions)|too many [a-z_]+(?: [a-z_]+)?\b[^\n]{0,160}\blimit\b|no more (connections|clients|sessions|workers|threads|slots)|connection slots|connection limit|max_?(client_?)?(conn|connections|clients|sessions|threads|workers)\b|exhausted|pool (timeout|limit|is full)|no (free|available|idle) (worker|thread|connection|slot)s?|rejectedexecution|rejected execution|thread pool|worker pool|out of memory|outofmemory|\boom\b|heap (space|exhausted)|gc overhead|memory limit|throttl|rate limit|\b429\b|capacity (exceeded|reached)|saturat|limit (exceeded|reached)|resource exhausted|resource_exhausted|emfile|enomem|cannot allocate|(?:failed to|unable to|could not) allocate|(?:failed to|unable to|could not) assign (?:an? )?(?:ip|address)|insufficient ?(?:free|cpu|memory|capacity|resources?|storage|addresses)|not enough free|cannot assign requested address|eaddrnotavail|ephemeral ports?|load shedding|shed load|overloaded|at capacity|slow consumer|lag (growing|increasing))`), "a capacity limit (queue, pool, workers, memory, CPU, rate) is exhausted"}
+var capacityFamily = family{catResource, regexp.MustCompile(`(?i)(queue (is )?(full|overflow|depth)|backlog|too many (open files|requests|connections|threads|processes|clients|sessions)|too many [a-z_]+(?: [a-z_]+)?\b[^\n]{0,160}\blimit\b|no more (connections|clients|sessions|workers|threads|slots)|connection slots|connection limit|max_?(client_?)?(conn|connections|clients|sessions|threads|workers)\b|exhausted|pool (timeout|limit|is full)|no (free|available|idle) (worker|thread|connection|slot)s?|rejectedexecution|rejected execution|thread pool|worker pool|out of memory|outofmemory|\boom\b|heap (space|exhausted)|gc overhead|memory limit|throttl|rate limit|\b429\b|capacity (exceeded|reached)|saturat|limit (exceeded|reached)|reached (?:the |its |a )?max(?:imum)?\b|resource exhausted|resource_exhausted|emfile|enomem|cannot allocate|(?:failed to|unable to|could not) allocate|(?:failed to|unable to|could not) assign (?:an? )?(?:ip|address)|insufficient ?(?:free|cpu|memory|capacity|resources?|storage|addresses)|not enough free|cannot assign requested address|eaddrnotavail|ephemeral ports?|load shedding|shed load|overloaded|at capacity|slow consumer|lag (growing|increasing))`), "a capacity limit (queue, pool, workers, memory, CPU, rate) is exhausted"}

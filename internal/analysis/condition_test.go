@@ -374,3 +374,40 @@ func TestAllocationRamp(t *testing.T) {
 		}
 	}
 }
+
+// A service whose requests and latency are flat but whose calls to its
+// database grew two hundredfold is not quiet; with every rate of work
+// rising together (announced demand) it is.
+func TestQuietMetricsNeedsWorkInProportion(t *testing.T) {
+	alert := &investigationv1.Alert{AlertName: "CellarListSlow", Service: "cellar", Namespace: "wine"}
+	svc := map[string]string{"service": "cellar"}
+	step := func(before, after float64) func(int) float64 {
+		return func(i int) float64 {
+			if i < 30 {
+				return before
+			}
+			return after
+		}
+	}
+	latency := mkSeries("cellar_request_duration_seconds", svc, step(0.2, 0.2))
+	tests := []struct {
+		name  string
+		calls func(int) float64
+		reqs  func(int) float64
+		quiet bool
+	}{
+		{"calls per request grew", step(15, 3000), step(1.6, 1.6), false},
+		{"all work grew together", step(15, 120), step(1.6, 13), true},
+		{"nothing moved", step(15, 15), step(1.6, 1.6), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := NewEvidence(alert, nil)
+			ev.Series = []Series{latency, mkSeries("db_client_operations_rate", svc, tc.calls), mkSeries("http_requests_rate", svc, tc.reqs)}
+			got := len(detectQuietMetrics(ev)) > 0
+			if got != tc.quiet {
+				t.Errorf("quiet = %v, want %v", got, tc.quiet)
+			}
+		})
+	}
+}

@@ -113,7 +113,7 @@ func (ev *Evidence) callersSide(f *Finding, host string, lines []LogLine) {
 		// A peer outside the cluster that answers another client while
 		// these calls fail: the callers' side of the call.
 		callers := ev.blameCallers(f, lines, "")
-		f.Statement = fmt.Sprintf("Calls from %s to %s fail while %s answers another client (%s at %s): the callers' side of the call (a trust store, TLS, proxy or client setting) is misconfigured; %s",
+		f.Statement = fmt.Sprintf("Calls from %s to %s fail while %s answers another client (%s at %s): the callers' side of the call (a trust store, TLS, DNS caching, proxy or client setting) is misconfigured; %s",
 			joinNames(callers), host, host, logOrigin(ok), hhmm(ok.Timestamp), f.Statement)
 		f.validated(fmt.Sprintf("%s serves another client meanwhile (%s, %s): %s", host, logOrigin(ok), hhmm(ok.Timestamp), quote(ok.Message)), ok.Cite)
 		f.Remediation = append([]string{fmt.Sprintf("Compare the callers' settings for %s (trust store, TLS version, proxy, client options) with the client it answers", host)}, f.Remediation...)
@@ -164,7 +164,7 @@ func (ev *Evidence) blameCallers(f *Finding, lines []LogLine, dependency string)
 var reRelay = regexp.MustCompile(`(?i)\bCONNECT\b|passthrough|tunnel|proxy|egress|ingress|gateway|envoy|nginx|haproxy|squid|sidecar`)
 
 // reServed: a line that reports a call answered.
-var reServed = regexp.MustCompile(`(?i)\b(?:200|201|202|204)\b|\bok\b|\bsucceeded\b|\bsuccess(?:ful(?:ly)?)?\b|\bcreated\b`)
+var reServed = regexp.MustCompile(`(?i)\b(?:200|201|202|204)\b|\bok\b|\bsucceeded\b|\bsuccess(?:ful(?:ly)?)?\b|\bcreated\b|\b(?:re)?connected\b|\bconnection (?:re-?)?established\b`)
 
 // servedOthers finds a line, from a source none of the failing lines
 // come from and at no error level, that names host and reports a call to

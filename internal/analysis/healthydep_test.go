@@ -151,6 +151,10 @@ func TestServedOthers(t *testing.T) {
 		{"another client failing too", LogLine{LogLine: facts.LogLine{Timestamp: at(7), Service: "labels", Level: "ERROR", Message: "api.courier.example label failed 503"}}, false},
 		{"a proxy's tunnel for the same calls", LogLine{LogLine: facts.LogLine{Timestamp: at(7), Service: "egress-relay", Level: "INFO", Message: "CONNECT api.courier.example:443 200"}}, false},
 		{"another host", LogLine{LogLine: facts.LogLine{Timestamp: at(7), Service: "labels", Level: "INFO", Message: "api.parcels.example label created 200"}}, false},
+		// Another client that reconnected to the same host after its
+		// failover is served by it; one that lost it is not.
+		{"another client reconnected", LogLine{LogLine: facts.LogLine{Timestamp: at(8), Service: "labels", Level: "INFO", Message: "reconnected to api.courier.example (10.40.7.88)"}}, true},
+		{"another client disconnected", LogLine{LogLine: facts.LogLine{Timestamp: at(8), Service: "labels", Level: "INFO", Message: "disconnected from api.courier.example"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := NewEvidence(&investigationv1.Alert{AlertName: "QuoteErrors"}, nil)

@@ -447,6 +447,11 @@ func shortNode(name string) string {
 // [DEP0005] DeprecationWarning:").
 var reWarningClass = regexp.MustCompile(`^\W*(?:\(node:\d+\)\s*)?(?:\[[A-Z0-9]+\]\s*)?(?:[\w.]+\.)?[A-Z]\w*Warning:`)
 
+// reClientGone: a line that says the client of a request went away
+// before its answer was written (a browser tab closed, a device that
+// dropped its connection): the caller left, the service did not fail.
+var reClientGone = regexp.MustCompile(`(?i)\bclient\b(?: [\w.-]+){0,3} (?:disconnected|went away|has gone away|hung up)\b|\bclient closed (?:the )?request\b`)
+
 func logLevel(l facts.LogLine) string {
 	lv := strings.ToUpper(strings.TrimSpace(l.Level))
 	switch lv {
@@ -457,9 +462,10 @@ func logLevel(l facts.LogLine) string {
 	case "CRITICAL", "CRIT", "EMERG", "ALERT", "PANIC":
 		lv = "FATAL"
 	}
-	if lv == "ERROR" && reWarningClass.MatchString(l.Message) {
+	if lv == "ERROR" && (reWarningClass.MatchString(l.Message) || reClientGone.MatchString(l.Message)) {
 		// A runtime's warning category (a DeprecationWarning a library
-		// logs at ERROR) warns; it reports no failure.
+		// logs at ERROR) warns; it reports no failure. Nor does a client
+		// that went away before its answer.
 		return "WARN"
 	}
 	if lv != "" {

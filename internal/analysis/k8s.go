@@ -63,6 +63,15 @@ func (ev *Evidence) superseded(p Pod) (current string, ok bool) {
 		return "", false
 	}
 	rs := replicaSetOf(p.Pod)
+	if d.Revision != "" {
+		for _, h := range d.RolloutHistory {
+			if h.Name == rs && h.Revision == d.Revision {
+				// The pod's ReplicaSet is the Deployment's current
+				// revision: the rollout brought it, nothing superseded it.
+				return "", false
+			}
+		}
+	}
 	byRS := map[string][]Pod{}
 	for _, o := range ev.Pods {
 		if o.Namespace == p.Namespace && ev.workloadOf(o.Pod) == w {

@@ -324,7 +324,8 @@ func (ev *Evidence) recordsAround(at time.Time, n int) []LogLine {
 			continue
 		}
 		t := *l.Timestamp
-		planned := plannedRe.MatchString(l.Message)
+		// Announced demand is planned too: it is announced days ahead.
+		planned := plannedRe.MatchString(l.Message) || reAnnouncedDemand.MatchString(l.Message)
 		if !inRecordWindow(t, at, planned) {
 			continue
 		}

@@ -254,6 +254,10 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// A deadlock the runtime or the database reports is the code's.
 		{"Found one Java-level deadlock:", catCode},
 		{"ERROR: deadlock detected", catCode},
+		// An error class that says its mechanism in run-together words,
+		// and a sequence or counter at its maximum, are capacity limits.
+		{"POST /jobs/J-1/events 500: PG::SequenceGeneratorLimitExceeded", catResource},
+		{"insert failed: nextval: reached maximum value of sequence \"orders_id_seq\" (2147483647)", catResource},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)
@@ -337,6 +341,12 @@ func TestWarningClassLines(t *testing.T) {
 		{"(node:12) [DEP0005] DeprecationWarning: Buffer() is deprecated", false},
 		{"sqlalchemy.exc.SAWarning: relationship will copy column", false},
 		{"payment failed: card declined (see UserWarning above)", true},
+		// A client that went away before its answer is no failure of the
+		// service; a server that closed on its client is.
+		{"websocket write failed: broken pipe (client kiosk-7 disconnected; will resync)", false},
+		{"GET /stream 499 client closed request", false},
+		{"redis: write tcp 10.0.0.4:6379: broken pipe (server closed the connection)", true},
+		{"MySQL server has gone away", true},
 	} {
 		l := LogLine{LogLine: facts.LogLine{Level: "ERROR", Message: tc.msg}}
 		if got := ev.failingLine(l); got != tc.failing {

@@ -189,6 +189,10 @@ var seasonalRe = regexp.MustCompile(`(?i)[_:]?(offset_?[0-9]*[smhdw]?|[0-9]+[dw]
 // detectQuietMetrics: the scope's own error and latency series are flat and
 // nothing else failed. A traffic change that follows its seasonal baseline,
 // or a synthetic check that failed once in one location, is explained.
+// quietShiftRatio: a series of the alerted service that moved this many
+// times its level is no quiet service.
+const quietShiftRatio = 10
+
 func detectQuietMetrics(ev *Evidence) []Finding {
 	svc := ev.alertField("service", "workload_name", "kube_deployment", "app")
 	if svc == "" && ev.Alert != nil {
@@ -237,6 +241,32 @@ func detectQuietMetrics(ev *Evidence) []Finding {
 		if isErrorLog(l.LogLine) && ev.logService(l) == svc {
 			return nil
 		}
+	}
+	// Nor is a service whose other measurements moved by an order of
+	// magnitude (work per request, calls to its database, a size) quiet:
+	// what it does changed, whatever its error and latency series say.
+	// Nor one whose measures of work diverged: one rate grew by an order
+	// of magnitude more than another (its calls to a database per request
+	// served), which no rise of demand explains.
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range mine {
+		kind := seriesKindOf(s.Series)
+		if kind != "" && kind != "traffic" {
+			continue
+		}
+		r := riseOf(asRate(s.Series))
+		if r.head <= 0 {
+			continue
+		}
+		if kind == "" && r.ratio >= quietShiftRatio && r.onset != nil {
+			return nil
+		}
+		if kind == "traffic" {
+			lo, hi = math.Min(lo, r.ratio), math.Max(hi, r.ratio)
+		}
+	}
+	if hi >= quietShiftRatio*math.Max(lo, 1) {
+		return nil
 	}
 	ns := ev.alertField("namespace", "kube_namespace")
 	if ns == "" {

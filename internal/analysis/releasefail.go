@@ -242,10 +242,12 @@ func detectReleaseFailure(ev *Evidence) []Finding {
 		if commitKind(best.Commit) == changeConfig {
 			f.Category = catConfig
 		}
-		if exhausted := capacityLines(bestLines); exhausted*2 > len(bestLines) {
+		if exhausted := capacityLines(bestLines); exhausted*2 > len(bestLines) && f.Category != catConfig {
 			// The mechanism is a capacity the change exhausts (ports,
-			// connections, memory): the table's capacity row, whatever
-			// change brought it.
+			// connections, memory): the table's capacity row. A
+			// configuration change the failing lines name set the bound
+			// they hit (a concurrency cap, a pool size): the bound row,
+			// configuration (limitchange.go).
 			f.Category = catResource
 		}
 		first := bestLines[0]

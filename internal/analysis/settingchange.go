@@ -47,7 +47,9 @@ func (ev *Evidence) settingChange(lead Finding, sc changeScan) (Finding, bool) {
 		names = appendUnique(names, strings.ToLower(n.Name))
 	}
 	for _, r := range ev.Resources {
-		names = appendUnique(names, strings.ToLower(r.Name))
+		if !r.Listed { // a listing's object is read for its settings, not named
+			names = appendUnique(names, strings.ToLower(r.Name))
+		}
 	}
 	for _, l := range ev.Logs {
 		names = appendUnique(names, strings.ToLower(l.Pod))

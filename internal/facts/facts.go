@@ -193,6 +193,10 @@ type Resource struct {
 	CreatedAt *time.Time `json:"created_at,omitempty"`
 	// CompletedAt is when a run (a Job) completed successfully.
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// Listed: the object came from a listing of its namespace (every
+	// ConfigMap there), not from a reference to it: it is read for its
+	// settings, and nothing in the evidence named it.
+	Listed bool `json:"listed,omitempty"`
 }
 
 // SignalTargetPortUnserved starts the Resource signal of a Service port

@@ -429,7 +429,12 @@ func TestHealthyReadingReadsTheWindow(t *testing.T) {
 	if n := window(h.svc.followUpsOf(testCtx(t), st, defs, res)); n != 1 {
 		t.Fatalf("%d window searches, want 1", n)
 	}
-	p, _ := structpb.NewStruct(map[string]any{"namespace": "all", "query": "*"})
+	for _, c := range h.svc.followUpsOf(testCtx(t), st, defs, res) {
+		if c.Intent == intentSearchLogs && c.Params["query"] == "*" && fmt.Sprint(c.Params["since_minutes"]) != fmt.Sprint(healthyLookback) {
+			t.Fatalf("window search %+v, want the %d minutes before the alert", c.Params, healthyLookback)
+		}
+	}
+	p, _ := structpb.NewStruct(map[string]any{"namespace": "all", "query": "*", "since_minutes": healthyLookback})
 	st.rec.ToolCalls = append(st.rec.ToolCalls, &investigationv1.ToolCallRecord{Intent: intentSearchLogs, Params: p, PinId: "pin_w"})
 	if n := window(h.svc.followUpsOf(testCtx(t), st, defs, res)); n != 0 {
 		t.Fatalf("the window was searched again (%d)", n)
@@ -498,5 +503,36 @@ func TestJobRunLogs(t *testing.T) {
 	}
 	if want := []string{intentPodLogs + " pricing/rates-import-1001-*"}; !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v", got, want)
+	}
+}
+
+// A fault is not concluded before the suspect's namespace's ConfigMaps were
+// read (a memory policy, a cache lifetime in a ConfigMap nothing mounts),
+// once; a healthy reading does not list them.
+func TestFaultReadsTheNamespaceConfigMaps(t *testing.T) {
+	h, defs := searchHarness(t, intentDescribe, intentSearchLogs)
+	listing := func(cs []pendingCall) []pendingCall {
+		var out []pendingCall
+		for _, c := range cs {
+			if c.Intent == intentDescribe && c.Params["kind"] == "configmap" && c.Params["name"] == "*" {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	fault := analysis.Result{Hypotheses: []*investigationv1.Hypothesis{{Entity: "service/yarn/redis-shared", Confidence: 0.6}}}
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", Alert: &investigationv1.Alert{AlertName: "CartErrors", Service: "cart", Namespace: "shop"}}, rc: &evidencev1.RouterContext{}}
+	got := listing(h.svc.followUpsOf(testCtx(t), st, defs, fault))
+	if len(got) != 1 || got[0].Params["namespace"] != "yarn" {
+		t.Fatalf("ConfigMap listings %+v, want one of the suspect's namespace yarn", got)
+	}
+	p, _ := structpb.NewStruct(map[string]any{"kind": "configmap", "name": "*", "namespace": "yarn"})
+	st.rec.ToolCalls = append(st.rec.ToolCalls, &investigationv1.ToolCallRecord{Intent: intentDescribe, Params: p, PinId: "pin_cm"})
+	if got := listing(h.svc.followUpsOf(testCtx(t), st, defs, fault)); len(got) != 0 {
+		t.Fatalf("the namespace's ConfigMaps were listed again: %+v", got)
+	}
+	healthy := analysis.Result{Healthy: true, Hypotheses: []*investigationv1.Hypothesis{{Entity: "deployment/shop/cart"}}}
+	if got := listing(h.svc.followUpsOf(testCtx(t), st, defs, healthy)); len(got) != 0 {
+		t.Fatalf("a healthy reading listed ConfigMaps: %+v", got)
 	}
 }

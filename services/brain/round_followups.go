@@ -164,7 +164,10 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// that set the symptoms off is often another system's line that
 		// names nothing of the target ("full time" of a match before its
 		// viewers' streams aborted).
-		context = append(context, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": "*"})...)
+		// Over the hours before the alert, not only its window: an alert
+		// that measures a duration (a run not done in 30 minutes) fires
+		// well after what was written about it.
+		context = append(context, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": "*", "since_minutes": healthyLookback})...)
 		if res.Hypotheses[0].GetEntity() == "" {
 			// Health claimed of no target at all (the alert names a
 			// product or a check, nothing in the cluster): what the
@@ -259,8 +262,43 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 		out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.InputQuery(), "since_minutes": inputLookback})...)
 		out = append(out, s.jobRunLogs(ctx, st)...)
 	}
+	out = append(out, s.namespaceConfigs(ctx, st, res)...)
 	return append(out, s.failedPodLogs(ctx, st)...)
 }
+
+// namespaceConfigs: the ConfigMaps of the suspect's namespace (the
+// leading entity's, else the alert's), unless a call listed them: the
+// settings a workload or a datastore runs with (a memory policy, a cache
+// lifetime, a retention) are read before a fault is concluded, mounted
+// or not; the report quotes the lines its failure's words name.
+func (s *Service) namespaceConfigs(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	ns := ""
+	if len(res.Hypotheses) > 0 {
+		if parts := strings.Split(res.Hypotheses[0].GetEntity(), "/"); len(parts) == 3 {
+			ns = parts[1]
+		}
+	}
+	if ns == "" {
+		if parts := strings.Split(res.SuspectEntity(), "/"); len(parts) == 3 {
+			ns = parts[1]
+		}
+	}
+	if ns == "" {
+		ns = st.rec.GetAlert().GetNamespace()
+	}
+	if ns == "" || ns == "all" {
+		return nil
+	}
+	c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "configmap", "name": "*", "namespace": ns}, Origin: originExpand}
+	if !serves(s.toolDefs(ctx, st.rec.GetSessionId()), c.Intent) || st.ranEquivalent(c) {
+		return nil
+	}
+	return []pendingCall{c}
+}
+
+// healthyLookback is how far back (minutes) a healthy reading reads every
+// system's lines before it calls the alert noise.
+const healthyLookback = 180
 
 // maxJobRunLogs bounds the batch runs whose logs one round reads.
 const maxJobRunLogs = 3

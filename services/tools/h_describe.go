@@ -77,6 +77,19 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 		area = backend.AreaNodes
 		err = s.describeNode(ctx, r, &res)
 	case "configmap":
+		if name == "" || name == "*" {
+			// Every ConfigMap of the namespace: the configuration the
+			// workloads there read, mounted or not.
+			var cms []facts.Resource
+			cms, err = s.describeConfigMaps(ctx, r, ns)
+			if err == nil && len(cms) == 0 {
+				err = apierrors.NewNotFound(corev1.Resource("configmaps"), "*")
+			}
+			if len(cms) > 0 {
+				res, extra = cms[0], cms[1:]
+			}
+			break
+		}
 		err = s.describeConfigMap(ctx, r, &res, &extra)
 	case "secret":
 		err = s.describeSecret(ctx, r, &res, &extra)
@@ -419,6 +432,54 @@ func (s *Service) describeConfigMap(ctx context.Context, r *Result, res *facts.R
 		res.Signals = append(res.Signals, "created "+cm.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	return nil
+}
+
+// maxListedConfigMaps bounds the ConfigMaps one listing describes.
+const maxListedConfigMaps = 16
+
+// describeConfigMaps describes the namespace's ConfigMaps, by name, at
+// most maxListedConfigMaps; the cluster's own (the root CA bundle every
+// namespace gets, kube-* objects) are left out.
+func (s *Service) describeConfigMaps(ctx context.Context, r *Result, ns string) ([]facts.Resource, error) {
+	l, err := s.be.Kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	items := l.Items
+	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+	var out []facts.Resource
+	for i := range items {
+		cm := &items[i]
+		if cm.Name == "kube-root-ca.crt" || strings.HasPrefix(cm.Name, "kube-") {
+			continue
+		}
+		if len(out) >= maxListedConfigMaps {
+			r.Rawf("(%d more ConfigMaps not described)", len(items)-i)
+			break
+		}
+		res := facts.Resource{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, Owners: ownerStrings(cm.OwnerReferences), Data: map[string]string{}, Listed: true}
+		keys := make([]string, 0, len(cm.Data))
+		for k, v := range cm.Data {
+			res.Data[k] = RedactText(v)
+			keys = append(keys, k)
+		}
+		for k, v := range cm.BinaryData {
+			res.Data[k] = fmt.Sprintf("<binary %d bytes>", len(v))
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		r.Rawf("Name:       %s", cm.Name)
+		r.Rawf("Namespace:  %s", cm.Namespace)
+		r.Rawf("Data (%d keys):", len(keys))
+		for _, k := range keys {
+			r.Rawf("%s:\n----\n%s\n", k, res.Data[k])
+		}
+		// No signals: a listing's objects are read for their settings
+		// (the report quotes the lines the failure's words name), and a
+		// key count of each would crowd out the findings of others.
+		out = append(out, res)
+	}
+	return out, nil
 }
 
 func (s *Service) describeIngress(ctx context.Context, r *Result, res *facts.Resource, extra *[]facts.Resource) error {

@@ -175,6 +175,27 @@ func TestToolsOverFakeBackend(t *testing.T) {
 			},
 		},
 		{
+			// Every ConfigMap of the namespace, read for their settings,
+			// their secrets redacted all the same.
+			intent: "describe_resource", params: map[string]any{"kind": "configmap", "name": "*"},
+			severity: evidencev1.Severity_SEVERITY_INFO, domain: evidencev1.Domain_DOMAIN_COMPUTE, sources: []string{"k8s"},
+			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
+				res := decode[[]facts.Resource](t, r, facts.KeyResources)
+				var cart *facts.Resource
+				for i := range res {
+					if !res[i].Listed || res[i].Kind != "ConfigMap" || res[i].Namespace != "shop" {
+						t.Errorf("listed object %+v", res[i])
+					}
+					if res[i].Name == "cart-config" {
+						cart = &res[i]
+					}
+				}
+				if cart == nil || cart.Data["TIMEOUT_MS"] != "500" || strings.Contains(cart.Data["DB_URL"], "hunter2") || strings.Contains(r.RawOutput, "hunter2") {
+					t.Errorf("listing = %+v", res)
+				}
+			},
+		},
+		{
 			intent: "describe_resource", params: map[string]any{"kind": "PVC", "name": "data"},
 			severity: evidencev1.Severity_SEVERITY_HIGH, domain: evidencev1.Domain_DOMAIN_STORAGE, sources: []string{"k8s"}, summary: "Pending",
 		},
