@@ -86,13 +86,19 @@ func (ev *Evidence) codeChange(lead Finding, sc changeScan) (Finding, bool) {
 	if lead.Healthy || lead.Category != catResource && lead.Category != catDependency || !sc.hasOnset {
 		return Finding{}, false
 	}
-	if reOwnExhaustion.MatchString(lead.Statement) {
-		// The process's own memory or descriptors running out is resource
-		// exhaustion whatever code filled them (a leak is named as one).
-		return Finding{}, false
-	}
 	refs := ev.codeRefs(sc.onset)
 	if len(refs) == 0 {
+		return Finding{}, false
+	}
+	if lead.Category == catResource {
+		if f, ok := ev.unboundedChange(lead, sc, refs); ok {
+			return f, true
+		}
+	}
+	if reOwnExhaustion.MatchString(lead.Statement) {
+		// The process's own memory or descriptors running out is resource
+		// exhaustion whatever code filled them, unless a change says it
+		// stopped bounding them (unboundedChange).
 		return Finding{}, false
 	}
 	failure := ev.failureTexts(lead)
@@ -164,6 +170,68 @@ func (ev *Evidence) codeChange(lead Finding, sc changeScan) (Finding, bool) {
 		[]string{"Change: " + ch.text + " (" + strings.Join(best.ids[:min(4, len(best.ids))], ", ") + ")", "The new code's demand on the resource or dependency exceeds what it allows"},
 		[]string{"Roll back or fix the change (" + ch.text + ")", "Test the change's load on the resource before the next release"},
 		[]string{"code", "change"}, "the capacity or dependency failure is what the changed code does under load")
+	return f, true
+}
+
+// A fourth row: a capacity exhausted after a code change of the entity
+// that exhausts it (or one naming it) which, in its own words, stopped
+// bounding what it takes: a handle or connection no longer closed or
+// released, writes without an expiry, a client without a timeout, retries
+// without backoff, an unbounded collection, a leak. The resource running
+// out is the effect; the change that removed the bound is the cause, a
+// code defect.
+
+// reUnbounded: a change's words that it takes a resource without bounding
+// it (the negation before the bound, or the bound removed after it).
+var reUnbounded = regexp.MustCompile(`(?i)\b(?:without|never|missing|skips?|skipping|forgets?)\b[^.\n]{0,40}\b(?:ttl|expir(?:y|ation|es?)|timeouts?|limits?|bounds?|backoff|jitter|close\(?\)?|closes|closing|closed|releases?d?|evict\w*|clean ?up|caps?)\b|\bno (?:\w+ )?(?:ttl|expiry|expiration|timeouts?|limits?|bounds?|backoff|eviction|cap)\b|\b(?:ttl|expiry|timeouts?|limits?|backoff|close\(\)|release)\b[^.\n]{0,60}\b(?:is |are |was |were )?(?:removed|dropped|deleted)\b|\bunbounded\b|\bleak(?:s|ing|ed)?\b`)
+
+// unboundedChange applies the fourth row to a capacity lead: the latest
+// code change before the onset, of the lead's entity or naming it, whose
+// words say it stopped bounding what it takes.
+func (ev *Evidence) unboundedChange(lead Finding, sc changeScan, refs []changeRef) (Finding, bool) {
+	_, ent := splitEntity(lead.Entity)
+	if ent == "" {
+		return Finding{}, false
+	}
+	ent = strings.ToLower(ent)
+	var best *changeRef
+	var why string
+	for _, r := range refs {
+		for _, c := range r.commits {
+			text := c.Message + "\n" + c.Summary
+			m := reUnbounded.FindString(text)
+			if m == "" {
+				continue
+			}
+			mine := strings.EqualFold(c.Service, ent) || strings.Contains(strings.ToLower(text), ent)
+			if !mine {
+				continue
+			}
+			if best == nil || r.at.After(*best.at) {
+				rr := r
+				if len(rr.commits) > 1 {
+					rr.entity = "commit/" + short(c.SHA)
+				}
+				best, why = &rr, m
+			}
+		}
+	}
+	if best == nil {
+		return Finding{}, false
+	}
+	ch := *best
+	if len(ch.commits) == 1 {
+		ch.entity = "commit/" + short(ch.commits[0].SHA)
+	}
+	f := changeFinding(lead, ch, catCode)
+	f.Statement = fmt.Sprintf("The %s stopped bounding what the code takes (%s), %s before the onset at %s: %s",
+		ch.text, quote(why), durHuman(sc.onset.Sub(*ch.at)), hhmm(&sc.onset), strings.TrimSuffix(lead.Statement, "."))
+	f.validated(fmt.Sprintf("The code change says it no longer bounds the resource (%s): %s", quote(why), ch.text), ch.cite)
+	f.quoteCommits(ch)
+	f.adoptLead(lead,
+		[]string{"Change: " + ch.text + " (" + why + ")", "What the code takes is no longer bounded or released", "The resource runs out under load"},
+		[]string{"Fix or roll back the change (" + ch.text + "): restore the bound (close, expiry, timeout, backoff)", "Then free what was taken (restart, flush the unbounded keys)"},
+		[]string{"code", "change", "unbounded"}, "the exhausted resource is what the changed code no longer bounds")
 	return f, true
 }
 

@@ -296,3 +296,53 @@ func TestCodeChangeBumpedLibrary(t *testing.T) {
 		}
 	}
 }
+
+// A capacity exhausted after a code change of the exhausted entity that,
+// in its own words, stopped bounding what it takes (a handle never closed,
+// keys written without expiry, a client without a timeout) is that
+// change's code defect; a change that bounds more, one of another entity
+// naming nothing of it, or one after the onset is not.
+func TestUnboundedChangeIsTheCause(t *testing.T) {
+	alertAt := time.Date(2027, 5, 9, 11, 30, 0, 0, time.UTC)
+	at := func(h, m int) *time.Time { x := time.Date(2027, 5, 9, h, m, 0, 0, time.UTC); return &x }
+	build := func(c facts.Commit) *Evidence {
+		ev := NewEvidence(&investigationv1.Alert{AlertName: "TilesDown", Namespace: "maps", Service: "tiler", StartsAt: timestamppb.New(alertAt)}, nil)
+		for i := 0; i < 3; i++ {
+			ev.Logs = append(ev.Logs, LogLine{LogLine: facts.LogLine{Timestamp: at(11, 20+i), Service: "tiler", Level: "ERROR", Message: "open /tiles/12/34.png: too many open files"}})
+		}
+		ev.Commits = []Commit{{Commit: c}}
+		return ev
+	}
+	lead := Finding{Mode: ModeAnomaly, Category: catResource, Score: 0.7, Entity: "deployment/maps/tiler", Statement: "tiler ran out of file descriptors: process_open_fds at its limit 1024"}
+	base := facts.Commit{SHA: "f0e1d2c3b4", Service: "tiler", Message: "tiles: stream tiles from disk", Timestamp: at(4, 0),
+		Files: []facts.CommitFile{{Path: "src/tiles.go", ChangeType: facts.ChangeFeature}}, ChangeTypes: []string{facts.ChangeFeature}}
+	for _, tc := range []struct {
+		name    string
+		service string
+		summary string
+		at      *time.Time
+		want    bool
+	}{
+		{"handle never closed", "tiler", "Opens each tile for streaming and never closes the file handle.", at(4, 0), true},
+		{"close skipped on a path", "tiler", "The early return skips the close() in the finally block.", at(4, 0), true},
+		{"keys without expiry, another service naming the entity", "streaks", "Writes one key per visitor to tiler's cache without TTL.", at(4, 0), true},
+		{"backoff removed", "tiler", "Retries five times; the exponential backoff helper is removed.", at(4, 0), true},
+		{"a change that adds a bound", "tiler", "Closes every tile handle after streaming and adds a timeout.", at(4, 0), false},
+		{"a change that says it leaves the bounds alone", "tiler", "Renames the tile loader; does not change limits or timeouts, no change to the TTL.", at(4, 0), false},
+		{"another entity naming nothing of it", "billing", "Invoices are written without TTL.", at(4, 0), false},
+		{"after the onset", "tiler", "Opens each tile and never closes the file handle.", at(11, 25), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			c.Service, c.Summary, c.Timestamp = tc.service, tc.summary, tc.at
+			ev := build(c)
+			f, ok := ev.codeChange(lead, ev.scanChanges(alertAt))
+			if ok != tc.want {
+				t.Fatalf("finding %v (%s), want %v", ok, f.Statement, tc.want)
+			}
+			if ok && (f.Category != catCode || f.Entity != "commit/f0e1d2c") {
+				t.Errorf("finding %s on %s, want a code defect on the commit", f.Category, f.Entity)
+			}
+		})
+	}
+}
