@@ -96,8 +96,36 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		// The facts an SRE reads first, quoted with their pins, whatever
 		// the hypothesis: observations, not conclusions.
 		d.ValidatedClaims = append(d.ValidatedClaims, ev.keyEvidence(append(append([]*investigationv1.Claim(nil), d.ValidatedClaims...), d.NonValidatedClaims...))...)
+		if !res.Healthy {
+			// A fault: the bound settings at a "never" value, whatever
+			// the hypothesis (extreme.go).
+			var known strings.Builder
+			for _, c := range d.ValidatedClaims {
+				known.WriteString(strings.ToLower(c.GetClaim()))
+				known.WriteByte('\n')
+			}
+			for _, st := range ev.extremeSettings(known.String()) {
+				d.ValidatedClaims = append(d.ValidatedClaims, &investigationv1.Claim{Claim: "Key evidence: " + st.text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: st.cite.PinIDs})
+			}
+		}
 	}
 	if len(res.Hypotheses) == 0 {
+		if what, ok := ev.nothingFound(); ok {
+			// No failure anywhere in what was read: no fault found, said
+			// with a low confidence and left for review, the alert's own
+			// condition unobserved.
+			d.RootCause = "No fault found in the evidence gathered: " + what
+			if in.Alert != nil && in.Alert.GetAlertName() != "" {
+				d.RootCause += ". The alert " + quote(in.Alert.GetAlertName()) + " is not explained by any failure there"
+			}
+			d.RootCause += "."
+			d.Category = catHealthy
+			d.Confidence = nothingFoundConfidence
+			d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
+			d.StopReason = "no failure in the evidence"
+			d.Unknowns = append(d.Unknowns, "the alert's own condition was not observed in the evidence: check what its rule measures before closing it")
+			return d
+		}
 		d.RootCause = "Undetermined: the evidence gathered matches no known failure mode"
 		if in.Alert != nil && in.Alert.GetAlertName() != "" {
 			d.RootCause += " for alert " + in.Alert.GetAlertName()
@@ -148,6 +176,65 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		d.StopReason = "positive evidence of health"
 	}
 	return d
+}
+
+// nothingFoundConfidence is the confidence of a "no fault found" reading:
+// absence of failure, not positive evidence of health.
+const nothingFoundConfidence = 0.3
+
+// nothingFound says whether the evidence read shows no failure at all:
+// every tool answered (none failed), something was read, no log line is
+// an error, no event a warning, no pod unhealthy, no series moved; and
+// what was read.
+func (ev *Evidence) nothingFound() (string, bool) {
+	if ev == nil || len(ev.Failed) > 0 || len(ev.Sources) == 0 {
+		return "", false
+	}
+	for _, l := range ev.Logs {
+		if ev.failingLine(l) {
+			return "", false
+		}
+	}
+	for _, e := range ev.Events {
+		if strings.EqualFold(e.Type, "Warning") {
+			return "", false
+		}
+	}
+	for _, p := range ev.Pods {
+		if !podHealthy(p.Pod) && !strings.EqualFold(p.Phase, "Succeeded") {
+			return "", false
+		}
+	}
+	for _, d := range ev.Deployments {
+		if d.UnavailableReplicas > 0 || d.ReadyReplicas < d.Replicas {
+			return "", false
+		}
+	}
+	for _, n := range ev.Nodes {
+		if nodeReadyStatus(n.Node) != "True" || len(nodePressures(n.Node)) > 0 {
+			return "", false
+		}
+	}
+	if len(ev.anomalyCandidates()) > 0 {
+		return "", false
+	}
+	var read []string
+	if n := len(ev.Pods); n > 0 {
+		read = append(read, plural(n, "pod", "pods")+" running as they should")
+	}
+	if n := len(ev.Logs); n > 0 {
+		read = append(read, plural(n, "log line", "log lines")+", none failing")
+	}
+	if n := len(ev.Series); n > 0 {
+		read = append(read, plural(n, "series", "series")+" without an abnormal change")
+	}
+	if n := len(ev.Events); n > 0 {
+		read = append(read, plural(n, "event", "events")+", none a warning")
+	}
+	if len(read) == 0 {
+		return "", false
+	}
+	return strings.Join(read, "; "), true
 }
 
 // fallback builds the evidence-driven anomaly summary when no specific
