@@ -258,6 +258,11 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// and a sequence or counter at its maximum, are capacity limits.
 		{"POST /jobs/J-1/events 500: PG::SequenceGeneratorLimitExceeded", catResource},
 		{"insert failed: nextval: reached maximum value of sequence \"orders_id_seq\" (2147483647)", catResource},
+		// A provider's server error in an SDK's words, and a value
+		// outside the set the service expects, whatever the field.
+		{"GetObject media-bucket: StatusCode: 503, RequestID: 0716D9, api error SlowDown: Please reduce your request rate.", catDependency},
+		{"tax calculation failed: unknown country_code 'UK' for account A-1 (expected ISO 3166-1 alpha-2)", catData},
+		{"rejecting order: unknown currency \"XBT\" in line 4, expected one of EUR, GBP", catData},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)
