@@ -61,7 +61,7 @@ func commitKind(c facts.Commit) string {
 		}
 		return changeCode
 	}
-	if buildEnvironmentOnly(c) {
+	if buildEnvironmentOnly(c) || manifestsOnly(c) {
 		return changeConfig
 	}
 	for _, t := range types {
@@ -77,6 +77,26 @@ func commitKind(c facts.Commit) string {
 		}
 	}
 	return changeConfig
+}
+
+// reManifestFile: a file of a deployment's manifests (a Helm chart's
+// Chart.yaml, lock and values, a kustomization, a helmfile, a chart's
+// templates), not of the program it deploys.
+var reManifestFile = regexp.MustCompile(`(?i)(^|/)(chart\.ya?ml|chart\.lock|requirements\.ya?ml|values[^/]*\.ya?ml|kustomization\.ya?ml|helmfile[^/]*\.ya?ml)$|(^|/)templates/[^/]+\.(ya?ml|tpl)$`)
+
+// manifestsOnly: every file the commit touches is a deployment manifest (a
+// chart bumped is its manifests changed: configuration, whatever change
+// type the bump carries).
+func manifestsOnly(c facts.Commit) bool {
+	if len(c.Files) == 0 {
+		return false
+	}
+	for _, f := range c.Files {
+		if !reManifestFile.MatchString(f.Path) {
+			return false
+		}
+	}
+	return true
 }
 
 // reProgramFile: a file of program source, not of settings.

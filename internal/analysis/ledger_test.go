@@ -80,6 +80,10 @@ func TestCommitKindBuildEnvironment(t *testing.T) {
 		{"a retry count in a values file", []string{facts.ChangeTimeoutRetry}, []facts.CommitFile{file("deploy/values-prod.yaml", facts.ChangeTimeoutRetry)}, changeConfig},
 		{"a retry helper wrapped around a call", []string{facts.ChangeTimeoutRetry}, []facts.CommitFile{file("payments/charge.py", facts.ChangeTimeoutRetry)}, changeCode},
 		{"a timeout constant in Go source", []string{facts.ChangeTimeoutRetry}, []facts.CommitFile{file("internal/client/http.go", "")}, changeCode},
+		// A chart bumped is its manifests changed; with code, code.
+		{"a Helm chart bump", []string{facts.ChangeDependencyBump, facts.ChangeConfig}, []facts.CommitFile{file("deploy/Chart.yaml", facts.ChangeDependencyBump), file("deploy/values.yaml", facts.ChangeConfig)}, changeConfig},
+		{"a chart template rewritten", []string{facts.ChangeRefactor}, []facts.CommitFile{file("charts/web/templates/ingress.yaml", facts.ChangeRefactor)}, changeConfig},
+		{"a chart bump with code", []string{facts.ChangeDependencyBump, facts.ChangeFeature}, []facts.CommitFile{file("deploy/Chart.yaml", facts.ChangeDependencyBump), file("src/qr.ts", facts.ChangeFeature)}, changeCode},
 	}
 	for _, tc := range tests {
 		if got := commitKind(facts.Commit{ChangeTypes: tc.types, Files: tc.files}); got != tc.want {

@@ -263,6 +263,8 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"GetObject media-bucket: StatusCode: 503, RequestID: 0716D9, api error SlowDown: Please reduce your request rate.", catDependency},
 		{"tax calculation failed: unknown country_code 'UK' for account A-1 (expected ISO 3166-1 alpha-2)", catData},
 		{"rejecting order: unknown currency \"XBT\" in line 4, expected one of EUR, GBP", catData},
+		{"payment intent for order W-1 rejected: amount must be positive (amount=0.00)", catData},
+		{"invalid reading: temperature must be between -60 and 60 (got temperature=-9999)", catData},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)
