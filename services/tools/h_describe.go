@@ -410,8 +410,20 @@ func (s *Service) describeConfigMap(ctx context.Context, r *Result, res *facts.R
 	defer func() {
 		s.noteManagers(r, res, s.managersOf(ctx, cm.Namespace, "ConfigMap", cm.Name, cm.OwnerReferences), extra)
 	}()
+	keys := configMapData(r, cm, res)
+	res.Signals = append(res.Signals, fmt.Sprintf("%d keys: %s", len(keys), strings.Join(keys, ", ")))
+	if !cm.CreationTimestamp.IsZero() {
+		res.Signals = append(res.Signals, "created "+cm.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	return nil
+}
+
+// configMapData fills res.Data with the ConfigMap's data (values redacted
+// of secrets, binary data by its size) and writes them to the raw output;
+// it returns the keys, sorted.
+func configMapData(r *Result, cm *corev1.ConfigMap, res *facts.Resource) []string {
 	res.Data = map[string]string{}
-	keys := make([]string, 0, len(cm.Data))
+	keys := make([]string, 0, len(cm.Data)+len(cm.BinaryData))
 	for k, v := range cm.Data {
 		res.Data[k] = RedactText(v)
 		keys = append(keys, k)
@@ -427,11 +439,7 @@ func (s *Service) describeConfigMap(ctx context.Context, r *Result, res *facts.R
 	for _, k := range keys {
 		r.Rawf("%s:\n----\n%s\n", k, res.Data[k])
 	}
-	res.Signals = append(res.Signals, fmt.Sprintf("%d keys: %s", len(keys), strings.Join(keys, ", ")))
-	if !cm.CreationTimestamp.IsZero() {
-		res.Signals = append(res.Signals, "created "+cm.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"))
-	}
-	return nil
+	return keys
 }
 
 // maxListedConfigMaps bounds the ConfigMaps one listing describes.
@@ -457,23 +465,8 @@ func (s *Service) describeConfigMaps(ctx context.Context, r *Result, ns string) 
 			r.Rawf("(%d more ConfigMaps not described)", len(items)-i)
 			break
 		}
-		res := facts.Resource{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, Owners: ownerStrings(cm.OwnerReferences), Data: map[string]string{}, Listed: true}
-		keys := make([]string, 0, len(cm.Data))
-		for k, v := range cm.Data {
-			res.Data[k] = RedactText(v)
-			keys = append(keys, k)
-		}
-		for k, v := range cm.BinaryData {
-			res.Data[k] = fmt.Sprintf("<binary %d bytes>", len(v))
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		r.Rawf("Name:       %s", cm.Name)
-		r.Rawf("Namespace:  %s", cm.Namespace)
-		r.Rawf("Data (%d keys):", len(keys))
-		for _, k := range keys {
-			r.Rawf("%s:\n----\n%s\n", k, res.Data[k])
-		}
+		res := facts.Resource{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, Owners: ownerStrings(cm.OwnerReferences), Listed: true}
+		configMapData(r, cm, &res)
 		// No signals: a listing's objects are read for their settings
 		// (the report quotes the lines the failure's words name), and a
 		// key count of each would crowd out the findings of others.
