@@ -872,18 +872,14 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	}
 	// A resource of the entity at its limit (the measurement against its
 	// published bound).
-	for _, h := range ev.limitsReached() {
-		if top.measures(ev, h.usage) {
-			// Its own measurement at its bound: the mechanism, whatever
-			// the topology says of where it is.
-			add(catResource, 3.5, h.text(), "a resource is at its limit", "metrics")
-			break
-		}
-		own := labelOf(h.usage.Series, "service", "app", "deployment", "container", "job", "pod")
-		if own == "" {
-			add(catResource, 2.5, h.text(), "a resource is at its limit", "metrics")
-			break
-		}
+	// Its own measurement at its bound is the mechanism, whatever the
+	// topology says of where it is; else one of no workload's.
+	if i := slices.IndexFunc(ev.limitsReached(), func(h limitHit) bool { return top.measures(ev, h.usage) }); i >= 0 {
+		add(catResource, 3.5, ev.limitsReached()[i].text(), "a resource is at its limit", "metrics")
+	} else if i := slices.IndexFunc(ev.limitsReached(), func(h limitHit) bool {
+		return labelOf(h.usage.Series, "service", "app", "deployment", "container", "job", "pod") == ""
+	}); i >= 0 {
+		add(catResource, 2.5, ev.limitsReached()[i].text(), "a resource is at its limit", "metrics")
 	}
 	// Code: exceptions right after a release of the same entity.
 	if change != nil && change.deploy && !change.unrelated && onset != nil && change.at != nil && onset.Sub(*change.at) <= codeDeployWindow && onset.Sub(*change.at) >= -time.Minute {

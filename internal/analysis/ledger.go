@@ -91,13 +91,22 @@ func manifestsOnly(c facts.Commit) bool {
 	if len(c.Files) == 0 {
 		return false
 	}
+	imageBump := true
 	for _, f := range c.Files {
 		if !reManifestFile.MatchString(f.Path) {
 			return false
 		}
+		if f.ChangeType != facts.ChangeDependencyBump || !reValuesFile.MatchString(f.Path) {
+			imageBump = false
+		}
 	}
-	return true
+	// An image tag bumped in a values file releases that image's new
+	// software: a release, not a setting.
+	return !imageBump
 }
+
+// reValuesFile: a chart's values file.
+var reValuesFile = regexp.MustCompile(`(?i)(^|/)values[^/]*\.ya?ml$`)
 
 // reProgramFile: a file of program source, not of settings.
 var reProgramFile = regexp.MustCompile(`(?i)\.(go|py|java|kt|kts|scala|js|mjs|cjs|jsx|ts|tsx|rb|rs|cs|fs|php|c|cc|cpp|h|hpp|swift|m|ex|exs|erl|clj|lua|pl|sh)$`)

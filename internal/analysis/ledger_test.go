@@ -83,6 +83,7 @@ func TestCommitKindBuildEnvironment(t *testing.T) {
 		// A chart bumped is its manifests changed; with code, code.
 		{"a Helm chart bump", []string{facts.ChangeDependencyBump, facts.ChangeConfig}, []facts.CommitFile{file("deploy/Chart.yaml", facts.ChangeDependencyBump), file("deploy/values.yaml", facts.ChangeConfig)}, changeConfig},
 		{"a chart template rewritten", []string{facts.ChangeRefactor}, []facts.CommitFile{file("charts/web/templates/ingress.yaml", facts.ChangeRefactor)}, changeConfig},
+		{"an image tag bumped in a values file", []string{facts.ChangeDependencyBump}, []facts.CommitFile{file("clusters/prod/pgbouncer/values.yaml", facts.ChangeDependencyBump)}, changeCode},
 		{"a chart bump with code", []string{facts.ChangeDependencyBump, facts.ChangeFeature}, []facts.CommitFile{file("deploy/Chart.yaml", facts.ChangeDependencyBump), file("src/qr.ts", facts.ChangeFeature)}, changeCode},
 	}
 	for _, tc := range tests {
