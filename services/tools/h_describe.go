@@ -120,6 +120,9 @@ func handleDescribeResource(ctx context.Context, s *Service, c *Call, r *Result)
 			where = " in namespace " + res.Namespace
 		}
 		r.Summary = fmt.Sprintf("%s %s not found%s.", res.Kind, name, where)
+		if name == "" || name == "*" {
+			r.Summary = fmt.Sprintf("No %s found%s.", res.Kind, where) // a listing that found none
+		}
 		r.Rawf("Error from server (NotFound): %s %q not found", strings.ToLower(res.Kind), name)
 		return nil
 	}
