@@ -233,6 +233,36 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		// Nothing is lost: the alert's other fields (a resource's name, an
 		// info line, a type) are its annotations, read like any other.
 		keepUnread(a, obj)
+		// And those of its metadata object (a Flux event's metadata, a
+		// webhook's meta), whose values may be label pairs written as
+		// text ("cluster: fire-staging").
+		for _, mk := range []string{"metadata", "meta"} {
+			m, ok := obj[mk].(map[string]any)
+			if !ok {
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				v := strings.TrimSpace(str(m[k]))
+				if v == "" || len(a.Annotations) >= maxKeptFields*2 {
+					continue
+				}
+				if a.Annotations == nil {
+					a.Annotations = map[string]string{}
+				}
+				setMissing(a.Annotations, mk+"."+k, truncate(v, 500))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(a.Annotations)) {
+			if pairs, ok := textPairs(a.Annotations[k]); ok {
+				if a.Labels == nil {
+					a.Labels = map[string]string{}
+				}
+				mergeMissing(a.Labels, pairs)
+			}
+		}
+		if a.Cluster == "" {
+			a.Cluster = a.Labels["cluster"]
+		}
 	}
 	if a.AlertName == "" && a.Title == "" && a.Summary == "" {
 		// A check's payload with neither name nor title: its error or
@@ -269,6 +299,28 @@ const maxKeptFields = 32
 // number fields of obj the generic keys did not read (clipped, at most
 // maxKeptFields, in key order). Keys the target vocabulary reads as an
 // entity are left out: they would name a target the format does not.
+// reTextPair: one "key: value" or "key=value" pair of a label written as
+// text, the value one word.
+var reTextPair = regexp.MustCompile(`^([A-Za-z][\w.-]{0,30})\s*[:=]\s*([\w./@-]{1,80})$`)
+
+// textPairs reads a text made only of label pairs ("cluster: fire-staging",
+// "env=prod, region=eu-west-1"), at most 8; ok is false for any other text.
+func textPairs(v string) (map[string]string, bool) {
+	items := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || r == '\n' })
+	if len(items) == 0 || len(items) > 8 {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, it := range items {
+		m := reTextPair.FindStringSubmatch(strings.TrimSpace(it))
+		if m == nil {
+			return nil, false
+		}
+		out[strings.ToLower(m[1])] = m[2]
+	}
+	return out, true
+}
+
 func keepUnread(a *investigationv1.Alert, obj map[string]any) {
 	kept := 0
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
