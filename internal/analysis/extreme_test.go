@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
 )
@@ -68,5 +69,29 @@ func TestNothingFoundIsNoFaultForReview(t *testing.T) {
 	}
 	if _, ok := NewEvidence(nil, nil).nothingFound(); ok {
 		t.Error("nothing read was read as nothing found")
+	}
+}
+
+// A node that rebooted (a reboot daemon's drain and restart) and is Ready
+// again, its pods running, is a recovered flap, as one that went NotReady
+// briefly is; while it is still NotReady it is not.
+func TestRebootedNodeBackIsAFlap(t *testing.T) {
+	at := func(m int) *time.Time { x := time.Date(2026, 10, 20, 2, m, 0, 0, time.UTC); return &x }
+	build := func(ready string) *Evidence {
+		ev := NewEvidence(nil, nil)
+		ev.Events = []Event{{Event: facts.Event{Type: "Warning", Reason: "Rebooted", InvolvedKind: "Node", InvolvedName: "pen-2", Message: "Node pen-2 has been rebooted, boot id: 85e6", FirstSeen: at(9), LastSeen: at(9)}}}
+		ev.Nodes = []Node{{Node: facts.Node{Name: "pen-2", Conditions: []facts.Condition{{Type: "Ready", Status: ready}}}}}
+		ev.Pods = []Pod{{Pod: facts.Pod{Namespace: "farm", Name: "feeder-1", Node: "pen-2", Phase: "Running", Ready: true}}}
+		return ev
+	}
+	fs := detectNodeFlap(build("True"))
+	if len(fs) != 1 || !fs[0].Healthy || !strings.Contains(fs[0].Statement, "rebooted") {
+		t.Fatalf("rebooted and back: %+v", fs)
+	}
+	if fs := detectNodeFlap(build("False")); len(fs) != 0 {
+		t.Errorf("a node still NotReady after its reboot was read as recovered: %s", fs[0].Statement)
+	}
+	if got := (Result{ev: build("True")}).SuspectNodes(); len(got) != 1 || got[0] != "pen-2" {
+		t.Errorf("suspect nodes %v, want the rebooted node", got)
 	}
 }

@@ -53,6 +53,30 @@ func (r Result) SuspectEntity() string {
 	return ""
 }
 
+// SuspectNodes are the nodes the evidence points at: a node among the three
+// strongest anomaly candidates, or the node of a Warning event (a reboot,
+// a NotReady); their current state is the next evidence.
+func (r Result) SuspectNodes() []string {
+	if r.ev == nil {
+		return nil
+	}
+	var out []string
+	for i, c := range r.ev.anomalyCandidates() {
+		if i >= 3 {
+			break
+		}
+		if c.kind == "node" {
+			out = appendUnique(out, c.name)
+		}
+	}
+	for _, e := range r.ev.Events {
+		if strings.EqualFold(e.Type, "Warning") && strings.EqualFold(e.InvolvedKind, "Node") && e.InvolvedName != "" {
+			out = appendUnique(out, e.InvolvedName)
+		}
+	}
+	return out
+}
+
 // ChangedObject is the object ("kind/namespace/name") the evidence-driven
 // reading blames when no detector proposed a cause: a change of the ledger
 // to an object that is not a workload (a policy, a route, a custom

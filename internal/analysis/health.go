@@ -439,7 +439,9 @@ func detectPendingRecovered(ev *Evidence) []Finding {
 func detectNodeFlap(ev *Evidence) []Finding {
 	var nodeEvents []Event
 	for _, e := range ev.Events {
-		if e.Reason == "NodeNotReady" || (strings.EqualFold(e.InvolvedKind, "Node") && containsFold(e.Message, "NotReady")) {
+		// A node that went NotReady, or rebooted (the kubelet's Rebooted
+		// event after a reboot daemon's drain and restart), and is back.
+		if e.Reason == "NodeNotReady" || e.Reason == "Rebooted" || (strings.EqualFold(e.InvolvedKind, "Node") && containsFold(e.Message, "NotReady", "has been rebooted")) {
 			nodeEvents = append(nodeEvents, e)
 		}
 	}
@@ -473,7 +475,11 @@ func detectNodeFlap(ev *Evidence) []Finding {
 			f.validated(fmt.Sprintf("%s log (%s): %s", l.Cite.Source("logs"), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
 		}
 	}
-	f.Statement = fmt.Sprintf("No active failure: node %s went NotReady briefly at %s (a short node flap) and recovered; the burst of Warning events (%s) all fall within %s-%s (%s); the node is currently Ready, all %d nodes have no pressure and all %d pods are Running and Ready — a transient event, not a real failure",
+	what := "went NotReady briefly"
+	if nodeEvents[0].Reason == "Rebooted" || containsFold(nodeEvents[0].Message, "has been rebooted") {
+		what = "rebooted"
+	}
+	f.Statement = fmt.Sprintf("No active failure: node %s "+what+" at %s (a short node flap) and recovered; the burst of Warning events (%s) all fall within %s-%s (%s); the node is currently Ready, all %d nodes have no pressure and all %d pods are Running and Ready — a transient event, not a real failure",
 		node, hhmm(firstEventTime(nodeEvents)), strings.Join(reasons, ", "), hhmm(start), hhmm(end), durHuman(window), n, len(ev.Pods))
 	ev.nodesSummary(&f)
 	ev.podsSummary(&f)

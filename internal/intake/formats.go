@@ -780,9 +780,17 @@ func stateInText(texts ...string) string {
 		if m := reTextState.FindStringSubmatch(t); m != nil {
 			return strings.ToLower(m[1])
 		}
+		if m := reEmphasisState.FindStringSubmatch(t); m != nil {
+			return strings.ToLower(m[1])
+		}
 	}
 	return ""
 }
+
+// reEmphasisState: a text that leads with a state word set in bold (HTML
+// as Telegram and e-mail notifiers write it, Markdown as chat notifiers
+// do): "<b>RESOLVED</b> KubeDeploymentReplicasMismatch", "**FIRING** ...".
+var reEmphasisState = regexp.MustCompile(`(?i)^\s*(?:<(?:b|strong)>|\*{1,2})\s*(resolved|recovered|up|ok|down|firing|problem|triggered|alerting)\s*(?:</(?:b|strong)>|\*{1,2})`)
 
 // reStateKey: a field name that can carry a state (its type, state,
 // status or event); reStateWord: a value that is a state word whole.

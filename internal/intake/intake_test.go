@@ -431,6 +431,10 @@ func TestStateInText(t *testing.T) {
 		{`{"monitorFriendlyName":"Booking","alertTypeFriendlyName":"Down","alertDetails":"Connection Timeout"}`, "down", false},
 		{`{"name":"api","result":"ok","summary":"disk 91%"}`, "", false},
 		{`{"notification_type":"PROBLEM","host_name":"node-4","host_state":"UP","service_state":"CRITICAL","service_name":"node-ready"}`, "problem", false},
+		// A state word in bold at the head of a chat notifier's text.
+		{`{"chat_id":-100,"parse_mode":"HTML","text":"<b>RESOLVED</b> KubePodNotReady\nnamespace=farm pod=feeder-0"}`, "resolved", true},
+		{`{"text":"**FIRING** QueueDepthHigh queue=orders"}`, "firing", false},
+		{`{"text":"<b>Deploy</b> of feeder 1.2 is ok"}`, "", false},
 	} {
 		as, err := Parse([]byte(tc.payload), "")
 		if err != nil {

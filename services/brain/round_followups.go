@@ -245,6 +245,11 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 			out = append(out, c)
 		}
 	}
+	if len(res.SuspectNodes()) > 0 && !slices.Contains(ran, string(intent.GetNodeHealth)) {
+		// A node the evidence points at (a reboot, a NotReady, its own
+		// series): whether it is Ready again is read before it is blamed.
+		out = append(out, s.fresh(ctx, st, string(intent.GetNodeHealth), map[string]any{})...)
+	}
 	if !slices.Contains(ran, intentEvents) {
 		// What the kubelet and the controllers said (a probe that kills
 		// the container, a failed start, a refused pod) is read before any
