@@ -54,7 +54,7 @@ var families = []family{
 	// A server error answered to a call (the response's status, as the
 	// client reports it) is the called service's failure, whatever
 	// exception class the client wraps it in.
-	{catDependency, regexp.MustCompile(`(?i)(https? response error[^\n]{0,40}\b5\d\d\b|response (?:status|code)[ =:]+5\d\d\b|\bstatus ?code[ =:]+5\d\d\b|(?:returned|responded with|received) (?:an? )?(?:http )?5\d\d\b|\bfailed(?::| with)? (?:an? )?(?:status |http |code )?5\d\d\b)`), "the called service answers with server errors"},
+	{catDependency, regexp.MustCompile(`(?i)(https? response error[^\n]{0,40}\b5\d\d\b|response (?:status|code)[ =:]+5\d\d\b|\bstatus ?code[ =:]+5\d\d\b|\bsoap(?:env)?:server\b|(?:returned|responded with|received) (?:an? )?(?:http )?5\d\d\b|\bfailed(?::| with)? (?:an? )?(?:status |http |code )?5\d\d\b)`), "the called service answers with server errors"},
 	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented|\bdeadlock(?:ed)?\b)`), "runtime exceptions in the service's own code"},
 }
 

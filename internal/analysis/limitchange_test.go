@@ -264,6 +264,8 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"tax calculation failed: unknown country_code 'UK' for account A-1 (expected ISO 3166-1 alpha-2)", catData},
 		{"rejecting order: unknown currency \"XBT\" in line 4, expected one of EUR, GBP", catData},
 		{"payment intent for order W-1 rejected: amount must be positive (amount=0.00)", catData},
+		// A SOAP fault whose code says the server failed.
+		{"VAT check DE123 via tax.example/vies: soap:Server MS_UNAVAILABLE; order blocked", catDependency},
 		{"invalid reading: temperature must be between -60 and 60 (got temperature=-9999)", catData},
 	}
 	for _, tc := range tests {
