@@ -99,6 +99,29 @@ func linesName(lines []LogLine, addr string) bool {
 // request, status, size, and in the combined form referer and user agent.
 var reAccessLog = regexp.MustCompile(`^(\S+) \S+ \S+ (?:\[[^\]]+\] )?"(\S+) (\S+)[^"]*" (\d{3}) \S+(?: "[^"]*" "([^"]*)")?`)
 
+// reRefusalLine: a request an edge (a WAF, a gateway, a rate limiter)
+// answered, in a line of its own shape: the client's address, the quoted
+// request, then its status ("denied 203.0.113.43 \"GET /p?page=9\"
+// ua=\"Bot/3\" -> 403"); reUserAgent its user agent.
+var (
+	reRefusalLine = regexp.MustCompile(`\b(\d{1,3}(?:\.\d{1,3}){3})\b[^\n"]{0,40}"(GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) (\S+)[^"]*"[^\n]{0,120}?(?:->|=>|status[=:]\s*|code[=:]\s*|returned\s+)\s*(4\d\d)\b`)
+	reUserAgent   = regexp.MustCompile(`(?i)\b(?:ua|user[-_]?agent)\s*[=:]\s*"([^"]*)"`)
+)
+
+// refusalLine reads a line of reRefusalLine as reAccessLog's groups
+// (client, method, path, status, user agent); nil when it is not one.
+func refusalLine(msg string) []string {
+	m := reRefusalLine.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	agent := ""
+	if u := reUserAgent.FindStringSubmatch(msg); u != nil {
+		agent = u[1]
+	}
+	return []string{m[0], m[1], m[2], m[3], m[4], agent}
+}
+
 // clientErrorSenders summarises the access-log lines with a client-error
 // status: the most frequent client and user agent, and a request path;
 // ok only when that client is an address outside the private ranges.
@@ -109,6 +132,9 @@ func (ev *Evidence) clientErrorSenders() (who, client string, c Cite, ok bool) {
 	cites := map[key]Cite{}
 	for _, l := range ev.Logs {
 		m := reAccessLog.FindStringSubmatch(strings.TrimSpace(l.Message))
+		if m == nil {
+			m = refusalLine(l.Message)
+		}
 		if m == nil || m[4][0] != '4' || m[4] == "429" || m[4] == "408" {
 			continue
 		}

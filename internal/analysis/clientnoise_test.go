@@ -130,3 +130,24 @@ func TestPublicAddrs(t *testing.T) {
 		}
 	}
 }
+
+// An edge that logs its refusals in its own shape (a WAF's "denied <ip>
+// \"GET ...\" ua=... -> 403") names the outside sender as an access log
+// does; a refusal of an inside caller, or a server error, does not.
+func TestRefusalLinesNameTheSender(t *testing.T) {
+	for _, tc := range []struct {
+		msg    string
+		sender string
+	}{
+		{`RULE-BOT-7 denied 203.0.113.43 "GET /gourds?page=100" ua="PriceHarvester/3.1" -> 403`, "203.0.113.43"},
+		{`blocked client=198.51.100.7 "POST /login" status=401 user_agent="curl/8.1"`, "198.51.100.7"},
+		{`denied 10.2.0.4 "GET /admin" -> 403`, ""},
+		{`upstream 203.0.113.43 "GET /gourds" -> 503`, ""},
+	} {
+		ev := &Evidence{Logs: []LogLine{{LogLine: facts.LogLine{Level: "ERROR", Message: tc.msg}}}}
+		_, sender, _, ok := ev.clientErrorSenders()
+		if sender != tc.sender || ok != (tc.sender != "") {
+			t.Errorf("%q: sender %q %v, want %q", tc.msg, sender, ok, tc.sender)
+		}
+	}
+}
