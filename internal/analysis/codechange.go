@@ -209,9 +209,7 @@ func (ev *Evidence) unboundedChange(lead Finding, sc changeScan, refs []changeRe
 			}
 			if best == nil || r.at.After(*best.at) {
 				rr := r
-				if len(rr.commits) > 1 {
-					rr.entity = "commit/" + short(c.SHA)
-				}
+				rr.entity = "commit/" + short(c.SHA) // the commit whose words say it
 				best, why = &rr, m
 			}
 		}
@@ -220,9 +218,6 @@ func (ev *Evidence) unboundedChange(lead Finding, sc changeScan, refs []changeRe
 		return Finding{}, false
 	}
 	ch := *best
-	if len(ch.commits) == 1 {
-		ch.entity = "commit/" + short(ch.commits[0].SHA)
-	}
 	f := changeFinding(lead, ch, catCode)
 	f.Statement = fmt.Sprintf("The %s stopped bounding what the code takes (%s), %s before the onset at %s: %s",
 		ch.text, quote(why), durHuman(sc.onset.Sub(*ch.at)), hhmm(&sc.onset), strings.TrimSuffix(lead.Statement, "."))

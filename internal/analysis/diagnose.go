@@ -210,10 +210,8 @@ func (ev *Evidence) nothingFound() (string, bool) {
 			return "", false
 		}
 	}
-	for _, n := range ev.Nodes {
-		if nodeReadyStatus(n.Node) != "True" || len(nodePressures(n.Node)) > 0 {
-			return "", false
-		}
+	if ok, _ := ev.nodesReady(); !ok {
+		return "", false
 	}
 	if len(ev.anomalyCandidates()) > 0 {
 		return "", false

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,17 +51,8 @@ func (ev *Evidence) extremeSettings(known string) []settingRef {
 	}
 	for _, r := range ev.Resources {
 		named := strings.Contains(known, strings.ToLower(r.Name))
-		for _, k := range slices.Sorted(maps.Keys(r.Data)) {
-			v := r.Data[k]
-			if !strings.Contains(v, "\n") {
-				add(fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name), k+"="+v, r.Cite, named)
-				continue
-			}
-			for _, line := range strings.Split(v, "\n") {
-				if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-					add(fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name), t, r.Cite, named)
-				}
-			}
+		for _, line := range dataLines(r) {
+			add(fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name), line, r.Cite, named)
 		}
 	}
 	for _, p := range ev.Pods {

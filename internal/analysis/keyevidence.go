@@ -532,19 +532,12 @@ func (ev *Evidence) relevantSettings(claims []*investigationv1.Claim) []settingR
 	// Settings held in the configuration objects in evidence (a ConfigMap's
 	// keys, the lines of a config file it holds).
 	for _, r := range ev.Resources {
-		for _, k := range slices.Sorted(maps.Keys(r.Data)) {
-			for _, line := range strings.Split(r.Data[k], "\n") {
-				line = strings.TrimSpace(line)
-				if line == "" || strings.HasPrefix(line, "#") || len(line) > 160 {
-					continue
-				}
-				st := line
-				if !strings.Contains(r.Data[k], "\n") {
-					st = k + "=" + line
-				}
-				if strong, ok := named(r.Kind+"/"+r.Name+"|"+st, st); ok {
-					out = append(out, scored{settingRef{fmt.Sprintf("%s %s/%s sets %s", r.Kind, r.Namespace, r.Name, quote(st)), r.Cite}, strong})
-				}
+		for _, st := range dataLines(r) {
+			if len(st) > 160 {
+				continue
+			}
+			if strong, ok := named(r.Kind+"/"+r.Name+"|"+st, st); ok {
+				out = append(out, scored{settingRef{fmt.Sprintf("%s %s/%s sets %s", r.Kind, r.Namespace, r.Name, quote(st)), r.Cite}, strong})
 			}
 		}
 	}
@@ -554,6 +547,28 @@ func (ev *Evidence) relevantSettings(claims []*investigationv1.Claim) []settingR
 		refs = append(refs, o.settingRef)
 	}
 	return refs
+}
+
+// dataLines are the settings a configuration object's data holds, by key:
+// "key=value" for a one-line value, else each line of the file it holds,
+// trimmed, blank lines and comments left out.
+func dataLines(r Resource) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(r.Data)) {
+		v := r.Data[k]
+		if !strings.Contains(v, "\n") {
+			if v = strings.TrimSpace(v); v != "" {
+				out = append(out, k+"="+v)
+			}
+			continue
+		}
+		for _, line := range strings.Split(v, "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
 }
 
 // maxDiffLines bounds the changed lines quoted of one commit.

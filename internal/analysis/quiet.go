@@ -242,12 +242,10 @@ func detectQuietMetrics(ev *Evidence) []Finding {
 			return nil
 		}
 	}
-	// Nor is a service whose other measurements moved by an order of
-	// magnitude (work per request, calls to its database, a size) quiet:
-	// what it does changed, whatever its error and latency series say.
-	// Nor one whose measures of work diverged: one rate grew by an order
-	// of magnitude more than another (its calls to a database per request
-	// served), which no rise of demand explains.
+	// Nor is a service quiet whose other measurements moved by an order
+	// of magnitude (work per request, a size), or whose rates of work
+	// diverged by one (its calls to a database against the requests it
+	// served): what it does changed, which no rise of demand explains.
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range mine {
 		kind := seriesKindOf(s.Series)
