@@ -353,7 +353,7 @@ func TestKubernetesDetectors(t *testing.T) {
 				pin(t, "nodes", "get_node_health", "k8s", facts.KeyNodes, nodes),
 				pin(t, "pods", "list_pods", "k8s", facts.KeyPods, []facts.Pod{ev}),
 			}
-		}, want{mode: ModeNodePressure, category: catInfra, entity: "node/node-a", has: []string{"DiskPressure", "ephemeral-storage"}}},
+		}, want{mode: ModeNodePressure, category: catResource, entity: "node/node-a", has: []string{"DiskPressure", "ephemeral-storage"}}},
 		{"volume cannot mount", func(t *testing.T) []*evidencev1.EvidencePin {
 			p := healthyPod("api-5d9-vol")
 			p.Phase, p.Ready = "Pending", false

@@ -313,6 +313,9 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		var cs []facts.Commit
 		if decode(facts.KeyCommits, &cs) {
 			for _, x := range cs {
+				if i, ok := commits[x.SHA]; ok && x.Diff == "" {
+					x.Diff = ev.Commits[i].Diff // a listing read after the diff keeps it
+				}
 				upsert(&ev.Commits, commits, x.SHA, Commit{x, c}, func(o *Commit) *Cite { return &o.Cite })
 			}
 		}

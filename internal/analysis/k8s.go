@@ -1410,9 +1410,11 @@ func detectNodePressure(ev *Evidence) []Finding {
 		if len(pr) == 0 && len(evicted) == 0 {
 			continue
 		}
-		// A node-level condition is an infrastructure fault: the node, not a
-		// workload's own limits, ran short.
-		f := Finding{Mode: ModeNodePressure, Category: catInfra, Score: 0.65, Entity: "node/" + n.Name}
+		// A pressure condition says a resource of the node ran out (its
+		// disk or inodes, its memory, its process ids): resource
+		// exhaustion on the node, whoever filled it, not a failure of the
+		// machine (a NotReady node, a kernel fault).
+		f := Finding{Mode: ModeNodePressure, Category: catResource, Score: 0.65, Entity: "node/" + n.Name}
 		f.Statement = fmt.Sprintf("Node %s reports %s", n.Name, strings.Join(pr, ", "))
 		if len(evicted) > 0 {
 			f.Statement += fmt.Sprintf(" and kubelet evicts pods (%s)", quote(evicted[0].Message))

@@ -250,8 +250,16 @@ func detectNodeHostFault(ev *Evidence) []Finding {
 		sources = appendUnique(sources, hostSource(l.LogLine))
 	}
 	cat := catInfra
-	if fam, ok := familyOf(plain[0].Message); ok && fam.cat == catResource {
-		cat = catResource // the host ran out of something (disk, PIDs), not broke
+	// The host ran out of something (disk, inodes, PIDs), not broke: most
+	// of its fault lines say a resource ran out, whatever line came first.
+	res := 0
+	for _, l := range plain {
+		if fam, ok := familyOf(l.Message); ok && fam.cat == catResource {
+			res++
+		}
+	}
+	if 2*res > len(plain) {
+		cat = catResource
 	}
 	f := Finding{Mode: ModeNodeHostFault, Category: cat, Entity: "node/" + n, Score: 0.8}
 	if !severe[n] {

@@ -69,6 +69,11 @@ func TestNodeHostFault(t *testing.T) {
 		{"a host out of disk is a capacity fault", workloadAlert, pods, []facts.LogLine{
 			line(-4, "node-journal", "", "ERROR", full+" kubelet: failed to write pod status: no space left on device"),
 		}, "node/" + full, catResource},
+		{"most fault lines say the disk ran out, the first does not", workloadAlert, pods, []facts.LogLine{
+			line(-9, "node-journal", "", "ERROR", full+" kernel: EXT4-fs warning (device sdb1): ext4_dx_add_entry: Directory index full!"),
+			line(-6, "node-journal", "", "ERROR", full+" scanner: save LOG-77.tif: OSError: [Errno 28] No space left on device"),
+			line(-5, "node-journal", "", "ERROR", full+" scanner: save LOG-78.tif: OSError: [Errno 28] No space left on device"),
+		}, "node/" + full, catResource},
 		{"one warning", workloadAlert, pods, []facts.LogLine{
 			line(-4, "node-journal", "", "WARN", full+" systemd: unit logrotate.service took longer than expected"),
 		}, "", 0},

@@ -164,6 +164,10 @@ type Deployment struct {
 	// this Deployment, with their conditions (can it scale, can it read its
 	// metrics) and replica bounds as signals.
 	Autoscalers []Resource `json:"autoscalers,omitempty"`
+	// Notes are the annotations people and controllers set on the
+	// Deployment and its pod template that say how it is run ("key=value":
+	// a downscaler's saved replicas, a canary note), bookkeeping left out.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Revision is one ReplicaSet revision of a Deployment.
@@ -183,6 +187,11 @@ type Resource struct {
 	Conditions []Condition       `json:"conditions,omitempty"`
 	Signals    []string          `json:"signals,omitempty"` // key findings, one line each
 	Data       map[string]string `json:"data,omitempty"`    // ConfigMap data (never Secret values)
+	// Spec is how the object is configured, as "path=value" lines: its
+	// notable annotations and its flattened spec (secrets redacted,
+	// capped). Settings, not findings: no detector reads them as a
+	// problem; the report quotes them of the object it blames.
+	Spec []string `json:"spec,omitempty"`
 	// Owners are the object's ownerReferences ("Kind/name"); ManagedBy the
 	// objects that manage it without owning it (a custom resource whose
 	// spec names it), same form.

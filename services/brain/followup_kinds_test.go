@@ -31,3 +31,17 @@ func TestVariantBase(t *testing.T) {
 		}
 	}
 }
+
+// The culprit is described before it is blamed when it is a Kubernetes
+// object the describe tool reads; a pod (its listing carries it), a
+// commit, a database, a host or a node (its own tools read them) are not.
+func TestDescribableCulprit(t *testing.T) {
+	for kind, want := range map[string]bool{
+		"httproute": true, "horizontalpodautoscaler": true, "ingress": true, "statefulset": true, "cronjob": true, "certificate": true, "Deployment": true,
+		"pod": false, "commit": false, "db": false, "host": false, "node": false, "": false, "environment": false,
+	} {
+		if got := describableCulprit(kind); got != want {
+			t.Errorf("describableCulprit(%q) = %v, want %v", kind, got, want)
+		}
+	}
+}

@@ -123,6 +123,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		// scheduling, a quota that refused pods): nothing else explains
 		// the alert yet.
 		out = append(out, s.clusterEvents(ctx, st)...)
+		out = append(out, s.culpritReads(ctx, st, defs, res)...)
 		if ent := res.SuspectEntity(); ent != "" {
 			// What other systems logged about the suspect (a deployer's
 			// sync of its objects, a ticket), then what its kind calls for.
@@ -193,6 +194,7 @@ func (s *Service) followUpsOf(ctx context.Context, st *invState, defs map[string
 		}
 	}
 	context = append(context, s.faultEvidence(ctx, st, res)...)
+	context = append(context, s.culpritReads(ctx, st, defs, res)...)
 	if syms := res.ContractSymbols(); len(syms) > 0 {
 		// A code or data failure that quotes a field or symbol: whether
 		// another service (its producer) changed it is in every service's
@@ -722,10 +724,11 @@ func (s *Service) entityFollowUps(ctx context.Context, st *invState, ent string)
 }
 
 const (
-	intentEvents   = string(intent.GetEvents)
-	intentDescribe = string(intent.DescribeResource)
-	intentDeploys  = string(intent.GetDeployHistory)
-	intentCommits  = string(intent.GetCommits)
+	intentEvents     = string(intent.GetEvents)
+	intentDescribe   = string(intent.DescribeResource)
+	intentDeploys    = string(intent.GetDeployHistory)
+	intentCommits    = string(intent.GetCommits)
+	intentCommitDiff = string(intent.GetCommitDiff)
 )
 
 // managedObjectKind: kinds of objects that hold configuration or
@@ -780,4 +783,53 @@ func (st *invState) ranFor(in, name string) bool {
 		}
 	}
 	return false
+}
+
+// culpritReads: before the report blames an object, the object itself is
+// read (described, unless a call did: its spec, annotations and conditions
+// are what the report quotes of it), and so are the diffs of the commits
+// the reading blames (the history gives their summaries; the changed lines
+// are fetched on demand).
+func (s *Service) culpritReads(ctx context.Context, st *invState, defs map[string]*evidencev1.ToolDefinition, res analysis.Result) []pendingCall {
+	var out []pendingCall
+	if parts := strings.Split(res.Culprit(), "/"); len(parts) == 3 && parts[2] != "" && parts[1] != "" && describableCulprit(parts[0]) {
+		c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": parts[0], "name": parts[2], "namespace": parts[1]}, Origin: originExpand}
+		if serves(defs, intentDescribe) && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+	}
+	for _, w := range res.CulpritWriters() {
+		// What the systems that name it logged around that line.
+		p := map[string]any{"namespace": firstNonEmpty(w.Namespace, "all"), "query": "*"}
+		if w.Service != "" {
+			p["service"] = w.Service
+		} else {
+			p["pod"] = w.Pod
+		}
+		if w.SinceMinutes > 0 {
+			p["since_minutes"] = w.SinceMinutes
+		}
+		c := pendingCall{Intent: intentSearchLogs, Params: p, Origin: originExpand}
+		if serves(defs, intentSearchLogs) && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+	}
+	for _, sha := range res.CulpritCommits() {
+		c := pendingCall{Intent: intentCommitDiff, Params: map[string]any{"sha": sha}, Origin: originExpand}
+		if serves(defs, intentCommitDiff) && !st.ranEquivalent(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// describableCulprit: a kind whose object describe_resource reads (not a
+// pod, whose status the pod listing carries, nor what is not a Kubernetes
+// object: a commit, a database, a host, a queue).
+func describableCulprit(kind string) bool {
+	switch strings.ToLower(kind) {
+	case "", "pod", "commit", "db", "database", "host", "queue", "environment", "node", "sidecar", "image", "topic", "table", "external", "api", "url", "dns":
+		return false
+	}
+	return true
 }

@@ -42,7 +42,7 @@ func (s *Service) attachAutoscalers(ctx context.Context, ns string, deps []facts
 // autoscalerFact is an HPA as a resource: its conditions, and its replica
 // bounds and metric sources as signals.
 func autoscalerFact(h *autoscalingv2.HorizontalPodAutoscaler) facts.Resource {
-	res := facts.Resource{Kind: "HorizontalPodAutoscaler", Namespace: h.Namespace, Name: h.Name}
+	res := facts.Resource{Kind: "HorizontalPodAutoscaler", Namespace: h.Namespace, Name: h.Name, Spec: specLines(h, h.Annotations)}
 	for _, c := range h.Status.Conditions {
 		res.Conditions = append(res.Conditions, facts.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 	}

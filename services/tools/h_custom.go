@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
@@ -390,4 +391,35 @@ func (s *Service) noteManagers(r *Result, res *facts.Resource, mgrs []facts.Reso
 	if len(mgrs) > 0 {
 		r.Source(s.be.Source(backend.AreaResources))
 	}
+}
+
+// maxSpecLines bounds the spec lines kept of one typed object.
+const maxSpecLines = 32
+
+// specLines flattens a typed object's notable annotations and spec into
+// "path=value" lines (facts.Resource.Spec): redacted, empty values left
+// out, at most maxSpecLines. nil when the object cannot be converted.
+func specLines(obj runtime.Object, ann map[string]string) []string {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	for _, n := range runNotes(ann) {
+		lines = append(lines, "metadata.annotations."+n)
+	}
+	if spec, ok := u["spec"]; ok {
+		var all []string
+		flatten("spec", spec, &all)
+		for _, l := range all {
+			if strings.HasSuffix(l, "=") {
+				continue
+			}
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > maxSpecLines {
+		lines = append(lines[:maxSpecLines], fmt.Sprintf("(%d more fields)", len(lines)-maxSpecLines))
+	}
+	return lines
 }

@@ -302,6 +302,7 @@ func (s *Service) describeService(ctx context.Context, r *Result, res *facts.Res
 	if err != nil {
 		return err
 	}
+	res.Spec = specLines(svc, svc.Annotations)
 	var ports []string
 	for _, p := range svc.Spec.Ports {
 		ports = append(ports, fmt.Sprintf("%s %d->%s/%s", p.Name, p.Port, p.TargetPort.String(), p.Protocol))
@@ -487,6 +488,7 @@ func (s *Service) describeIngress(ctx context.Context, r *Result, res *facts.Res
 	if ing.Spec.IngressClassName != nil {
 		class = *ing.Spec.IngressClassName
 	}
+	res.Spec = specLines(ing, ing.Annotations)
 	r.Rawf("Name:       %s", ing.Name)
 	r.Rawf("Namespace:  %s", ing.Namespace)
 	r.Rawf("Class:      %s", class)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/redact"
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // podFact converts a Pod into facts.Pod (kubectl get pods semantics for Reason).
@@ -381,6 +382,7 @@ func deploymentFact(d *appsv1.Deployment, rss []appsv1.ReplicaSet) facts.Deploym
 		f.Conditions = append(f.Conditions, facts.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 	}
 	f.Calls = calledHosts(&d.Spec.Template.Spec)
+	f.Notes = runNotes(d.Annotations, d.Spec.Template.Annotations)
 	for i := range rss {
 		rs := &rss[i]
 		if !ownedBy(rs.OwnerReferences, "Deployment", d.Name, string(d.UID)) {
@@ -698,4 +700,33 @@ func runtimeLimits(c corev1.Container) []string {
 		}
 	}
 	return out
+}
+
+// maxRunNotes bounds the annotations kept as a workload's notes.
+const maxRunNotes = 6
+
+// runNotes are the annotations of a workload and of its pod template that
+// say how it is run ("key=value", sorted, redacted, clipped): what a
+// controller saved (a downscaler's original replicas), a note of why a
+// setting is so, a restart request. Bookkeeping is left out: the last
+// applied configuration, the rollout revision, a chart's ownership, a
+// checksum, JSON or YAML blobs, and keys that name credentials.
+func runNotes(sets ...map[string]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ann := range sets {
+		for k, v := range ann {
+			v = strings.Join(strings.Fields(v), " ")
+			if v == "" || seen[k] || bookkeepingAnnotation(k) || strings.Contains(k, "checksum") || strings.Contains(k, "last-applied") || strings.ContainsAny(v[:1], "{[") || sensitiveKeyRE.MatchString(k) {
+				continue
+			}
+			seen[k] = true
+			if len(v) > maxFieldValue {
+				v = textutil.Truncate(v, maxFieldValue) + "..."
+			}
+			out = append(out, k+"="+RedactText(v))
+		}
+	}
+	sort.Strings(out)
+	return out[:min(len(out), maxRunNotes)]
 }

@@ -2,6 +2,7 @@ package score
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -75,8 +76,13 @@ func ScoredText(r Result) string {
 		}
 	}
 	parts = append(parts, r.Report)
-	return strings.Join(parts, "\n")
+	return reEngineID.ReplaceAllString(strings.Join(parts, "\n"), " ")
 }
+
+// reEngineID matches the identifiers the engine itself mints (pin,
+// investigation and session ids): references, not diagnosis text. Left in,
+// a numeric keyword ("201", "503") would match inside a pin's hex digits.
+var reEngineID = regexp.MustCompile(`\b(?:pin_[0-9a-f]{8,}|inv-[0-9a-f]{8,}|inc-[0-9a-f]{8,}-[a-z0-9]+)\b`)
 
 // ReasoningText is the text the ruling-out keywords read: the scored text plus
 // the ruled-out entries (which the report normally renders anyway).

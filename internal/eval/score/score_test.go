@@ -50,6 +50,28 @@ func TestMatchKeyword(t *testing.T) {
 	}
 }
 
+// TestScoredTextLeavesOutEngineIDs: a numeric keyword does not match inside
+// the hex digits of a pin, investigation or session id; it still matches
+// the same digits in the diagnosis's own words.
+func TestScoredTextLeavesOutEngineIDs(t *testing.T) {
+	cases := []struct {
+		report, kw string
+		want       bool
+	}{
+		{"ready — pins: `pin_5900b201602e6da744be`", "201", false},
+		{"investigation `inv-f37a1a2786467197`", "2786", false},
+		{"session `inc-ac1a41c0002c7a59-lduz`", "0002", false},
+		{"POST /orders 201 in 12ms — pins: `pin_5900b201602e6da744be`", "201", true},
+		{"upstream answered 503 (pin_ab)", "503", true}, // too short to be a minted id
+	}
+	for _, c := range cases {
+		got := NewMatcher(ScoredText(Result{RootCause: "x", Report: c.report})).Match(c.kw)
+		if got != c.want {
+			t.Errorf("keyword %q in %q: got %v, want %v", c.kw, c.report, got, c.want)
+		}
+	}
+}
+
 func TestTextUnmarshal(t *testing.T) {
 	r, err := ParseResult([]byte(`{
 		"scenario_id":"s","root_cause":"rc","root_cause_category":"healthy",
