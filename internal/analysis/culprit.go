@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -143,11 +144,26 @@ func (ev *Evidence) culpritConfig(entity, known string) []settingRef {
 // not met), its configured spec, the settings its data holds.
 func objectLines(r facts.Resource) []string {
 	var lines []string
-	lines = append(lines, r.Signals...)
-	lines = append(lines, conditionLines(r.Conditions, rolloutKind(r.Kind))...)
-	lines = append(lines, r.Spec...)
+	for _, l := range append(append([]string(nil), r.Signals...), conditionLines(r.Conditions, rolloutKind(r.Kind))...) {
+		if !defaultField(l) {
+			lines = append(lines, l)
+		}
+	}
+	for _, l := range r.Spec {
+		if !defaultField(l) {
+			lines = append(lines, l)
+		}
+	}
 	return append(lines, dataLines(Resource{Resource: r})...)
 }
+
+// reDefaultField: a flattened field every object of its kind carries with
+// the API server's default (where a container writes its termination
+// message, which scheduler places it, its restart bookkeeping) or a
+// timestamp of its run: true of every object, it says nothing of this one.
+var reDefaultField = regexp.MustCompile(`^(?:spec|status)\.[\w.\[\]]*?(?:terminationMessagePath|terminationMessagePolicy|schedulerName|imagePullPolicy|dnsPolicy|terminationGracePeriodSeconds|revisionHistoryLimit|progressDeadlineSeconds|securityContext|containers\[\d+\]\.name|startTime|completionTime|lastScheduleTime|lastSuccessfulTime|observedGeneration|uid|resourceVersion)(?:[.=\[]|$)`)
+
+func defaultField(l string) bool { return reDefaultField.MatchString(l) }
 
 // rolloutKind: a kind whose conditions say only whether its rollout went
 // well (met conditions are noise).

@@ -158,3 +158,23 @@ func TestCulpritCommitsAndWriters(t *testing.T) {
 		t.Errorf("a workload's writers: %+v, want none (it logs itself)", w)
 	}
 }
+
+// Fields every object carries with the API server's default are left out
+// of the culprit's configuration; its own settings are kept.
+func TestDefaultFieldsLeftOut(t *testing.T) {
+	for line, want := range map[string]bool{
+		"spec.jobTemplate.spec.template.spec.containers[0].terminationMessagePath=/dev/termination-log": true,
+		"spec.template.spec.schedulerName=default-scheduler":                                            true,
+		"spec.jobTemplate.spec.template.spec.containers[0].name=run":                                    true,
+		"status.completionTime=2026-11-01T02:33:00Z":                                                    true,
+		"spec.timeZone=Europe/Lisbon":                                                                   false,
+		"spec.schedule=30 2 * * *":                                                                      false,
+		"spec.template.spec.containers[0].env[0].name=TZ":                                               false,
+		"spec.volumes[0].secret.secretName=bank-tls":                                                    false,
+		"replicas current 3, desired 3, minReplicas 2, maxReplicas 3":                                   false,
+	} {
+		if got := defaultField(line); got != want {
+			t.Errorf("defaultField(%q) = %v, want %v", line, got, want)
+		}
+	}
+}

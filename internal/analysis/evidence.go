@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -266,7 +267,11 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		var rs []facts.Resource
 		if decode(facts.KeyResources, &rs) {
 			for _, x := range rs {
-				upsert(&ev.Resources, res, x.Kind+"/"+x.Namespace+"/"+x.Name, Resource{x, c}, func(o *Resource) *Cite { return &o.Cite })
+				key := x.Kind + "/" + x.Namespace + "/" + x.Name
+				if i, ok := res[key]; ok {
+					x = mergeResource(ev.Resources[i].Resource, x)
+				}
+				upsert(&ev.Resources, res, key, Resource{x, c}, func(o *Resource) *Cite { return &o.Cite })
 				for _, e := range x.Events {
 					normEvent(&e)
 					upsert(&ev.Events, events, eventKey(e), Event{e, c}, func(o *Event) *Cite { return &o.Cite })
@@ -581,4 +586,39 @@ func (ev *Evidence) alertField(keys ...string) string {
 // and describe_resource see the same events).
 func eventKey(e facts.Event) string {
 	return strings.Join([]string{e.Namespace, e.InvolvedKind, e.InvolvedName, e.Reason, e.Message}, "|")
+}
+
+// mergeResource is what two reads of one object found together: the later
+// read's fields where it has them, the findings, spec lines and owners of
+// both (a listing's "schedule" line and a describe's flattened spec of the
+// same CronJob are both kept), the earlier conditions and data when the
+// later read has none.
+func mergeResource(old, x facts.Resource) facts.Resource {
+	union := func(a, b []string) []string {
+		out := append([]string(nil), a...)
+		for _, v := range b {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	x.Signals = union(old.Signals, x.Signals)
+	x.Spec = union(old.Spec, x.Spec)
+	x.Owners = union(old.Owners, x.Owners)
+	x.ManagedBy = union(old.ManagedBy, x.ManagedBy)
+	if len(x.Conditions) == 0 {
+		x.Conditions = old.Conditions
+	}
+	if len(x.Data) == 0 {
+		x.Data = old.Data
+	}
+	if x.CreatedAt == nil {
+		x.CreatedAt = old.CreatedAt
+	}
+	if x.CompletedAt == nil {
+		x.CompletedAt = old.CompletedAt
+	}
+	x.Listed = x.Listed && old.Listed
+	return x
 }

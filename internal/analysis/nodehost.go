@@ -250,15 +250,17 @@ func detectNodeHostFault(ev *Evidence) []Finding {
 		sources = appendUnique(sources, hostSource(l.LogLine))
 	}
 	cat := catInfra
-	// The host ran out of something (disk, inodes, PIDs), not broke: most
-	// of its fault lines say a resource ran out, whatever line came first.
+	// The host ran out of something (disk, inodes, PIDs), not broke: its
+	// first fault line says so, or most of its lines carry an unambiguous
+	// capacity signature (no space left, out of memory), whatever line
+	// came first.
 	res := 0
 	for _, l := range plain {
-		if fam, ok := familyOf(l.Message); ok && fam.cat == catResource {
+		if families[0].re.MatchString(l.Message) {
 			res++
 		}
 	}
-	if 2*res > len(plain) {
+	if fam, ok := familyOf(plain[0].Message); ok && fam.cat == catResource || 2*res > len(plain) {
 		cat = catResource
 	}
 	f := Finding{Mode: ModeNodeHostFault, Category: cat, Entity: "node/" + n, Score: 0.8}

@@ -32,7 +32,7 @@ func TestCodeExceptionAfterRelease(t *testing.T) {
 	}{
 		{"release then exceptions", deploys, false, want{mode: ModeCodeException, category: catCode, entity: "commit/c0ffee1", has: []string{"nil pointer", "discount.go", "c0ffee1"}, ruledOut: []string{"d15ea5e"}}},
 		{"rollback ended them", append(append([]facts.Deploy(nil), deploys...), facts.Deploy{Service: "cart", Revision: "bead001", PreviousRevision: "c0ffee1", IsRollback: true, StartedAt: at(10), FinishedAt: at(11)}), true,
-			want{mode: ModeCodeException, category: catCode, entity: "commit/c0ffee1", has: []string{"rollback", "bead001"}}},
+			want{mode: ModeCodeException, category: catHealthy, entity: "commit/c0ffee1", healthy: true, has: []string{"rollback", "bead001", "stays broken"}}},
 		{"no release: latent bug", nil, false, want{mode: ModeCodeException, category: catCode, entity: "deployment/shop/cart"}},
 	}
 	for _, tc := range cases {

@@ -45,3 +45,21 @@ func TestDescribableCulprit(t *testing.T) {
 		}
 	}
 }
+
+// A scheduled run's name gives its CronJob; another name gives none.
+func TestScheduledRunOwner(t *testing.T) {
+	for name, want := range map[string]string{
+		"lesson-invoices-29362050": "lesson-invoices",
+		"nightly-29001440":         "nightly",
+		"backfill-2024":            "",
+		"db-migrate":               "",
+	} {
+		got := ""
+		if m := reScheduledRun.FindStringSubmatch(name); m != nil {
+			got = m[1]
+		}
+		if got != want {
+			t.Errorf("owner of %q = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -798,6 +798,16 @@ func (s *Service) culpritReads(ctx context.Context, st *invState, defs map[strin
 			out = append(out, c)
 		}
 	}
+	if parts := strings.Split(res.Culprit(), "/"); len(parts) == 3 && strings.EqualFold(parts[0], "job") {
+		// A scheduled run: the CronJob that made it holds its schedule,
+		// time zone, deadlines and retries.
+		if m := reScheduledRun.FindStringSubmatch(parts[2]); m != nil {
+			c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "cronjob", "name": m[1], "namespace": parts[1]}, Origin: originExpand}
+			if serves(defs, intentDescribe) && !st.ranEquivalent(c) {
+				out = append(out, c)
+			}
+		}
+	}
 	for _, w := range res.CulpritWriters() {
 		// What the systems that name it logged around that line.
 		p := map[string]any{"namespace": firstNonEmpty(w.Namespace, "all"), "query": "*"}
@@ -822,6 +832,10 @@ func (s *Service) culpritReads(ctx context.Context, st *invState, defs map[strin
 	}
 	return out
 }
+
+// reScheduledRun: a Job a CronJob created, named <cronjob>-<minutes since
+// the epoch>.
+var reScheduledRun = regexp.MustCompile(`^(.+)-\d{8,}$`)
 
 // describableCulprit: a kind whose object describe_resource reads (not a
 // pod, whose status the pod listing carries, nor what is not a Kubernetes

@@ -45,3 +45,23 @@ func TestNoteAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// A name/value pair whose name says it holds a credential (a CronJob's env
+// var, a parameter list) is flattened without its value.
+func TestFlattenRedactsCredentialPairs(t *testing.T) {
+	var out []string
+	flatten("spec", map[string]any{"env": []any{
+		map[string]any{"name": "DB_PASSWORD", "value": "hunter2"},
+		map[string]any{"name": "STRIPE_API_KEY", "value": "sk_live_abc"},
+		map[string]any{"name": "TZ", "value": "Pacific/Chatham"},
+	}}, &out)
+	all := strings.Join(out, "\n")
+	for _, leak := range []string{"hunter2", "sk_live_abc"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("flattened %q: %q leaked", out, leak)
+		}
+	}
+	if !strings.Contains(all, "spec.env[2].value=Pacific/Chatham") || !strings.Contains(all, "spec.env[0].value=<redacted>") {
+		t.Errorf("flattened %q: want the plain value kept and the credential redacted", out)
+	}
+}

@@ -150,7 +150,9 @@ func customFact(u *unstructured.Unstructured, kind string) facts.Resource {
 	lines := noteAnnotations(u.GetAnnotations())
 	for _, top := range []string{"spec", "status"} {
 		if v, ok := u.Object[top]; ok {
-			flatten(top, v, &lines)
+			var flat []string
+			flatten(top, v, &flat)
+			lines = append(lines, shallowFirst(flat)...)
 		}
 	}
 	if len(lines) > maxCustomSignals {
@@ -204,6 +206,18 @@ var sensitiveKeyRE = regexp.MustCompile(`(?i)(password|passwd|token|apikey|api_k
 func flatten(path string, v any, out *[]string) {
 	switch x := v.(type) {
 	case map[string]any:
+		if n, ok := x["name"].(string); ok && sensitiveEnv(n) {
+			// A name/value pair (an env var, a parameter) whose name says
+			// it holds a credential: its value is never shown.
+			if _, has := x["value"]; has {
+				c := make(map[string]any, len(x))
+				for k, e := range x {
+					c[k] = e
+				}
+				c["value"] = "<redacted>"
+				x = c
+			}
+		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
@@ -411,7 +425,7 @@ func specLines(obj runtime.Object, ann map[string]string) []string {
 	if spec, ok := u["spec"]; ok {
 		var all []string
 		flatten("spec", spec, &all)
-		for _, l := range all {
+		for _, l := range shallowFirst(all) {
 			if strings.HasSuffix(l, "=") {
 				continue
 			}
@@ -422,4 +436,18 @@ func specLines(obj runtime.Object, ann map[string]string) []string {
 		lines = append(lines[:maxSpecLines], fmt.Sprintf("(%d more fields)", len(lines)-maxSpecLines))
 	}
 	return lines
+}
+
+// shallowFirst orders flattened "path=value" lines by the depth of their
+// path, key order kept within a depth: an object's own settings (a
+// CronJob's schedule and time zone) come before the details of the
+// templates it nests, so a cap keeps them.
+func shallowFirst(lines []string) []string {
+	depth := func(l string) int {
+		p, _, _ := strings.Cut(l, "=")
+		return strings.Count(p, ".") + strings.Count(p, "[")
+	}
+	out := append([]string(nil), lines...)
+	sort.SliceStable(out, func(i, j int) bool { return depth(out[i]) < depth(out[j]) })
+	return out
 }

@@ -60,3 +60,19 @@ func TestSpecLines(t *testing.T) {
 		t.Errorf("ingress spec %q: a credential is kept", got)
 	}
 }
+
+// An object's own settings come before the details of the templates it
+// nests, so the cap on the lines kept does not cut them.
+func TestShallowFirst(t *testing.T) {
+	got := shallowFirst([]string{
+		"spec.jobTemplate.spec.template.spec.containers[0].image=x:1",
+		"spec.concurrencyPolicy=Forbid",
+		"spec.jobTemplate.spec.backoffLimit=2",
+		"spec.schedule=0 2 * * *",
+		"spec.timeZone=Europe/Lisbon",
+	})
+	want := []string{"spec.concurrencyPolicy=Forbid", "spec.schedule=0 2 * * *", "spec.timeZone=Europe/Lisbon", "spec.jobTemplate.spec.backoffLimit=2", "spec.jobTemplate.spec.template.spec.containers[0].image=x:1"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("shallowFirst = %q, want %q", got, want)
+	}
+}
