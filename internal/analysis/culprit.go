@@ -21,7 +21,7 @@ import (
 // object and in all.
 const (
 	culpritObjects       = 3  // objects quoted besides the culprit's containers
-	culpritLinesPerObj   = 10 // spec lines, conditions and notes per object
+	culpritLinesPerObj   = 16 // spec lines, conditions and notes per object
 	culpritContainerSets = 12 // settings per container
 	culpritLineLen       = 160
 )
