@@ -55,6 +55,9 @@ var families = []family{
 	// client reports it) is the called service's failure, whatever
 	// exception class the client wraps it in.
 	{catDependency, regexp.MustCompile(`(?i)(https? response error[^\n]{0,40}\b5\d\d\b|response (?:status|code)[ =:]+5\d\d\b|\bstatus ?code[ =:]+5\d\d\b|\bsoap(?:env)?:server\b|(?:returned|responded with|received) (?:an? )?(?:http )?5\d\d\b|\bfailed(?::| with)? (?:an? )?(?:status |http |code )?5\d\d\b)`), "the called service answers with server errors"},
+	// A called API that answers 410 Gone, or says the version called was
+	// retired, removed what the caller uses: the provider's change.
+	{catDependency, regexp.MustCompile(`(?i)(\b410 gone\b|\bapi[_ -]?version[_ -]?(?:retired|removed|sunset)\b|\b(?:version|endpoint|api) [\w./-]{0,20}\s?(?:was|has been|is) (?:retired|sunset|decommissioned)\b)`), "the called API removed the version or endpoint the caller uses"},
 	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented|\bdeadlock(?:ed)?\b)`), "runtime exceptions in the service's own code"},
 }
 

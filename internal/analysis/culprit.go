@@ -306,7 +306,11 @@ func (ev *Evidence) culpritLogs(entity, known string) []settingRef {
 			naming = append(naming, l)
 		}
 	}
-	if len(lines) == 0 && len(naming) > 0 {
+	if len(lines) > 0 {
+		// What others wrote about it (a ticket, a change record) beside
+		// its own lines.
+		lines = append(lines, naming...)
+	} else if len(naming) > 0 {
 		// What names the culprit, and what the same writers logged around
 		// it.
 		in := map[*LogLine]bool{}
@@ -433,6 +437,27 @@ func (r Result) CulpritWriters() []LogWriter {
 			since = int(end.Sub(*l.Timestamp).Minutes()) + int(culpritContext.Minutes())
 		}
 		out = append(out, LogWriter{Namespace: l.Namespace, Service: l.Service, Pod: l.Pod, SinceMinutes: since})
+	}
+	return out
+}
+
+// maxTargetLogs bounds the target names whose lines targetLogs quotes.
+const maxTargetLogs = 2
+
+// targetLogs: a reading that names no object (no fault found, health of
+// no entity) quotes what was written by and about the alert's target (a
+// host, a service): its own lines and the records that name it (a ticket
+// on the threshold, a batch's completion).
+func (ev *Evidence) targetLogs(known string) []settingRef {
+	var out []settingRef
+	for i, n := range ev.targetNames() {
+		if i >= maxTargetLogs {
+			break
+		}
+		for _, r := range ev.culpritLogs("host/"+n, known) {
+			out = append(out, r)
+			known += strings.ToLower(r.text) + "\n"
+		}
 	}
 	return out
 }

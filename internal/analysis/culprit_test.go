@@ -178,3 +178,22 @@ func TestDefaultFieldsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// A line that reports its operation succeeded once retried is no failure,
+// whatever level it was logged at; a retry that failed, or a success
+// without a retry, is read as before.
+func TestRetrySucceededIsNoFailure(t *testing.T) {
+	ev := NewEvidence(nil, nil)
+	for msg, failing := range map[string]bool{
+		"chunk 41/60 upload retried after 502 from partner SFTP gateway, succeeded on retry": false,
+		"payment capture ok after 2 retries (timeout from psp)":                              false,
+		"retry succeeded for order 8812 after connection reset":                              false,
+		"upload failed after 3 retries: 502 from partner gateway":                            true,
+		"retrying in 5s: connection refused":                                                 true,
+	} {
+		l := LogLine{LogLine: facts.LogLine{Level: "ERROR", Message: msg}}
+		if got := ev.failingLine(l); got != failing {
+			t.Errorf("failingLine(%q) = %v, want %v", msg, got, failing)
+		}
+	}
+}

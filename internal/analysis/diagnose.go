@@ -96,16 +96,27 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		// The facts an SRE reads first, quoted with their pins, whatever
 		// the hypothesis: observations, not conclusions.
 		d.ValidatedClaims = append(d.ValidatedClaims, ev.keyEvidence(append(append([]*investigationv1.Claim(nil), d.ValidatedClaims...), d.NonValidatedClaims...))...)
-		if len(res.Hypotheses) > 0 {
+		{
 			// How the object the conclusion names is configured, as
-			// describe shows it (culprit.go).
+			// describe shows it, and what its log says (culprit.go); with
+			// no object named (no fault found, health of no entity), what
+			// was written about the alert's target.
 			var known strings.Builder
 			for _, c := range append(append([]*investigationv1.Claim(nil), d.ValidatedClaims...), d.NonValidatedClaims...) {
 				known.WriteString(strings.ToLower(c.GetClaim()))
 				known.WriteByte('\n')
 			}
-			refs := ev.culpritConfig(res.Hypotheses[0].GetEntity(), known.String())
-			refs = append(refs, ev.culpritLogs(res.Hypotheses[0].GetEntity(), known.String())...)
+			ent := ""
+			if len(res.Hypotheses) > 0 {
+				ent = res.Hypotheses[0].GetEntity()
+			}
+			var refs []settingRef
+			if ent != "" {
+				refs = ev.culpritConfig(ent, known.String())
+				refs = append(refs, ev.culpritLogs(ent, known.String())...)
+			} else {
+				refs = ev.targetLogs(known.String())
+			}
 			for _, st := range refs {
 				d.ValidatedClaims = append(d.ValidatedClaims, &investigationv1.Claim{Claim: "Key evidence: " + st.text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: st.cite.PinIDs})
 			}

@@ -452,6 +452,11 @@ var reWarningClass = regexp.MustCompile(`^\W*(?:\(node:\d+\)\s*)?(?:\[[A-Z0-9]+\
 // dropped its connection): the caller left, the service did not fail.
 var reClientGone = regexp.MustCompile(`(?i)\bclient\b(?: [\w.-]+){0,3} (?:disconnected|went away|has gone away|hung up)\b|\bclient closed (?:the )?request\b`)
 
+// reRetrySucceeded: a line that reports its own operation succeeded once
+// retried ("upload retried after 502, succeeded on retry", "ok after 2
+// retries"): the retry absorbed the failure; nothing failed in the end.
+var reRetrySucceeded = regexp.MustCompile(`(?i)\b(?:succeeded|successful(?:ly)?|completed|ok|recovered)\b[^.;]{0,24}\b(?:on|after|with)\b[^.;]{0,12}\bretr(?:y|ies|ying|ied)\b|\bretr(?:y|ied)\b[^.;]{0,12}\b(?:succeeded|successful)\b`)
+
 func logLevel(l facts.LogLine) string {
 	lv := strings.ToUpper(strings.TrimSpace(l.Level))
 	switch lv {
@@ -462,10 +467,11 @@ func logLevel(l facts.LogLine) string {
 	case "CRITICAL", "CRIT", "EMERG", "ALERT", "PANIC":
 		lv = "FATAL"
 	}
-	if lv == "ERROR" && (reWarningClass.MatchString(l.Message) || reClientGone.MatchString(l.Message)) {
+	if lv == "ERROR" && (reWarningClass.MatchString(l.Message) || reClientGone.MatchString(l.Message) || reRetrySucceeded.MatchString(l.Message)) {
 		// A runtime's warning category (a DeprecationWarning a library
 		// logs at ERROR) warns; it reports no failure. Nor does a client
-		// that went away before its answer.
+		// that went away before its answer, nor an operation a retry
+		// completed.
 		return "WARN"
 	}
 	if lv != "" {

@@ -267,6 +267,10 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// A SOAP fault whose code says the server failed.
 		{"VAT check DE123 via tax.example/vies: soap:Server MS_UNAVAILABLE; order blocked", catDependency},
 		{"invalid reading: temperature must be between -60 and 60 (got temperature=-9999)", catData},
+		// A called API that removed what the caller uses.
+		{"POST https://api.mt.example/v2/translate 410 Gone: {\"error\":\"x\"}", catDependency},
+		{"geocode failed: {\"code\":\"api_version_retired\",\"detail\":\"use v4\"}", catDependency},
+		{"sync aborted: endpoint /v1/stock was retired on 2027-01-01", catDependency},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)

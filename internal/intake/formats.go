@@ -218,6 +218,11 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		// (UptimeRobot's alertTypeFriendlyName "Up", an "event_state").
 		a.State = firstNonEmpty(stateField(obj), stateField(envelope))
 	}
+	if a.State == "" {
+		// Or one level down, in the object the payload is about (a status
+		// page's component_update.new_status "operational").
+		a.State = nestedStateField(obj)
+	}
 	if a.ErrorMessage == "" && a.Summary == "" && a.Description == "" {
 		a.Summary = msg
 	} else if a.Description == "" {
@@ -796,7 +801,8 @@ var reEmphasisState = regexp.MustCompile(`(?i)^\s*(?:<(?:b|strong)>|\*{1,2})\s*(
 // status or event); reStateWord: a value that is a state word whole.
 var (
 	reStateKey  = regexp.MustCompile(`(?i)type|state|status|event`)
-	reStateWord = regexp.MustCompile(`(?i)^(?:resolved|recovered|up|ok|down|firing|problem|triggered|alerting)$`)
+	rePriorKey  = regexp.MustCompile(`(?i)^(?:old|prev|previous|prior|from)[_-]?|[_-](?:old|before|previous|prior)$`)
+	reStateWord = regexp.MustCompile(`(?i)^(?:resolved|recovered|up|ok|down|firing|problem|triggered|alerting|operational|major_outage|partial_outage|degraded_performance)$`)
 )
 
 // stateField is the state a top-level field carries whose name can carry
@@ -813,8 +819,8 @@ func stateField(obj map[string]any) string {
 	found := ""
 	for _, k := range keys {
 		v, ok := obj[k].(string)
-		if !ok || !reStateKey.MatchString(k) || !reStateWord.MatchString(strings.TrimSpace(v)) {
-			continue
+		if !ok || !reStateKey.MatchString(k) || rePriorKey.MatchString(k) || !reStateWord.MatchString(strings.TrimSpace(v)) {
+			continue // a prior state ("old_status") is not the current one
 		}
 		w := strings.ToLower(strings.TrimSpace(v))
 		if !isResolvedState(w) {
@@ -827,13 +833,37 @@ func stateField(obj map[string]any) string {
 	return found
 }
 
+// nestedStateField is stateField of the objects one level inside obj, in
+// key order, a firing state first (as stateField ranks them).
+func nestedStateField(obj map[string]any) string {
+	keys := make([]string, 0, len(obj))
+	for k, v := range obj {
+		if _, ok := v.(map[string]any); ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	found := ""
+	for _, k := range keys {
+		w := stateField(obj[k].(map[string]any))
+		if w != "" && !isResolvedState(w) {
+			return w
+		}
+		if found == "" {
+			found = w
+		}
+	}
+	return found
+}
+
 // isResolvedState reports whether a state string says the alert is over.
 // "normal" is not resolved: scheduled checks report it while still asking for a look.
 // "completed" is a status page's maintenance (or a job's run) that is over;
-// "up" is an uptime check's target answering again.
+// "up" is an uptime check's target answering again; "operational" a status
+// page's component serving again.
 func isResolvedState(s string) bool {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "resolved", "ok", "recovered", "closed", "success", "completed", "up":
+	case "resolved", "ok", "recovered", "closed", "success", "completed", "up", "operational":
 		return true
 	}
 	return false

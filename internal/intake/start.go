@@ -26,6 +26,10 @@ var (
 	reNotTimeField = regexp.MustCompile(`(?i)(zone|offset|out$|duration|interval|period|window|ttl|timeout|elapsed|ms$|seconds$|count)`)
 )
 
+// objectAge: a creation date this much older than the payload's latest
+// dates a long-lived object, not the condition.
+const objectAge = 24 * time.Hour
+
 // maxStartDepth bounds how deep inferStart walks (a payload is data).
 const maxStartDepth = 5
 
@@ -100,6 +104,24 @@ func inferStart(obj map[string]any) (time.Time, bool) {
 	if len(found) == 0 {
 		return time.Time{}, false
 	}
+	// A long-lived object the payload describes (the component, the
+	// monitor, the check) carries its own creation date, days or years
+	// before the event: a creation date more than a day older than the
+	// payload's latest one dates the object, not the condition.
+	var latest time.Time
+	for _, f := range found {
+		if f.rank == 1 && f.at.After(latest) {
+			latest = f.at
+		}
+	}
+	kept := found[:0]
+	for _, f := range found {
+		if f.rank == 1 && latest.Sub(f.at) > objectAge {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	found = kept
 	sort.Slice(found, func(i, j int) bool {
 		if found[i].rank != found[j].rank {
 			return found[i].rank < found[j].rank

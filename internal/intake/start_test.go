@@ -27,6 +27,10 @@ func TestInferStart(t *testing.T) {
 		{"bare start word", map[string]any{"started": "2027-04-02T06:15:00Z", "resolved_at": "2027-04-02T06:10:00Z"}, true},
 		{"a field named start in epoch milliseconds, beside its end", map[string]any{"start": float64(want.UnixMilli()), "end": float64(want.Add(time.Hour).UnixMilli())}, true},
 		{"scheduled start beats the record's creation the day before", map[string]any{"created_at": "2027-04-01T06:15:00Z", "scheduled_for": "2027-04-02T06:15:00Z", "scheduled_until": "2027-04-02T06:45:00Z"}, true},
+		{"a component's creation years before is its own, not the event's", map[string]any{
+			"component_update": map[string]any{"created_at": "2027-04-02T06:15:00Z", "new_status": "major_outage"},
+			"component":        map[string]any{"created_at": "2021-02-11T09:00:00Z", "name": "Routing API"}}, true},
+		{"a monitor created last week, an event now", map[string]any{"monitor": map[string]any{"created": "2027-03-20T10:00:00Z"}, "event": map[string]any{"created": "2027-04-02T06:15:00Z"}}, true},
 		{"a count named like a time is not an epoch", map[string]any{"time": float64(42)}, false},
 		{"an end time alone is no start", map[string]any{"resolved_at": "2027-04-02T06:15:00Z"}, false},
 		{"an unknown zone name is not trusted", map[string]any{"time": "2027-04-02 06:15:00 PDT"}, false},
@@ -131,5 +135,31 @@ func TestParseMonitorObjectName(t *testing.T) {
 	}
 	if got := as[0].GetAlertName(); got != "checkout heartbeat" {
 		t.Errorf("alert name %q, want the monitor's name", got)
+	}
+}
+
+// A status page's component update says the component serves again
+// ("operational", its prior state "major_outage" set aside), and its start
+// is the update's time, not the component's creation years before.
+func TestStatusPageComponentRecovered(t *testing.T) {
+	raw := []byte(`{"page": {"id": "p1", "status_indicator": "none", "status_description": "All Systems Operational"},
+		"component_update": {"created_at": "2027-04-02T06:15:00.000Z", "new_status": "operational", "old_status": "major_outage", "component_id": "c1"},
+		"component": {"created_at": "2021-02-11T09:00:00.000Z", "id": "c1", "name": "Routing API (EU)", "status": "operational"}}`)
+	alerts, err := Parse(raw, "")
+	if err != nil || len(alerts) != 1 {
+		t.Fatalf("parse: %v %v", alerts, err)
+	}
+	a := alerts[0]
+	if !a.GetResolved() {
+		t.Errorf("state %q: want resolved", a.GetState())
+	}
+	if got := a.GetStartsAt().AsTime(); !got.Equal(time.Date(2027, 4, 2, 6, 15, 0, 0, time.UTC)) {
+		t.Errorf("start %v: want the update's time", got)
+	}
+	down := []byte(`{"component_update": {"created_at": "2027-04-02T06:15:00.000Z", "new_status": "major_outage", "old_status": "operational"},
+		"component": {"created_at": "2021-02-11T09:00:00.000Z", "name": "Routing API (EU)", "status": "major_outage"}}`)
+	alerts, err = Parse(down, "")
+	if err != nil || len(alerts) != 1 || alerts[0].GetResolved() {
+		t.Errorf("an outage update read as resolved: %v %v", alerts, err)
 	}
 }
