@@ -235,7 +235,7 @@ func (r Result) CulpritCommits() []string {
 		at = &ev.windowEnd
 	}
 	var named []string
-	var latest *Commit
+	var latest, latestAny *Commit
 	for i := range ev.Commits {
 		c := &ev.Commits[i]
 		if c.Removed || !c.HasDiff || strings.TrimSpace(c.Diff) != "" || len(c.SHA) < 7 {
@@ -245,7 +245,13 @@ func (r Result) CulpritCommits() []string {
 			named = append(named, c.SHA)
 			continue
 		}
-		if name == "" || !strings.EqualFold(c.Service, name) || at == nil || c.Timestamp == nil || c.Timestamp.After(*at) || at.Sub(*c.Timestamp) > changeLookback {
+		if at == nil || c.Timestamp == nil || c.Timestamp.After(*at) || at.Sub(*c.Timestamp) > changeLookback {
+			continue
+		}
+		if latestAny == nil || c.Timestamp.After(*latestAny.Timestamp) {
+			latestAny = c
+		}
+		if name == "" || !strings.EqualFold(c.Service, name) {
 			continue
 		}
 		if latest == nil || c.Timestamp.After(*latest.Timestamp) {
@@ -254,6 +260,11 @@ func (r Result) CulpritCommits() []string {
 	}
 	if len(named) == 0 && latest != nil {
 		named = append(named, latest.SHA)
+	}
+	if len(named) == 0 && latestAny != nil && !ev.diffRead() {
+		// The commit the report quotes as the latest change before the
+		// alert (suspectCommits), whichever service it belongs to.
+		named = append(named, latestAny.SHA)
 	}
 	return named[:min(len(named), maxCulpritDiffs)]
 }
@@ -460,4 +471,14 @@ func (ev *Evidence) targetLogs(known string) []settingRef {
 		}
 	}
 	return out
+}
+
+// diffRead: some commit's diff is in the evidence already.
+func (ev *Evidence) diffRead() bool {
+	for _, c := range ev.Commits {
+		if strings.TrimSpace(c.Diff) != "" {
+			return true
+		}
+	}
+	return false
 }

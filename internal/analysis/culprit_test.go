@@ -197,3 +197,21 @@ func TestRetrySucceededIsNoFailure(t *testing.T) {
 		}
 	}
 }
+
+// A commit's diff is quoted as a reviewer reads it: changed lines and the
+// few unchanged lines after them (the call a new value reaches), without
+// headers or elisions.
+func TestDiffLinesKeepNearbyContext(t *testing.T) {
+	diff := "--- a/src/sched.ts\n+++ b/src/sched.ts\n@@ -3,7 +3,7 @@\n-export const MAX_LEAD_DAYS = 21;\n+export const MAX_LEAD_DAYS = 60;\n ...\n   const delay = exam.at - Date.now(); // may exceed 2147483647 ms\n   setTimeout(send, delay);\n   log(delay);\n   return;\n"
+	got := diffLines(diff, 10)
+	for _, w := range []string{"- export const MAX_LEAD_DAYS = 21;", "+export const MAX_LEAD_DAYS = 60;", "2147483647", "setTimeout(send, delay);"} {
+		if !strings.Contains(got, strings.TrimPrefix(w, "- ")) {
+			t.Errorf("diffLines = %q: %q missing", got, w)
+		}
+	}
+	for _, n := range []string{"+++", "@@", "...", "return;"} {
+		if strings.Contains(got, n) {
+			t.Errorf("diffLines = %q: %q kept", got, n)
+		}
+	}
+}

@@ -571,8 +571,8 @@ func dataLines(r Resource) []string {
 	return out
 }
 
-// maxDiffLines bounds the changed lines quoted of one commit.
-const maxDiffLines = 6
+// maxDiffLines bounds the lines quoted of one commit's diff.
+const maxDiffLines = 10
 
 // suspectCommits are the commits whose change the report quotes: those the
 // known text (the diagnosis's claims) names by their short SHA, else the
@@ -602,7 +602,7 @@ func (ev *Evidence) suspectCommits(known string, at *time.Time) []settingRef {
 			parts = append(parts, "summary "+quote(clip(s, 300)))
 		}
 		if d := diffLines(c.Diff, maxDiffLines); d != "" {
-			parts = append(parts, "changed lines "+quote(clip(d, 300)))
+			parts = append(parts, "changed lines "+quote(clip(d, 480)))
 		}
 		if len(parts) == 0 {
 			continue
@@ -612,18 +612,33 @@ func (ev *Evidence) suspectCommits(known string, at *time.Time) []settingRef {
 	return out
 }
 
-// diffLines are the added and removed lines of a unified diff (not its
-// file headers), at most n, joined by " | ".
+// diffLines are the lines of a unified diff's hunks as a reviewer reads
+// them: the added and removed lines, and the unchanged lines the diff shows
+// around them (the code the change feeds: the call its new value reaches),
+// not its file and hunk headers nor elisions; at most n, joined by " | ".
+// Unchanged lines are kept only up to contextAround after a change.
 func diffLines(diff string, n int) string {
+	const contextAround = 3
 	var out []string
+	since := contextAround + 1 // lines since the last change
 	for _, l := range strings.Split(diff, "\n") {
 		if len(out) >= n {
 			break
 		}
-		if strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") || len(l) < 2 || (l[0] != '+' && l[0] != '-') {
+		switch {
+		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "@@") || strings.HasPrefix(l, "diff ") || strings.HasPrefix(l, "index "):
 			continue
+		case len(l) >= 2 && (l[0] == '+' || l[0] == '-'):
+			out = append(out, strings.TrimSpace(l))
+			since = 0
+		default:
+			t := strings.TrimSpace(l)
+			since++
+			if t == "" || strings.Trim(t, ".…") == "" || since > contextAround {
+				continue
+			}
+			out = append(out, t)
 		}
-		out = append(out, strings.TrimSpace(l))
 	}
 	return strings.Join(out, " | ")
 }
