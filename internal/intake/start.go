@@ -88,8 +88,8 @@ func inferStart(obj map[string]any) (time.Time, bool) {
 				}
 			}
 			t, ok := parseLooseTime(v)
-			if !ok || t.Year() < 2000 {
-				continue // a number that is not an epoch time (a count, an id)
+			if !ok || t.Year() < 2000 || t.Year() > 2200 {
+				continue // a number that is not an epoch time (a count, an id), or a "never" sentinel (9999-12-31)
 			}
 			found = append(found, timeField{rank: fieldRank(k), at: t})
 		}

@@ -31,6 +31,7 @@ func TestInferStart(t *testing.T) {
 			"component_update": map[string]any{"created_at": "2027-04-02T06:15:00Z", "new_status": "major_outage"},
 			"component":        map[string]any{"created_at": "2021-02-11T09:00:00Z", "name": "Routing API"}}, true},
 		{"a monitor created last week, an event now", map[string]any{"monitor": map[string]any{"created": "2027-03-20T10:00:00Z"}, "event": map[string]any{"created": "2027-04-02T06:15:00Z"}}, true},
+		{"a never sentinel beside the event's time", map[string]any{"event_time": "2027-04-02T06:15:00Z", "retention_date": "9999-12-31T23:59:59Z"}, true},
 		{"a count named like a time is not an epoch", map[string]any{"time": float64(42)}, false},
 		{"an end time alone is no start", map[string]any{"resolved_at": "2027-04-02T06:15:00Z"}, false},
 		{"an unknown zone name is not trusted", map[string]any{"time": "2027-04-02 06:15:00 PDT"}, false},
