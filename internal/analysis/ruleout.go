@@ -328,7 +328,7 @@ var reSourceFile = regexp.MustCompile(`[A-Za-z0-9_./-]+\.(?:go|py|java|kt|js|ts|
 // does not blame, each with the reason the evidence gives.
 func (r *ruler) commits(leads []Finding) {
 	ev := r.ev
-	if len(ev.Commits) == 0 || leads[0].Healthy {
+	if len(ev.Commits) == 0 || leads[0].Healthy && !leads[0].Overrides {
 		return
 	}
 	text := leadText(leads)
