@@ -57,17 +57,7 @@ func TestCulpritConfigQuotesTheBlamedObject(t *testing.T) {
 				t.Errorf("%s: %q cites no pin", c.entity, r.text)
 			}
 		}
-		all := strings.Join(got, "\n")
-		for _, w := range c.want {
-			if !strings.Contains(all, w) {
-				t.Errorf("%s: %q missing from %q", c.entity, w, got)
-			}
-		}
-		for _, n := range c.not {
-			if strings.Contains(all, n) {
-				t.Errorf("%s: %q quoted in %q", c.entity, n, got)
-			}
-		}
+		checkQuoted(t, c.entity, got, c.want, c.not)
 	}
 }
 
@@ -106,17 +96,7 @@ func TestCulpritLogs(t *testing.T) {
 		for _, r := range ev.culpritLogs(c.entity, c.known) {
 			got = append(got, r.text)
 		}
-		all := strings.Join(got, "\n")
-		for _, w := range c.want {
-			if !strings.Contains(all, w) {
-				t.Errorf("%s: %q missing from %q", c.entity, w, got)
-			}
-		}
-		for _, n := range c.not {
-			if strings.Contains(all, n) {
-				t.Errorf("%s: %q quoted in %q", c.entity, n, got)
-			}
-		}
+		checkQuoted(t, c.entity, got, c.want, c.not)
 	}
 }
 
@@ -212,6 +192,22 @@ func TestDiffLinesKeepNearbyContext(t *testing.T) {
 	for _, n := range []string{"+++", "@@", "...", "return;"} {
 		if strings.Contains(got, n) {
 			t.Errorf("diffLines = %q: %q kept", got, n)
+		}
+	}
+}
+
+// checkQuoted: every want is in the quotes got of entity, no not is.
+func checkQuoted(t *testing.T, entity string, got, want, not []string) {
+	t.Helper()
+	all := strings.Join(got, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("%s: %q missing from %q", entity, w, got)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(all, n) {
+			t.Errorf("%s: %q quoted in %q", entity, n, got)
 		}
 	}
 }
