@@ -785,27 +785,29 @@ func (st *invState) ranFor(in, name string) bool {
 	return false
 }
 
-// culpritReads: before the report blames an object, the object itself is
-// read (described, unless a call did: its spec, annotations and conditions
-// are what the report quotes of it), and so are the diffs of the commits
-// the reading blames (the history gives their summaries; the changed lines
-// are fetched on demand).
+// culpritReads: before the report blames an object, what it quotes of
+// the object is read, each unless a call did: the object described (its
+// spec, annotations and conditions), a scheduled Job's CronJob with it,
+// the logs of the systems whose lines name an object that writes none
+// (around those lines), and the diffs of the commits the reading blames
+// (the history gives their summaries; the changed lines are fetched on
+// demand, seed 003).
 func (s *Service) culpritReads(ctx context.Context, st *invState, defs map[string]*evidencev1.ToolDefinition, res analysis.Result) []pendingCall {
 	var out []pendingCall
-	if parts := strings.Split(res.Culprit(), "/"); len(parts) == 3 && parts[2] != "" && parts[1] != "" && describableCulprit(parts[0]) {
-		c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": parts[0], "name": parts[2], "namespace": parts[1]}, Origin: originExpand}
+	describe := func(kind, name, ns string) {
+		c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": kind, "name": name, "namespace": ns}, Origin: originExpand}
 		if serves(defs, intentDescribe) && !st.ranEquivalent(c) {
 			out = append(out, c)
 		}
 	}
-	if parts := strings.Split(res.Culprit(), "/"); len(parts) == 3 && strings.EqualFold(parts[0], "job") {
-		// A scheduled run: the CronJob that made it holds its schedule,
-		// time zone, deadlines and retries.
-		if m := reScheduledRun.FindStringSubmatch(parts[2]); m != nil {
-			c := pendingCall{Intent: intentDescribe, Params: map[string]any{"kind": "cronjob", "name": m[1], "namespace": parts[1]}, Origin: originExpand}
-			if serves(defs, intentDescribe) && !st.ranEquivalent(c) {
-				out = append(out, c)
-			}
+	if parts := strings.Split(res.Culprit(), "/"); len(parts) == 3 && parts[1] != "" && parts[2] != "" {
+		if describableCulprit(parts[0]) {
+			describe(parts[0], parts[2], parts[1])
+		}
+		if m := reScheduledRun.FindStringSubmatch(parts[2]); m != nil && strings.EqualFold(parts[0], "job") {
+			// A scheduled run: the CronJob that made it holds its
+			// schedule, time zone, deadlines and retries.
+			describe("cronjob", m[1], parts[1])
 		}
 	}
 	for _, w := range res.CulpritWriters() {
