@@ -302,7 +302,6 @@ func (s *Service) describeService(ctx context.Context, r *Result, res *facts.Res
 	if err != nil {
 		return err
 	}
-	res.Spec = specLines(svc, svc.Annotations)
 	var ports []string
 	for _, p := range svc.Spec.Ports {
 		ports = append(ports, fmt.Sprintf("%s %d->%s/%s", p.Name, p.Port, p.TargetPort.String(), p.Protocol))
