@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -234,30 +235,18 @@ func (r Result) CulpritCommits() []string {
 	if at == nil && !ev.windowEnd.IsZero() {
 		at = &ev.windowEnd
 	}
+	unread := func(c *Commit) bool {
+		return !c.Removed && c.HasDiff && strings.TrimSpace(c.Diff) == "" && len(c.SHA) >= 7
+	}
 	var named []string
-	var latest, latestAny *Commit
 	for i := range ev.Commits {
-		c := &ev.Commits[i]
-		if c.Removed || !c.HasDiff || strings.TrimSpace(c.Diff) != "" || len(c.SHA) < 7 {
-			continue
-		}
-		if text != "" && strings.Contains(text, strings.ToLower(short(c.SHA))) {
+		if c := &ev.Commits[i]; unread(c) && text != "" && strings.Contains(text, strings.ToLower(short(c.SHA))) {
 			named = append(named, c.SHA)
-			continue
-		}
-		if at == nil || c.Timestamp == nil || c.Timestamp.After(*at) || at.Sub(*c.Timestamp) > changeLookback {
-			continue
-		}
-		if latestAny == nil || c.Timestamp.After(*latestAny.Timestamp) {
-			latestAny = c
-		}
-		if name == "" || !strings.EqualFold(c.Service, name) {
-			continue
-		}
-		if latest == nil || c.Timestamp.After(*latest.Timestamp) {
-			latest = c
 		}
 	}
+	notNamed := func(c *Commit) bool { return unread(c) && !slices.Contains(named, c.SHA) }
+	latest := ev.latestCommitBefore(at, func(c *Commit) bool { return notNamed(c) && name != "" && strings.EqualFold(c.Service, name) })
+	latestAny := ev.latestCommitBefore(at, notNamed)
 	if len(named) == 0 && latest != nil {
 		named = append(named, latest.SHA)
 	}
@@ -471,6 +460,23 @@ func (ev *Evidence) targetLogs(known string) []settingRef {
 		}
 	}
 	return out
+}
+
+// latestCommitBefore is the latest commit keep accepts made within
+// changeLookback before at (the first of equals in the history's order);
+// nil without at or without one.
+func (ev *Evidence) latestCommitBefore(at *time.Time, keep func(*Commit) bool) *Commit {
+	var latest *Commit
+	for i := range ev.Commits {
+		c := &ev.Commits[i]
+		if at == nil || c.Timestamp == nil || c.Timestamp.After(*at) || at.Sub(*c.Timestamp) > changeLookback || !keep(c) {
+			continue
+		}
+		if latest == nil || c.Timestamp.After(*latest.Timestamp) {
+			latest = c
+		}
+	}
+	return latest
 }
 
 // diffRead: some commit's diff is in the evidence already.

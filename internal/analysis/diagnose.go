@@ -101,37 +101,24 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 			// describe shows it, and what its log says (culprit.go); with
 			// no object named (no fault found, health of no entity), what
 			// was written about the alert's target.
-			var known strings.Builder
-			for _, c := range append(append([]*investigationv1.Claim(nil), d.ValidatedClaims...), d.NonValidatedClaims...) {
-				known.WriteString(strings.ToLower(c.GetClaim()))
-				known.WriteByte('\n')
-			}
+			known := claimsText(d.ValidatedClaims, d.NonValidatedClaims)
 			ent := ""
 			if len(res.Hypotheses) > 0 {
 				ent = res.Hypotheses[0].GetEntity()
 			}
 			var refs []settingRef
 			if ent != "" {
-				refs = ev.culpritConfig(ent, known.String())
-				refs = append(refs, ev.culpritLogs(ent, known.String())...)
+				refs = ev.culpritConfig(ent, known)
+				refs = append(refs, ev.culpritLogs(ent, known)...)
 			} else {
-				refs = ev.targetLogs(known.String())
+				refs = ev.targetLogs(known)
 			}
-			for _, st := range refs {
-				d.ValidatedClaims = append(d.ValidatedClaims, &investigationv1.Claim{Claim: "Key evidence: " + st.text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: st.cite.PinIDs})
-			}
+			d.ValidatedClaims = append(d.ValidatedClaims, keyClaims(refs)...)
 		}
 		if !res.Healthy {
 			// A fault: the bound settings at a "never" value, whatever
 			// the hypothesis (extreme.go).
-			var known strings.Builder
-			for _, c := range d.ValidatedClaims {
-				known.WriteString(strings.ToLower(c.GetClaim()))
-				known.WriteByte('\n')
-			}
-			for _, st := range ev.extremeSettings(known.String()) {
-				d.ValidatedClaims = append(d.ValidatedClaims, &investigationv1.Claim{Claim: "Key evidence: " + st.text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: st.cite.PinIDs})
-			}
+			d.ValidatedClaims = append(d.ValidatedClaims, keyClaims(ev.extremeSettings(claimsText(d.ValidatedClaims)))...)
 		}
 	}
 	if len(res.Hypotheses) == 0 {
@@ -325,4 +312,27 @@ func Markdown(d *investigationv1.Diagnosis) string {
 	section("Unknowns", d.GetUnknowns())
 	section("Remediation", d.GetRemediationSteps())
 	return b.String()
+}
+
+// claimsText is the claims' text, lower-cased, one claim a line: what is
+// already said, which a quote must not repeat.
+func claimsText(groups ...[]*investigationv1.Claim) string {
+	var b strings.Builder
+	for _, g := range groups {
+		for _, c := range g {
+			b.WriteString(strings.ToLower(c.GetClaim()))
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// keyClaims are quoted settings and lines as supported key-evidence
+// claims citing their pins.
+func keyClaims(refs []settingRef) []*investigationv1.Claim {
+	var out []*investigationv1.Claim
+	for _, st := range refs {
+		out = append(out, &investigationv1.Claim{Claim: "Key evidence: " + st.text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: st.cite.PinIDs})
+	}
+	return out
 }

@@ -594,19 +594,10 @@ func eventKey(e facts.Event) string {
 // same CronJob are both kept), the earlier conditions and data when the
 // later read has none.
 func mergeResource(old, x facts.Resource) facts.Resource {
-	union := func(a, b []string) []string {
-		out := append([]string(nil), a...)
-		for _, v := range b {
-			if !slices.Contains(out, v) {
-				out = append(out, v)
-			}
-		}
-		return out
-	}
-	x.Signals = union(old.Signals, x.Signals)
-	x.Spec = union(old.Spec, x.Spec)
-	x.Owners = union(old.Owners, x.Owners)
-	x.ManagedBy = union(old.ManagedBy, x.ManagedBy)
+	x.Signals = appendUnique(slices.Clone(old.Signals), x.Signals...)
+	x.Spec = appendUnique(slices.Clone(old.Spec), x.Spec...)
+	x.Owners = appendUnique(slices.Clone(old.Owners), x.Owners...)
+	x.ManagedBy = appendUnique(slices.Clone(old.ManagedBy), x.ManagedBy...)
 	if len(x.Conditions) == 0 {
 		x.Conditions = old.Conditions
 	}

@@ -40,12 +40,7 @@ const (
 // keyEvidence returns the key-evidence claims not already stated by the
 // given claims (a message already quoted is not repeated).
 func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigationv1.Claim {
-	var have strings.Builder
-	for _, c := range existing {
-		have.WriteString(strings.ToLower(c.GetClaim()))
-		have.WriteByte('\n')
-	}
-	known := have.String()
+	known := claimsText(existing)
 	var out []*investigationv1.Claim
 	add := func(text string, c Cite) {
 		out = append(out, &investigationv1.Claim{Claim: "Key evidence: " + text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: c.PinIDs})
@@ -289,12 +284,7 @@ func (ev *Evidence) keyEvidence(existing []*investigationv1.Claim) []*investigat
 		for _, c := range existing {
 			said = append(said, c.GetClaim())
 		}
-		var kb strings.Builder
-		for _, c := range out {
-			kb.WriteString(strings.ToLower(c.GetClaim()))
-			kb.WriteByte('\n')
-		}
-		keyText := kb.String()
+		keyText := claimsText(out)
 		already := func(msg string) bool { // quoted by the diagnosis or above, whole or clipped
 			head := strings.ToLower(strings.TrimSuffix(clip(msg, 60), "..."))
 			return strings.Contains(known, head) || strings.Contains(keyText, head)
@@ -579,21 +569,17 @@ const maxDiffLines = 10
 // latest commit within changeLookback before at; at most keySuspectCommits.
 // Each is quoted by its summary and its changed lines.
 func (ev *Evidence) suspectCommits(known string, at *time.Time) []settingRef {
-	var named, recent []Commit
+	var named []Commit
 	for _, c := range ev.Commits {
-		if c.Removed || len(c.SHA) < 7 {
-			continue
-		}
-		if strings.Contains(known, strings.ToLower(short(c.SHA))) {
+		if !c.Removed && len(c.SHA) >= 7 && strings.Contains(known, strings.ToLower(short(c.SHA))) {
 			named = append(named, c)
-		} else if at != nil && c.Timestamp != nil && !c.Timestamp.After(*at) && at.Sub(*c.Timestamp) <= changeLookback {
-			recent = append(recent, c)
 		}
 	}
-	sort.SliceStable(recent, func(i, j int) bool { return recent[i].Timestamp.After(*recent[j].Timestamp) })
 	pick := named
-	if len(pick) == 0 && len(recent) > 0 {
-		pick = recent[:1]
+	if len(pick) == 0 {
+		if c := ev.latestCommitBefore(at, func(c *Commit) bool { return !c.Removed && len(c.SHA) >= 7 }); c != nil {
+			pick = []Commit{*c}
+		}
 	}
 	var out []settingRef
 	for _, c := range pick[:min(keySuspectCommits, len(pick))] {

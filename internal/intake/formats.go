@@ -811,42 +811,38 @@ var (
 // notification_type PROBLEM beside a host_state UP: the host is up, the
 // service is not).
 func stateField(obj map[string]any) string {
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	found := ""
-	for _, k := range keys {
+	var states []string
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		v, ok := obj[k].(string)
 		if !ok || !reStateKey.MatchString(k) || rePriorKey.MatchString(k) || !reStateWord.MatchString(strings.TrimSpace(v)) {
 			continue // a prior state ("old_status") is not the current one
 		}
-		w := strings.ToLower(strings.TrimSpace(v))
-		if !isResolvedState(w) {
-			return w
-		}
-		if found == "" {
-			found = w
-		}
+		states = append(states, strings.ToLower(strings.TrimSpace(v)))
 	}
-	return found
+	return firingFirst(states)
 }
 
 // nestedStateField is stateField of the objects one level inside obj, in
-// key order, a firing state first (as stateField ranks them).
+// key order, ranked as stateField ranks its fields.
 func nestedStateField(obj map[string]any) string {
-	keys := make([]string, 0, len(obj))
-	for k, v := range obj {
-		if _, ok := v.(map[string]any); ok {
-			keys = append(keys, k)
+	var states []string
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if m, ok := obj[k].(map[string]any); ok {
+			states = append(states, stateField(m))
 		}
 	}
-	sort.Strings(keys)
+	return firingFirst(states)
+}
+
+// firingFirst is the first state that is not resolved, else the first
+// one; "" when there is none.
+func firingFirst(states []string) string {
 	found := ""
-	for _, k := range keys {
-		w := stateField(obj[k].(map[string]any))
-		if w != "" && !isResolvedState(w) {
+	for _, w := range states {
+		if w == "" {
+			continue
+		}
+		if !isResolvedState(w) {
 			return w
 		}
 		if found == "" {

@@ -174,7 +174,7 @@ func noteAnnotations(ann map[string]string) []string {
 	var keys []string
 	for k, v := range ann {
 		v = strings.TrimSpace(v)
-		if len(v) < 12 || !strings.Contains(v, " ") || strings.ContainsAny(v[:1], "{[") || strings.Contains(k, "last-applied") || sensitiveKeyRE.MatchString(k) {
+		if _, ok := annotationValue(k, v); !ok || len(v) < 12 || !strings.Contains(v, " ") {
 			continue
 		}
 		keys = append(keys, k)
@@ -182,13 +182,25 @@ func noteAnnotations(ann map[string]string) []string {
 	sort.Strings(keys)
 	var out []string
 	for _, k := range keys[:min(maxNotes, len(keys))] {
-		v := strings.Join(strings.Fields(ann[k]), " ")
-		if len(v) > maxFieldValue {
-			v = textutil.Truncate(v, maxFieldValue) + "..."
-		}
-		out = append(out, fmt.Sprintf("metadata.annotations.%s=%s", k, RedactText(v)))
+		v, _ := annotationValue(k, ann[k])
+		out = append(out, fmt.Sprintf("metadata.annotations.%s=%s", k, v))
 	}
 	return out
+}
+
+// annotationValue is an annotation's value as a report shows it (spaces
+// folded, capped at maxFieldValue, redacted), and false for one never
+// shown: empty, a JSON or YAML blob, the last applied configuration, a key
+// that names a credential.
+func annotationValue(k, v string) (string, bool) {
+	v = strings.Join(strings.Fields(v), " ")
+	if v == "" || strings.ContainsAny(v[:1], "{[") || strings.Contains(k, "last-applied") || sensitiveKeyRE.MatchString(k) {
+		return "", false
+	}
+	if len(v) > maxFieldValue {
+		v = textutil.Truncate(v, maxFieldValue) + "..."
+	}
+	return RedactText(v), true
 }
 
 func str(v any) string {

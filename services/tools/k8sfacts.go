@@ -15,7 +15,6 @@ import (
 
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/redact"
-	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // podFact converts a Pod into facts.Pod (kubectl get pods semantics for Reason).
@@ -716,15 +715,12 @@ func runNotes(sets ...map[string]string) []string {
 	var out []string
 	for _, ann := range sets {
 		for k, v := range ann {
-			v = strings.Join(strings.Fields(v), " ")
-			if v == "" || seen[k] || bookkeepingAnnotation(k) || strings.Contains(k, "checksum") || strings.Contains(k, "last-applied") || strings.ContainsAny(v[:1], "{[") || sensitiveKeyRE.MatchString(k) {
+			v, ok := annotationValue(k, v)
+			if !ok || seen[k] || bookkeepingAnnotation(k) || strings.Contains(k, "checksum") {
 				continue
 			}
 			seen[k] = true
-			if len(v) > maxFieldValue {
-				v = textutil.Truncate(v, maxFieldValue) + "..."
-			}
-			out = append(out, k+"="+RedactText(v))
+			out = append(out, k+"="+v)
 		}
 	}
 	sort.Strings(out)
