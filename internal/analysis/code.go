@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +17,65 @@ const ModeCodeException = "code_exception"
 // exceptionRe matches runtime errors that come from the application's own
 // code, in the usual spellings of Go, Java, Python, JavaScript and .NET.
 var exceptionRe = regexp.MustCompile(`(?i)(panic|nil pointer|null ?pointer|nullreferenceexception|segmentation fault|sigsegv|index out of (range|bounds)|indexerror|keyerror|typeerror|attributeerror|valueerror|zerodivisionerror|arithmeticexception|classcastexception|illegalstateexception|illegalargumentexception|unsupportedoperationexception|is not a function|cannot read propert|undefined is not|unhandled exception|uncaught|traceback \(most recent|assertion failed|stack overflow|invalid memory address)`)
+
+// reStackFrame: a frame of a runtime's stack trace, written the way Java
+// and Kotlin (`at pkg.Class.method(File.java:41)`), .NET (`in File.cs:line
+// 27`), Python (`File "x.py", line 3`), Go (`x.go:88 +0x1d`, `goroutine 7
+// [running]`), Node (`at fn (file.js:10:5)`) and Ruby (`x.rb:12:in`) print it.
+var reStackFrame = regexp.MustCompile(`(?m)(?:^|\n)\s*at [\w.$<>\x60\[\]]+\([\w$]+\.(?:java|kt|scala|groovy):\d+\)|\bin [\w./\\-]+\.cs:line \d+|File "[^"\n]+", line \d+|\.go:\d+ \+0x[0-9a-f]+|goroutine \d+ \[[a-z ]+\]|\bat [^\n()]*\([^\n()]+\.(?:js|mjs|cjs|ts):\d+:\d+\)|\.rb:\d+:in \x60`)
+
+// reExceptionClass: a runtime's exception class named as it throws it,
+// qualified by its package (`java.time.DateTimeException`,
+// `System.OverflowException`) or followed by its message
+// (`DateTimeParseException: Text ...`).
+var reExceptionClass = regexp.MustCompile(`\b(?:[A-Za-z_]\w*\.)+[A-Z]\w*(?:Exception|Error)\b|\b[A-Z]\w*(?:Exception|Error): `)
+
+// runtimeException: the line is a runtime exception of the service's own
+// code: one of exceptionRe's spellings, or the shape every runtime gives
+// one (a stack frame, an exception class as thrown) whose words the
+// cause-to-effect table reads as code or bad input, or that no row reads
+// but carries a stack trace (a pool timeout thrown as
+// SQLTransientConnectionException is the pool's, a refused connection the
+// dependency's).
+func runtimeException(msg string) bool {
+	if exceptionRe.MatchString(msg) {
+		return true
+	}
+	frame := reStackFrame.MatchString(msg)
+	if !frame && !reExceptionClass.MatchString(msg) {
+		return false
+	}
+	// The mechanism is in the exception's message, not in its class's
+	// name (the code row reads any "exception") nor in its frames: the
+	// first line, and the last one when frames come before it (Python).
+	head := exceptionMessage(msg)
+	if depSymptom.MatchString(head) || reConnectionLost.MatchString(head) {
+		return false // a timeout, a refused or reset connection, a 503
+	}
+	fam, ok := familyOf(head)
+	if !ok {
+		// An exception class alone names no mechanism a row reads
+		// ("CommunicationsException: link failure" is a connection's): a
+		// stack trace printed with it is the program's own failure.
+		return frame
+	}
+	return fam.cat == catCode || fam.cat == catData
+}
+
+// reConnectionLost: a connection refused, reset, closed or lost, in the
+// words between ("Connection to db:5432 refused").
+var reConnectionLost = regexp.MustCompile(`(?i)\bconnect(?:ion)?\b[^\n]{0,60}\b(?:refused|reset|closed|lost|failed)\b`)
+
+// exceptionMessage is an exception's message without its class names and
+// stack frames: its first line, and its last when that is not a frame.
+func exceptionMessage(msg string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	head := lines[0]
+	if last := strings.TrimSpace(lines[len(lines)-1]); len(lines) > 1 && !reStackFrame.MatchString("\n"+lines[len(lines)-1]) && !strings.HasPrefix(last, "at ") {
+		head += " " + last
+	}
+	return reExceptionClass.ReplaceAllString(head, " ")
+}
 
 // codeDeployWindow: a deploy finished at most this long before the first
 // exception is its suspect.
@@ -89,7 +150,7 @@ func detectCodeException(ev *Evidence) []Finding {
 	bySvc := map[string][]LogLine{}
 	var svcs []string
 	for _, l := range ev.Logs {
-		if !isErrorLog(l.LogLine) || !exceptionRe.MatchString(l.Message) {
+		if !isErrorLog(l.LogLine) || !runtimeException(l.Message) {
 			continue
 		}
 		if dnsNXRe.MatchString(l.Message) || dnsServerRe.MatchString(l.Message) || depLogRe.MatchString(l.Message) {
@@ -104,7 +165,7 @@ func detectCodeException(ev *Evidence) []Finding {
 	var out []Finding
 	for _, svc := range svcs {
 		lines := bySvc[svc]
-		if len(lines) < 3 {
+		if len(lines) < 3 && !ev.firstFailureNamed(svc, lines) {
 			continue
 		}
 		first, last := lines[0], lines[len(lines)-1]
@@ -164,6 +225,26 @@ func detectCodeException(ev *Evidence) []Finding {
 			}
 		}
 		if culprit == nil {
+			if cm, why := frameCommit(ev.Commits, svc, first.Timestamp, messagesOf(lines)); cm != nil {
+				// No release precedes it, but the stack names a file one
+				// of the service's commits changed: the code that throws
+				// was written there, whatever the input that reaches it.
+				f.Score = 0.75
+				f.Entity = "commit/" + short(cm.SHA)
+				f.validated(fmt.Sprintf("Commit %s of %s (%s, %s): %s", short(cm.SHA), svc, cm.Author, hhmm(cm.Timestamp), clip(firstNonEmptyStr(cm.Summary, cm.Message), 220)), cm.Cite)
+				if d := diffLines(cm.Diff, maxDiffLines); d != "" {
+					f.validated(fmt.Sprintf("Commit %s changed: %s", short(cm.SHA), d), cm.Cite)
+				}
+				f.inferred(fmt.Sprintf("The exception's stack runs through the code commit %s changed: %s; no deploy of %s precedes the first exception within %s, so the defect is latent and the input or the date that reaches it is new", short(cm.SHA), why, svc, durHuman(codeDeployWindow)), cm.Cite)
+				f.Statement = fmt.Sprintf("A latent defect of %s, in code commit %s changed, fails at runtime: %s between %s and %s from %s (e.g. %s)",
+					svc, short(cm.SHA), plural(len(lines), "error", "errors"), hhmm(first.Timestamp), hhmm(last.Timestamp), plural(len(pods), "pod", "pods"), quote(reps[0].Message))
+				f.Chain = []string{fmt.Sprintf("Commit %s changes code of %s", short(cm.SHA), svc), "An input or a date reaches the changed code path", "The service throws and answers with errors"}
+				f.Remediation = []string{fmt.Sprintf("Fix the code commit %s changed and add a test for the failing input (%s)", short(cm.SHA), clip(reps[0].Message, 80))}
+				f.Signals = []string{"exception", "latent", short(cm.SHA)}
+				f.explains(ModeDeployRegression, "the error metrics rise because of the same code path's runtime errors")
+				out = append(out, f)
+				continue
+			}
 			if fam, ok := familyOf(reps[0].Message); ok && fam.cat == catData && !computedDate(reps[0].Message) && !calendarTriggered(reps[0].Message, first.Timestamp) {
 				// No release precedes it and the exception's own words say
 				// the input is bad (a date out of range, a value that does
@@ -252,6 +333,85 @@ func detectCodeException(ev *Evidence) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// firstFailureNamed: fewer exceptions than a pattern needs still start the
+// incident when one carries a stack trace, the first of them precedes every
+// other service's error, and another service's errors name svc (its callers
+// report its failures): the failure the others follow.
+func (ev *Evidence) firstFailureNamed(svc string, lines []LogLine) bool {
+	var first *time.Time
+	framed := false
+	for _, l := range lines {
+		if reStackFrame.MatchString(l.Message) {
+			framed = true
+		}
+		if first == nil && l.Timestamp != nil {
+			first = l.Timestamp
+		}
+	}
+	if !framed || first == nil {
+		return false
+	}
+	named := false
+	lsvc := strings.ToLower(svc)
+	for _, l := range ev.Logs {
+		if !isErrorLog(l.LogLine) || ev.logService(l) == svc {
+			continue
+		}
+		if l.Timestamp != nil && !l.Timestamp.After(*first) {
+			return false
+		}
+		if len(lsvc) >= 4 && strings.Contains(strings.ToLower(l.Message), lsvc) {
+			named = true
+		}
+	}
+	return named
+}
+
+// reFrameFile: the source file a stack frame names (`(Validity.java:41)`,
+// `in Manifest.cs:line 27`, `File "/app/rules.py", line 3`, `rules.go:88`).
+var reFrameFile = regexp.MustCompile(`([\w$-]+\.(?:java|kt|scala|groovy|cs|py|go|js|mjs|cjs|ts|rb))(?::\d|", line \d|:line \d)`)
+
+// frameFiles are the distinct source files the stack frames of texts name,
+// in order, at most max.
+func frameFiles(texts []string, max int) []string {
+	var out []string
+	for _, t := range texts {
+		for _, m := range reFrameFile.FindAllStringSubmatch(t, -1) {
+			if len(out) >= max {
+				return out
+			}
+			out = appendUnique(out, m[1])
+		}
+	}
+	return out
+}
+
+// frameCommit is the latest commit of svc before the first failure that
+// changed a source file the failures' stack frames name, and why; nil when
+// none did. The frame, not the commit's age, singles it out: latent code
+// fails when an input or a date first reaches it.
+func frameCommit(commits []Commit, svc string, before *time.Time, texts []string) (*Commit, string) {
+	files := frameFiles(texts, 40)
+	if len(files) == 0 {
+		return nil, ""
+	}
+	var best *Commit
+	var why string
+	for i := range commits {
+		c := &commits[i]
+		if c.Removed || !strings.EqualFold(c.Service, svc) || (before != nil && c.Timestamp != nil && !c.Timestamp.Before(*before)) {
+			continue
+		}
+		for _, fl := range c.Files {
+			if slices.Contains(files, path.Base(fl.Path)) && (best == nil || (best.Timestamp != nil && c.Timestamp != nil && c.Timestamp.After(*best.Timestamp))) {
+				best, why = c, fmt.Sprintf("it changed %s, which the stack trace names", fl.Path)
+				break
+			}
+		}
+	}
+	return best, why
 }
 
 func sameSig(lines []LogLine, l LogLine) []LogLine {

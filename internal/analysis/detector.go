@@ -182,6 +182,7 @@ var registry = map[string]Constructor{
 	"image_pull":            fn("image_pull", detectImagePull),
 	"crashloop":             fn("crashloop", detectCrashLoop),
 	"code_exception":        fn("code_exception", detectCodeException),
+	"slow_command_holder":   fn("slow_command_holder", detectSlowCommandHolder),
 	"probe_failure":         fn("probe_failure", detectProbeFailure),
 	"unschedulable":         fn("unschedulable", detectUnschedulable),
 	"quota_exceeded":        fn("quota_exceeded", detectQuota),

@@ -109,6 +109,30 @@ var leadFollowUps = map[string]func(ev *Evidence, f Finding) ([]FollowUp, bool){
 	ModeImagePull:         imagePullFollowUps,
 	ModeDependencyFailure: dependencyFollowUps,
 	ModeRemovedTarget:     removedFollowUps,
+	ModeCodeException:     codeFollowUps,
+}
+
+// codeFollowUps: exceptions no release explains, whose stack frames name
+// source files no commit read so far changed, ask for those files' history
+// in the service's repository (a latent defect written months before the
+// input that first reaches it).
+func codeFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
+	if !strings.HasPrefix(f.Entity, "deployment/") || slices.Contains(f.Signals, "deploy") {
+		return nil, false
+	}
+	parts := strings.Split(f.Entity, "/")
+	svc := parts[len(parts)-1]
+	var texts []string
+	for _, l := range ev.Logs {
+		if ev.logService(l) == svc && isErrorLog(l.LogLine) && runtimeException(l.Message) {
+			texts = append(texts, l.Message)
+		}
+	}
+	files := frameFiles(texts, 8)
+	if len(files) == 0 {
+		return nil, false
+	}
+	return []FollowUp{{Intent: intent.GetCommits, Params: map[string]any{"service": svc, "path": strings.Join(files, ",")}}}, false
 }
 
 // The cluster DNS server of Kubernetes (CoreDNS, deployed as the kube-dns

@@ -271,6 +271,11 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"POST https://api.mt.example/v2/translate 410 Gone: {\"error\":\"x\"}", catDependency},
 		{"geocode failed: {\"code\":\"api_version_retired\",\"detail\":\"use v4\"}", catDependency},
 		{"sync aborted: endpoint /v1/stock was retired on 2027-01-01", catDependency},
+		// A TLS handshake that fails on the protocol or ciphers offered.
+		{"confirm charge ch_1: javax.net.ssl.SSLHandshakeException: Received fatal alert: protocol_version", catConfig},
+		{"upstream SSL: error:0A00010B:SSL routines::wrong version number while connecting to upstream", catConfig},
+		{"ssl.SSLError: [SSL: UNSUPPORTED_PROTOCOL] unsupported protocol (_ssl.c:1006)", catConfig},
+		{"tls: no cipher suite supported by both client and server; NO_SHARED_CIPHER", catConfig},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)

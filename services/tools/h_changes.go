@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -146,12 +147,23 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 	if q.Service == "*" {
 		q.Service = "" // every service's history, whatever the session's service
 	}
+	paths := pathNames(c.Params.String("path"))
+	if len(paths) > 0 && c.Window.Origin != "params" {
+		// A file's history (`git log -- File.java`): the code a stack
+		// trace runs through may have been written long before the input
+		// that first reaches it.
+		start = end.Add(-pathCommitLookback)
+		q.Start = start
+	}
 	commits, err := s.be.Changes.Commits(ctx, q)
 	if err != nil {
 		return fmt.Errorf("commit history: %w", err)
 	}
+	if len(paths) > 0 {
+		commits = slices.DeleteFunc(commits, func(cm facts.Commit) bool { return !touchesAny(cm, paths) })
+	}
 	widened := false
-	if len(commits) == 0 && q.Service != "" {
+	if len(commits) == 0 && q.Service != "" && len(paths) == 0 {
 		// Nothing in the service's own history: what another repository
 		// (a platform, policy or GitOps repository) changed that names it,
 		// over the configuration look-back. A lowered autoscaler bound or
@@ -195,6 +207,10 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 		r.Put("change_types_filter", want)
 	}
 	scope := first(q.Service, "all services")
+	if len(paths) > 0 {
+		scope += " touching " + strings.Join(paths, ", ")
+		r.Put("path_filter", paths)
+	}
 	if widened {
 		scope = "any repository, naming " + q.Service
 		r.Put("widened", "commits of any repository that name "+q.Service+" in a file path or message")
@@ -238,6 +254,35 @@ func handleGetCommits(ctx context.Context, s *Service, c *Call, r *Result) error
 // configCommitLookback: how far back commits of other repositories that
 // name a service are read when its own history is empty.
 const configCommitLookback = 30 * 24 * time.Hour
+
+// pathCommitLookback: how far back a file's history is read when no window
+// is given.
+const pathCommitLookback = 365 * 24 * time.Hour
+
+// pathNames are the file names of a comma-separated path parameter.
+func pathNames(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" && len(out) < 20 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// touchesAny: the commit changed a file that is one of paths, or whose
+// path ends with one of them as whole path elements (`Validity.java`,
+// `validity/Validity.java`).
+func touchesAny(cm facts.Commit, paths []string) bool {
+	for _, f := range cm.Files {
+		for _, p := range paths {
+			if f.Path == p || strings.HasSuffix(f.Path, "/"+strings.TrimPrefix(p, "/")) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // commitNames: cm is a commit of the service name (its own history past
 // the window), a file path of cm names name (facts.Commit.PathNames), or

@@ -345,7 +345,8 @@ func newTestSet() *testSet {
 			deploys: []facts.Deploy{{Service: "cart", Namespace: "shop", Revision: "r3", PreviousRevision: "r2", StartedAt: ptrTime(t0.Add(-35 * time.Minute))}},
 			commits: []facts.Commit{
 				{SHA: "abc1234def", Service: "cart", Message: "lower inventory timeout", ChangeTypes: []string{facts.ChangeTimeoutRetry}, Timestamp: ptrTime(t0.Add(-2 * time.Hour))},
-				{SHA: "fff0000aaa", Service: "cart", Message: "refactor handlers", ChangeTypes: []string{facts.ChangeRefactor}, Timestamp: ptrTime(t0.Add(-3 * time.Hour))},
+				{SHA: "fff0000aaa", Service: "cart", Message: "refactor handlers", ChangeTypes: []string{facts.ChangeRefactor}, Timestamp: ptrTime(t0.Add(-3 * time.Hour)),
+					Files: []facts.CommitFile{{Path: "src/cart/handlers/Quote.java"}}},
 				{SHA: "9c0ffee111", Service: "platform-config", Message: "cost: lower autoscaler bounds", Timestamp: ptrTime(t0.Add(-240 * time.Hour)),
 					Files: []facts.CommitFile{{Path: "apps/billing/payments/hpa.yaml"}}},
 			},

@@ -314,6 +314,32 @@ func TestToolsOverFakeBackend(t *testing.T) {
 			},
 		},
 		{
+			// A file's history: the commits that changed the files a stack
+			// trace names, over the last year when no window is given.
+			intent: "get_commits", params: map[string]any{"service": "cart", "path": "Quote.java, Other.kt"},
+			severity: evidencev1.Severity_SEVERITY_INFO, sources: []string{"commits"}, summary: "1 commit to cart touching Quote.java, Other.kt",
+			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
+				c := decode[[]facts.Commit](t, r, facts.KeyCommits)
+				if len(c) != 1 || c[0].SHA != "fff0000aaa" {
+					t.Errorf("commits = %+v, want only the one that changed Quote.java", c)
+				}
+				if q := ts.changes.last; q.Service != "cart" || q.Start.After(t0.Add(-360*24*time.Hour)) {
+					t.Errorf("query = %+v, want cart's history over a year", q)
+				}
+			},
+		},
+		{
+			// A path no commit touched: nothing, and no widening to other
+			// repositories.
+			intent: "get_commits", params: map[string]any{"service": "cart", "path": "ui/Missing.tsx"},
+			severity: evidencev1.Severity_SEVERITY_INFO, noData: true,
+			check: func(t *testing.T, r *evidencev1.ToolResult, ts *testSet) {
+				if q := ts.changes.last; q.Service != "cart" {
+					t.Errorf("query = %+v, want no widening", q)
+				}
+			},
+		},
+		{
 			intent: "get_commits", params: map[string]any{"service": "ledger"},
 			severity: evidencev1.Severity_SEVERITY_INFO, noData: true,
 		},
