@@ -341,12 +341,28 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 		return Finding{}, false
 	}
 	sort.SliceStable(faults, func(i, j int) bool { return faults[i].Score > faults[j].Score })
-	for _, lead := range faults[:min(3, len(faults))] {
+	for i, lead := range faults[:min(3, len(faults))] {
+		if explainedBy(lead, faults[:i]) {
+			// A symptom of a stronger finding (a dependency's failures
+			// that are the gateway's exhausted ports) is not the failure
+			// a change is tied to.
+			continue
+		}
 		if f, ok := ev.changeRows(lead, sc); ok {
 			return f, true
 		}
 	}
 	return Finding{}, false
+}
+
+// explainedBy: a stronger finding explains lead's mode as its symptom.
+func explainedBy(lead Finding, stronger []Finding) bool {
+	for _, f := range stronger {
+		if _, ok := f.Explains[lead.Mode]; ok && f.Score > lead.Score {
+			return true
+		}
+	}
+	return false
 }
 
 // changeRows are the change table's rows that span time, in order: a
@@ -356,6 +372,13 @@ func (ev *Evidence) boundSetByChange(findings []Finding) (Finding, bool) {
 // (contract.go), a replica cut before a saturation (replicacut.go), a
 // release whose code names the failure's mechanism.
 func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
+	if lead.Mode == ModeSourcePortExhaustion {
+		// Ports a gateway or a host hands out ran out: the client's change
+		// that opens more connections is quoted as its latest, and the row
+		// stays the exhausted resource's, as SNAT and ephemeral port
+		// exhaustion are reported, whatever kind of change preceded it.
+		return Finding{}, false
+	}
 	if f, ok := ev.nodeGroupRow(lead); ok {
 		return f, true
 	}
