@@ -728,10 +728,14 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	for _, c := range callers {
 		callerDemandRose = callerDemandRose || ev.demandRose(c)
 	}
+	calendar := false // a code vote the calendar triggers needs no release
 	classify := func(text string, w float64, kind string) {
 		f, ok := familyOf(text)
 		if !ok {
 			return
+		}
+		if f.why == weekYearFamily.why {
+			calendar = true
 		}
 		if f.cat == catResource && !callerDemandRose && (top.kind == "dependency" && reRemoteLimit.MatchString(text) || remoteLimit(text, top.name)) {
 			// A limit the dependency enforces (its 429, its quota) while
@@ -904,7 +908,7 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 	// defect only when code changed before the onset; without a release
 	// they are weaker, and a non-release change right before the onset
 	// explains them as its symptoms.
-	if v := votes[catCode]; v != nil && onset != nil && !(change != nil && change.deploy && change.at != nil && onset.Sub(*change.at) <= codeDeployWindow) {
+	if v := votes[catCode]; v != nil && onset != nil && !calendar && !(change != nil && change.deploy && change.at != nil && onset.Sub(*change.at) <= codeDeployWindow) {
 		v.score *= codeWithoutRelease
 		if change != nil && !change.deploy && change.at != nil && onset.Sub(*change.at) <= changeNearWindow && onset.Sub(*change.at) >= -time.Minute {
 			v.score *= codeWithoutRelease

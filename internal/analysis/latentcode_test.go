@@ -132,3 +132,21 @@ func TestSingleFramedExceptionFirstAndNamed(t *testing.T) {
 }
 
 func splitComma(s string) []string { return strings.Split(s, ",") }
+
+func TestWeekYearShift(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"departure date 2027-12-28 outside horizon; requested departure 2026-12-28", true},
+		{"period 2025-12-29..2025-12-31 written as 2026-12-29", true},
+		{"renewal 2026-06-30 for plan started 2025-06-30", false}, // not the turn of the year
+		{"report for 2026-12-29 and 2026-12-30", false},           // same year
+		{"window 2025-12-20 to 2026-12-20", false},                // before the last week
+	}
+	for _, tc := range tests {
+		if got := weekYearShift(tc.text); got != tc.want {
+			t.Errorf("weekYearShift(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}

@@ -165,6 +165,9 @@ func (ev *Evidence) refineCredentials(f *Finding, ns, svc string, lines []LogLin
 			break
 		}
 	}
+	if ev.credentialIssuerDown(f, lines, first) {
+		return
+	}
 	for _, l := range ev.Logs {
 		if first == nil || l.Timestamp == nil || l.Timestamp.After(*first) || first.Sub(*l.Timestamp) > 2*time.Hour {
 			continue
@@ -177,6 +180,49 @@ func (ev *Evidence) refineCredentials(f *Finding, ns, svc string, lines []LogLin
 		}
 	}
 	f.Score += 0.1
+}
+
+// reIssuerDown: the system that issues or renews a workload's credentials
+// (a secrets store, a credential broker, an agent that renews leases)
+// could not: it is sealed or unavailable, or a renewal failed.
+var reIssuerDown = regexp.MustCompile(`(?i)\bis sealed\b|\bvault (?:is )?sealed\b|\bcould not (?:fetch|renew|obtain|refresh|issue) (?:new |fresh )?(?:credentials?|secrets?|leases?|tokens?|passwords?)\b|\b(?:lease|credential|token|secret) (?:renewal|refresh|rotation)\b[^\n]{0,40}\bfailed\b|\bfailed to (?:renew|refresh) (?:the )?(?:lease|credential|token|secret)s?\b`)
+
+// credentialIssuerDown: the rejected credentials are ones their issuer
+// could not renew (a sealed or unavailable secrets store): the workload
+// presents what it last got, which expired. The cause is the issuer's
+// failure, a dependency, not a wrong setting; the issuer is the entity
+// when its own lines say so.
+func (ev *Evidence) credentialIssuerDown(f *Finding, lines []LogLine, first *time.Time) bool {
+	var said []LogLine
+	for _, l := range ev.Logs {
+		if reIssuerDown.MatchString(l.Message) && (first == nil || l.Timestamp == nil || l.Timestamp.Sub(*first) < time.Hour && first.Sub(*l.Timestamp) < 6*time.Hour) {
+			said = append(said, l)
+		}
+	}
+	if len(said) == 0 {
+		return false
+	}
+	l := said[0]
+	issuer := ""
+	for _, x := range said {
+		// The issuer that says it of itself ("vault is sealed" in vault's
+		// log) over a client that reports it.
+		if svc := ev.logService(x); svc != "" && strings.Contains(strings.ToLower(x.Message), strings.ToLower(svc)) {
+			issuer, l = svc, x
+			break
+		}
+	}
+	f.Category = catDependency
+	if issuer != "" {
+		f.Entity = deploymentEntity(firstNonEmptyStr(l.Namespace, ev.alertField("namespace", "kube_namespace")), issuer)
+	}
+	f.validated(fmt.Sprintf("%s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), logLevel(l.LogLine), quote(l.Message)), citesOfLogs(said))
+	f.Statement += fmt.Sprintf("; the credentials could not be renewed by their issuer (%s), so the workload presents expired ones", quote(clip(l.Message, 160)))
+	f.inferred("The rejected credentials were valid until their lease ended: what failed is their renewal by the issuer, not the value the workload was configured with")
+	f.Chain = []string{"The credential issuer cannot issue or renew credentials (" + clip(l.Message, 100) + ")", "The workload's credentials expire at the end of their lease", "The server rejects them and requests fail"}
+	f.Remediation = []string{"Restore the credential issuer (unseal it, bring it back), then let the workloads fetch new credentials", "Alert on the issuer's health and on lease renewal failures ahead of expiry"}
+	f.Score += 0.15
+	return true
 }
 
 var rotationRe = regexp.MustCompile(`(?i)(rotat(ed|ion)|password (changed|reset|updated)|credential(s)? (changed|updated|rotated)|new (secret )?version)`)
