@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -55,7 +56,11 @@ var families = []family{
 	{catData, regexp.MustCompile(`(?i)(` + invalidValue + `|pars(e|ing) (error|failed|exception)|failed to (parse|decode|unmarshal|deserializ)|cannot (parse|decode|unmarshal)|(?:could|can) ?not be (?:parsed|decoded)|unpars(?:e)?able|unmarshal|json: cannot|unexpected (token|character|end of (json|input)|eof while parsing)|malformed|invalid (json|xml|csv|format|input|record|row|payload|date|timestamp|encoding|utf-?8|byte sequence|character)|validation (error|failed)|failed validation|schema (mismatch|violation|validation)|does not match (the )?schema|constraint violat|violates .{0,40}constraint|null value in column|duplicate key|checksum mismatch|corrupt|bad record|deserializ|magic byte|poison (pill|record|message)|numberformatexception|invalid literal for|could not convert|type mismatch|missing (required )?field|\b(year|month|day|hour|minute|second)s?( -?\d+)? (is |value )?out of range|(?:timestamp|date|time) (?:is |lies )?in the future|\binput\b[^\n]{0,40}\bis invalid\b|no enum constant|unknown enum (?:value|constant)|not a valid enum|\bunknown [a-z_ -]{1,30} ['"][^'"\n]{1,40}['"][^\n]{0,80}\bexpected\b|\b(?:must|should) (?:be|not be) (?:positive|negative|non-negative|non-zero|nonzero|greater than|less than|at least|at most|between|empty|null|blank)\b[^\n]{0,40}=)`), "input data the service cannot parse or validate"},
 	{catConfig, regexp.MustCompile(`(?i)((missing|required|unset|undefined|empty) (config|configuration|env(ironment)? var(iable)?|variable|key|setting|property|option|secret|parameter|flag)|env(ironment)? var(iable)? .{0,40}(not set|missing|required|empty)|is not set|not configured|no such file or directory|file not found|config(uration)? (error|invalid|not found)|invalid (value|configuration|config|setting|option|argument|port|url|endpoint|selector)|unknown (flag|option|field|property|key|parameter)|flag provided but not defined|permission denied|forbidden|\b403\b|access denied|unauthori[sz]ed|\b401\b|not authorized|configmap .{0,40}not found|secret .{0,40}not found|(configmap|secret)s? "?[a-z0-9.-]+"? not found|createcontainerconfigerror|selector (does not match|mismatch)|port mismatch|wrong port|address already in use|bind: |feature flag|misconfigur|x509|certificate (?:for \S+ )?(?:has )?expired|certificate verify failed|password authentication failed|authentication failed|wrongpass|noauth|access denied for user|access_refused|sasl authentication failed|authentication required|(?:wrong|invalid|incorrect|bad) (?:user ?name|username|password|passphrase|credentials?|api[ _-]?key|access key|secret key)|invalid credentials|bad credentials|(jwt|token|signature) verification failed|jwks|no matching (signing )?key|(?:key|account|user|api|service|project|credential|token)s? (?:\S+ ){0,3}(?:is|was|has been) (?:disabled|revoked|deactivated)|disabledexception|keydisabled|failed to pull image|errimagepull|imagepullbackoff|manifest unknown|repository does not exist|no such host|nxdomain|could not resolve host|cannot evict pod as it would violate|would violate the pod'?s disruption budget|\b(?:set|increase|decrease|raise|lower)\b[^\n]{0,30}\.?\bspec\.[a-z]\w*)`), "a setting, key, file or permission the service needs is wrong or missing"},
 	capacityFamily,
-	{catInfra, regexp.MustCompile(`(?i)(kernel|i/o error|input/output error|read-only file ?system|disk (failure|error)|bad sector|nvme|\bebs\b|volume .{0,20}(degraded|impaired)|network ?unavailable|\bnic\b|link (is )?down|packet loss|conntrack|nodenotready|node .{0,30}not ?ready|kubelet (stopped|is not|not) |rebooted|system oom|hardware|instance (retirement|status check)|zone (outage|unavailable)|clock skew|\bntp\b|failover|failed over|multi-az|host replacement|reboot)`), "a node, disk or network level fault"},
+	// A request refused for its size by a limit the proxy or server is
+	// configured with (ingress-nginx's proxy-body-size, nginx's
+	// client_max_body_size): the setting, not the client's data.
+	{catConfig, regexp.MustCompile(`(?i)(client intended to send too large body|request entity too large|\bpayload too large\b|\b413\b[^\n]{0,40}\b(?:too large|body)|client_max_body_size|proxy-body-size)`), "a request body is larger than the proxy or server is configured to accept"},
+	{catInfra, regexp.MustCompile(`(?i)(kernel|i/o error|input/output error|read-only file ?system|disk (failure|error)|bad sector|nvme|\bebs\b|volume .{0,20}(degraded|impaired)|network ?unavailable|\bnic\b|link (is )?down|packet loss|conntrack|nodenotready|node .{0,30}not ?ready|kubelet (stopped|is not|not) |rebooted|system oom|hardware|instance (retirement|status check)|zone (outage|unavailable)|clock skew|\bntp\b|failover|failed over|multi-az|host replacement|reboot|slow fdatasync|\bfsync\b[^\n]{0,30}\b(?:slow|took)\b|wal (?:fsync|sync) (?:duration|took)|unreadable (?:\(pending\) )?sectors?|pending sectors?|reallocated sectors?|medium error|hostbyte=did_\w+|\bsmartd?\b[^\n]{0,60}\b(?:fail\w*|error|pending|prefail)\b)`), "a node, disk or network level fault"},
 	// A server error answered to a call (the response's status, as the
 	// client reports it) is the called service's failure, whatever
 	// exception class the client wraps it in.
@@ -64,6 +69,33 @@ var families = []family{
 	// retired, removed what the caller uses: the provider's change.
 	{catDependency, regexp.MustCompile(`(?i)(\b410 gone\b|\bapi[_ -]?version[_ -]?(?:retired|removed|sunset)\b|\b(?:version|endpoint|api) [\w./-]{0,20}\s?(?:was|has been|is) (?:retired|sunset|decommissioned)\b)`), "the called API removed the version or endpoint the caller uses"},
 	{catCode, regexp.MustCompile(`(?i)(?:` + strings.TrimPrefix(exceptionRe.String(), "(?i)") + `|exception|stack ?trace|\bat [a-z0-9_.$]+\([a-z0-9_]+\.(java|kt|scala):\d+\)|\.go:\d+|\.py", line \d+|goroutine \d+|unreachable code|not implemented|\bdeadlock(?:ed)?\b)`), "runtime exceptions in the service's own code"},
+}
+
+// weekYearFamily: a date written one year off in the last days of
+// December, next to the same day in the right year: the code formatted it
+// with the week-based year (Java's and ICU's "YYYY", strftime's "%G"),
+// which is next year's from the last Monday-started week of December.
+var weekYearFamily = family{cat: catCode, why: "a date is written with the week-based year (YYYY, not yyyy): the last days of December get next year's number"}
+
+// weekYearShift: text quotes two dates of the same day and month, between
+// 26 December and 31 December, whose years differ by one
+// ("departure 2027-12-28 ... requested 2026-12-28").
+func weekYearShift(text string) bool {
+	ds := reISODate.FindAllStringSubmatch(text, 8)
+	for i := range ds {
+		for j := i + 1; j < len(ds); j++ {
+			a, b := ds[i], ds[j]
+			if a[2] != "12" || b[2] != "12" || a[3] != b[3] || a[3] < "26" {
+				continue
+			}
+			ya, _ := strconv.Atoi(a[1])
+			yb, _ := strconv.Atoi(b[1])
+			if ya-yb == 1 || yb-ya == 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reCamelIdent: an identifier of three or more capitalised words run
@@ -113,6 +145,9 @@ func familyOf(text string) (family, bool) {
 	// mechanism in words run together: read them apart too.
 	if w := camelWords(text); w != "" {
 		text += " (" + w + ")"
+	}
+	if weekYearShift(text) {
+		return weekYearFamily, true
 	}
 	if reCrashHeader.MatchString(text) && !families[0].re.MatchString(text) {
 		return families[len(families)-1], true

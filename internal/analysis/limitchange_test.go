@@ -276,6 +276,17 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{"upstream SSL: error:0A00010B:SSL routines::wrong version number while connecting to upstream", catConfig},
 		{"ssl.SSLError: [SSL: UNSUPPORTED_PROTOCOL] unsupported protocol (_ssl.c:1006)", catConfig},
 		{"tls: no cipher suite supported by both client and server; NO_SHARED_CIPHER", catConfig},
+		// A date one year off in the last days of December beside the
+		// same day in the right year: the week-based year (YYYY).
+		{"booking rejected: departure date 2027-12-28 outside booking horizon (365 days); requested departure 2026-12-28", catCode},
+		{"invoice I-9 dated 2031-12-30 rejected as future (issued 2030-12-30)", catCode},
+		// A body larger than the proxy's configured limit.
+		{`client intended to send too large body: 3840556 bytes, client: 100.64.8.1, server: casks.example, request: "POST /v1/photos HTTP/2.0"`, catConfig},
+		{"upload failed: 413 Request Entity Too Large (nginx)", catConfig},
+		// A disk that syncs slowly or reports failing sectors.
+		{`{"level":"warn","caller":"wal/wal.go:805","msg":"slow fdatasync","took":"1.2s","expected-duration":"1s"}`, catInfra},
+		{"smartd: Device /dev/sdg, 2048 Currently unreadable (pending) sectors", catInfra},
+		{"sd 0:0:6:0: [sdg] tag#93 FAILED Result: hostbyte=DID_SOFT_ERROR", catInfra},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)

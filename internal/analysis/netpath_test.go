@@ -13,7 +13,9 @@ import (
 // culprit. Application errors that are not transport failures, or no
 // record, propose nothing.
 func TestNetworkPath(t *testing.T) {
-	call := func(min int, msg string) facts.LogLine { return errLine(min, "rate-sync-6d7c8b9a0-q1w2e", "rate-sync", msg) }
+	call := func(min int, msg string) facts.LogLine {
+		return errLine(min, "rate-sync-6d7c8b9a0-q1w2e", "rate-sync", msg)
+	}
 	cases := []struct {
 		name   string
 		record facts.LogLine
