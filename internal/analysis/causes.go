@@ -39,7 +39,7 @@ type family struct {
 var families = []family{
 	// Unambiguous capacity signatures first: "forbidden: exceeded quota"
 	// is a quota, not a permission problem.
-	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|space exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of (?:shared )?memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource|has \[?\d+\]?\s*/\s*\[?\d+\]? maximum|fork\(\) failed|cannot fork|disk (?:usage|watermark)[^\n]{0,40}exceeded|flood[- ]stage|read-only-allow-delete|can't fork|unable to create (?:new )?native thread|pthread_create failed|\bpids\.max\b|max(?:imum)? (?:number of )?[a-z_ ]{0,24}(?:reached|exceeded)|would exceed (?:the )?(?:maximum|limit)|(?:to avoid|imminent) (?:transaction id )?wraparound|wraparound data loss|\bexceeds (?:the |its )?[\w-]+ limit\b|\bthread exhaustion\b)`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
+	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|space exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of (?:shared )?memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource|has \[?\d+\]?\s*/\s*\[?\d+\]? maximum|fork\(\) failed|cannot fork|disk (?:usage|watermark)[^\n]{0,40}exceeded|flood[- ]stage|read-only-allow-delete|can't fork|unable to create (?:new )?native thread|pthread_create failed|\bpids\.max\b|max(?:imum)? (?:number of )?[a-z_ ]{0,24}(?:reached|exceeded)|would exceed (?:the )?(?:maximum|limit)|(?:to avoid|imminent) (?:transaction id )?wraparound|wraparound data loss|\bexceeds (?:the |its )?[\w-]+ limit\b|\bthread exhaustion\b|\bdata too large\b|\blarger than the limit\b)`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
 	// A configured value the client cannot put in a request header (a
 	// trailing newline, a control character): the value's setting, not
 	// the input data, whatever the character complaint says.
@@ -98,6 +98,9 @@ func weekYearShift(text string) bool {
 	return false
 }
 
+// reSnakeException: an error type in snake case ending in _exception.
+var reSnakeException = regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)*_exception\b`)
+
 // reCamelIdent: an identifier of three or more capitalised words run
 // together (an exception class, an error code, a constant).
 var reCamelIdent = regexp.MustCompile(`\b[A-Z][a-z]+(?:[A-Z][a-z]+){2,}\b`)
@@ -149,6 +152,13 @@ func familyOf(text string) (family, bool) {
 	if weekYearShift(text) {
 		return weekYearFamily, true
 	}
+	// A server's error type written in snake case
+	// ("index_not_found_exception", "validation_exception") is the name of
+	// an answer the server gave, not an exception thrown in the caller's
+	// code: it is read by its words.
+	text = reSnakeException.ReplaceAllStringFunc(text, func(m string) string {
+		return strings.ReplaceAll(strings.TrimSuffix(m, "_exception"), "_", " ")
+	})
 	if reCrashHeader.MatchString(text) && !families[0].re.MatchString(text) {
 		return families[len(families)-1], true
 	}

@@ -188,6 +188,7 @@ var registry = map[string]Constructor{
 	"offset_reset":           fn("offset_reset", detectOffsetReset),
 	"stale_address":          fn("stale_address", detectStaleAddress),
 	"network_path":           fn("network_path", detectNetworkPath),
+	"webhook_down":           fn("webhook_down", detectWebhookDown),
 	"probe_failure":          fn("probe_failure", detectProbeFailure),
 	"unschedulable":          fn("unschedulable", detectUnschedulable),
 	"quota_exceeded":         fn("quota_exceeded", detectQuota),

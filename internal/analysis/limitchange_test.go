@@ -287,6 +287,10 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		{`{"level":"warn","caller":"wal/wal.go:805","msg":"slow fdatasync","took":"1.2s","expected-duration":"1s"}`, catInfra},
 		{"smartd: Device /dev/sdg, 2048 Currently unreadable (pending) sectors", catInfra},
 		{"sd 0:0:6:0: [sdg] tag#93 FAILED Result: hostbyte=DID_SOFT_ERROR", catInfra},
+		// A server's snake-case error type is read by its words, not as
+		// an exception of the caller's code.
+		{"search failed: circuit_breaking_exception: [parent] Data too large, data for [<http_request>] would be [8.1gb], which is larger than the limit of [7.9gb]", catResource},
+		{"bulk failed: validation_exception: this action would add [2] shards, but this cluster currently has [1000]/[1000] maximum normal shards open", catResource},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)
@@ -297,6 +301,8 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 	for _, text := range []string{
 		`{"level":"warn","ts":"2026-11-03T01:00:20Z","caller":"etcdserver/util.go:170","msg":"apply request took too long","took":"0.900s"}`,
 		`time=2026-01-02T03:04:05Z level=WARN source=/app/sync/loop.go:88 msg="sync slower than its interval"`,
+		// A server's error type names its answer, not the caller's code.
+		`OpenSearch bulk request failed for 1110 messages: index_not_found_exception: no such index [opera-2026.05.01]`,
 	} {
 		if f, ok := familyOf(text); ok {
 			t.Errorf("familyOf(%q) = %v: a caller field read as a failure", text, f.cat)
