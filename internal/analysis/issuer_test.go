@@ -31,12 +31,7 @@ func TestCredentialIssuerDown(t *testing.T) {
 				lines = append(lines, *tc.issuer)
 			}
 			res, _ := analyze(t, nil, pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, lines))
-			var f *Finding
-			for i := range res.Findings {
-				if res.Findings[i].Mode == ModeCredentials {
-					f = &res.Findings[i]
-				}
-			}
+			f := modeFinding(res, ModeCredentials)
 			if f == nil {
 				t.Fatalf("no credentials finding: %v", modesOf(res.Findings))
 			}

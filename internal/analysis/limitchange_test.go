@@ -291,6 +291,10 @@ func TestFamilyOfCrashHeader(t *testing.T) {
 		// an exception of the caller's code.
 		{"search failed: circuit_breaking_exception: [parent] Data too large, data for [<http_request>] would be [8.1gb], which is larger than the limit of [7.9gb]", catResource},
 		{"bulk failed: validation_exception: this action would add [2] shards, but this cluster currently has [1000]/[1000] maximum normal shards open", catResource},
+		// Input the store cannot hold as given: a 4-byte character in a
+		// 3-byte column, documents whose keys keep adding fields.
+		{`purchase failed: Error 1366 (HY000): Incorrect string value: 'ð' for column 'note' at row 1`, catData},
+		{`bulk item failed: illegal_argument_exception: Limit of total fields [1000] has been exceeded while adding new fields [12]`, catData},
 	}
 	for _, tc := range tests {
 		f, ok := familyOf(tc.text)

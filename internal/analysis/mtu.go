@@ -27,41 +27,10 @@ var (
 )
 
 func detectMTUBlackhole(ev *Evidence) []Finding {
-	var records []LogLine
-	for _, l := range ev.Logs {
-		if reMTURecord.MatchString(l.Message) {
-			records = append(records, l)
-		}
-	}
-	if len(records) == 0 {
+	records, best, stalls := ev.recordsAndVictims(reMTURecord, reStall)
+	if best == "" {
 		return nil
 	}
-	recSvcs := map[string]bool{}
-	for _, l := range records {
-		recSvcs[ev.logService(l)] = true
-	}
-	byClient := map[string][]LogLine{}
-	var clients []string
-	for _, l := range ev.Logs {
-		svc := ev.logService(l)
-		if recSvcs[svc] || !isErrorLog(l.LogLine) || !reStall.MatchString(l.Message) {
-			continue
-		}
-		if _, ok := byClient[svc]; !ok {
-			clients = append(clients, svc)
-		}
-		byClient[svc] = append(byClient[svc], l)
-	}
-	best := ""
-	for _, c := range clients {
-		if best == "" || len(byClient[c]) > len(byClient[best]) {
-			best = c
-		}
-	}
-	if best == "" || len(byClient[best]) < 2 {
-		return nil
-	}
-	stalls := byClient[best]
 	rec := records[0]
 	for _, l := range records {
 		if isErrorLog(l.LogLine) || strings.EqualFold(l.Level, "WARN") || strings.EqualFold(l.Level, "WARNING") {

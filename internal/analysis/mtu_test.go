@@ -37,12 +37,7 @@ func TestMTUBlackhole(t *testing.T) {
 				lines = append(lines, facts.LogLine{Timestamp: at(1), Namespace: "shop", Service: "edge-fw", Level: "WARN", Message: tc.record})
 			}
 			res, _ := analyze(t, nil, pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, lines), pin(t, "com", "get_commits", "commits", facts.KeyCommits, tc.commits))
-			var got *Finding
-			for i := range res.Findings {
-				if res.Findings[i].Mode == ModeMTUBlackhole {
-					got = &res.Findings[i]
-				}
-			}
+			got := modeFinding(res, ModeMTUBlackhole)
 			if tc.want == "" {
 				if got != nil {
 					t.Fatalf("MTU finding proposed: %s", got.Statement)
@@ -62,4 +57,15 @@ func modesOf(fs []Finding) []string {
 		out = append(out, f.Mode+" "+f.Entity)
 	}
 	return out
+}
+
+// modeFinding is the last finding of the mode, nil when none.
+func modeFinding(res Result, mode string) *Finding {
+	var f *Finding
+	for i := range res.Findings {
+		if res.Findings[i].Mode == mode {
+			f = &res.Findings[i]
+		}
+	}
+	return f
 }

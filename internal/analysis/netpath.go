@@ -32,41 +32,10 @@ var (
 const netPathWindow = 2 * time.Hour
 
 func detectNetworkPath(ev *Evidence) []Finding {
-	var records []LogLine
-	for _, l := range ev.Logs {
-		if reNetPathFault.MatchString(l.Message) {
-			records = append(records, l)
-		}
-	}
-	if len(records) == 0 {
+	records, client, fails := ev.recordsAndVictims(reNetPathFault, reTransportFailure)
+	if client == "" {
 		return nil
 	}
-	recSvc := map[string]bool{}
-	for _, l := range records {
-		recSvc[ev.logService(l)] = true
-	}
-	byClient := map[string][]LogLine{}
-	var clients []string
-	for _, l := range ev.Logs {
-		svc := ev.logService(l)
-		if recSvc[svc] || !isErrorLog(l.LogLine) || !reTransportFailure.MatchString(l.Message) {
-			continue
-		}
-		if _, ok := byClient[svc]; !ok {
-			clients = append(clients, svc)
-		}
-		byClient[svc] = append(byClient[svc], l)
-	}
-	client := ""
-	for _, c := range clients {
-		if client == "" || len(byClient[c]) > len(byClient[client]) {
-			client = c
-		}
-	}
-	if client == "" || len(byClient[client]) < 2 {
-		return nil
-	}
-	fails := byClient[client]
 	first, last := fails[0].Timestamp, fails[len(fails)-1].Timestamp
 	var near []LogLine
 	for _, l := range records {
@@ -112,4 +81,44 @@ func detectNetworkPath(ev *Evidence) []Finding {
 		f.explains(m, fmt.Sprintf("%s's transport failures are the path's, not the peer's", client))
 	}
 	return []Finding{f}
+}
+
+// recordsAndVictims are the lines that match rec (an element's record of
+// its own fault) and, among the other services, the one with the most
+// error lines that match fail, with those lines; client is "" when no
+// service has two.
+func (ev *Evidence) recordsAndVictims(rec, fail *regexp.Regexp) (records []LogLine, client string, fails []LogLine) {
+	for _, l := range ev.Logs {
+		if rec.MatchString(l.Message) {
+			records = append(records, l)
+		}
+	}
+	if len(records) == 0 {
+		return nil, "", nil
+	}
+	recSvc := map[string]bool{}
+	for _, l := range records {
+		recSvc[ev.logService(l)] = true
+	}
+	byClient := map[string][]LogLine{}
+	var clients []string
+	for _, l := range ev.Logs {
+		svc := ev.logService(l)
+		if recSvc[svc] || !isErrorLog(l.LogLine) || !fail.MatchString(l.Message) {
+			continue
+		}
+		if _, ok := byClient[svc]; !ok {
+			clients = append(clients, svc)
+		}
+		byClient[svc] = append(byClient[svc], l)
+	}
+	for _, c := range clients {
+		if client == "" || len(byClient[c]) > len(byClient[client]) {
+			client = c
+		}
+	}
+	if client == "" || len(byClient[client]) < 2 {
+		return records, "", nil
+	}
+	return records, client, byClient[client]
 }

@@ -36,12 +36,7 @@ func TestNetworkPath(t *testing.T) {
 			lines := append([]facts.LogLine{tc.record}, tc.calls...)
 			nodes := []facts.Node{{Name: "node-b2", Ready: true}, {Name: "node-b3", Ready: true}}
 			res, _ := analyze(t, nil, pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, lines), pin(t, "n", "get_node_health", "k8s", facts.KeyNodes, nodes))
-			var f *Finding
-			for i := range res.Findings {
-				if res.Findings[i].Mode == ModeNetworkPath {
-					f = &res.Findings[i]
-				}
-			}
+			f := modeFinding(res, ModeNetworkPath)
 			if tc.want == "" {
 				if f != nil {
 					t.Fatalf("network path proposed: %s", f.Statement)

@@ -33,12 +33,7 @@ func TestOffsetReset(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _ := analyze(t, nil, pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, tc.lines))
-			var f *Finding
-			for i := range res.Findings {
-				if res.Findings[i].Mode == ModeOffsetReset {
-					f = &res.Findings[i]
-				}
-			}
+			f := modeFinding(res, ModeOffsetReset)
 			if tc.want == "" {
 				if f != nil {
 					t.Fatalf("offset reset proposed: %s", f.Statement)

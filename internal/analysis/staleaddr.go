@@ -21,7 +21,7 @@ const ModeStaleAddress = "stale_address"
 
 var (
 	// reAddressMoved: a record that a name's address changed, old and new.
-	reAddressMoved = regexp.MustCompile(`(?i)(?:now (?:resolves|points) to|new (?:ip|address)(?: is)?|moved to|->|→|to)\s*\(?\s*(\d{1,3}(?:\.\d{1,3}){3})\)?[^\n]{0,40}?\(?\b(?:was|previously|old(?: ip| address)?|from)\b:?\s*(\d{1,3}(?:\.\d{1,3}){3})|\bfrom\s+(\d{1,3}(?:\.\d{1,3}){3})\s+to\s+(\d{1,3}(?:\.\d{1,3}){3})\b|\b(\d{1,3}(?:\.\d{1,3}){3})\s*(?:->|→)\s*(\d{1,3}(?:\.\d{1,3}){3})\b`)
+	reAddressMoved = regexp.MustCompile(`(?i)(?:now (?:resolves to |points to |is )?|new (?:ip|address)(?: is)?|moved to|->|→|to)\s*\(?\s*(\d{1,3}(?:\.\d{1,3}){3})\)?[^\n]{0,40}?\(?\b(?:was|previously|old(?: ip| address)?|from)\b:?\s*(\d{1,3}(?:\.\d{1,3}){3})|\bfrom\s+(\d{1,3}(?:\.\d{1,3}){3})\s+to\s+(\d{1,3}(?:\.\d{1,3}){3})\b|\b(\d{1,3}(?:\.\d{1,3}){3})\s*(?:->|→)\s*(\d{1,3}(?:\.\d{1,3}){3})\b`)
 )
 
 // movedAddress reads a record of an address change: old and new, ok when

@@ -13,6 +13,7 @@ func TestMovedAddress(t *testing.T) {
 		{"failover completed; orders-db.internal now resolves to 10.72.9.41 (was 10.72.3.18)", "10.72.3.18", "10.72.9.41"},
 		{"primary moved from 10.1.0.5 to 10.1.4.9 after host replacement", "10.1.0.5", "10.1.4.9"},
 		{"VIP reassigned 192.168.7.10 -> 192.168.7.22", "192.168.7.10", "192.168.7.22"},
+		{"gateway moved to standby site; DNS A record now 10.9.18.7 (TTL 60s); old address 10.9.14.21 drained", "10.9.14.21", "10.9.18.7"},
 	}
 	for _, tc := range tests {
 		old, nw, ok := movedAddress(tc.text)

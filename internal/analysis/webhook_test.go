@@ -25,12 +25,7 @@ func TestWebhookDown(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _ := analyze(t, nil, pin(t, "e", "get_events", "k8s", facts.KeyEvents, []facts.Event{ev(tc.msg)}))
-			var f *Finding
-			for i := range res.Findings {
-				if res.Findings[i].Mode == ModeWebhookDown {
-					f = &res.Findings[i]
-				}
-			}
+			f := modeFinding(res, ModeWebhookDown)
 			if tc.want == "" {
 				if f != nil {
 					t.Fatalf("webhook down proposed: %s", f.Statement)
