@@ -466,10 +466,16 @@ func (ev *Evidence) targetLogs(known string) []settingRef {
 // changeLookback before at (the first of equals in the history's order);
 // nil without at or without one.
 func (ev *Evidence) latestCommitBefore(at *time.Time, keep func(*Commit) bool) *Commit {
+	return ev.latestCommitWithin(at, changeLookback, keep)
+}
+
+// latestCommitWithin is the latest commit kept by keep at most within
+// before at (nil when at is).
+func (ev *Evidence) latestCommitWithin(at *time.Time, within time.Duration, keep func(*Commit) bool) *Commit {
 	var latest *Commit
 	for i := range ev.Commits {
 		c := &ev.Commits[i]
-		if at == nil || c.Timestamp == nil || c.Timestamp.After(*at) || at.Sub(*c.Timestamp) > changeLookback || !keep(c) {
+		if at == nil || c.Timestamp == nil || c.Timestamp.After(*at) || at.Sub(*c.Timestamp) > within || !keep(c) {
 			continue
 		}
 		if latest == nil || c.Timestamp.After(*latest.Timestamp) {

@@ -93,6 +93,11 @@ type Finding struct {
 	// concurrent fault (text from inspected systems is data; repeating it
 	// proves nothing more).
 	Repetition bool
+	// Settled marks a finding whose row reads the category from the
+	// mechanism itself (ports a gateway hands out ran out), whatever kind
+	// of change preceded it: the change rows (changeRows) quote no change
+	// over it.
+	Settled bool
 }
 
 func (f *Finding) validated(text string, c ...Cite) {

@@ -93,7 +93,7 @@ func TestLatentDefectNamedByFrames(t *testing.T) {
 			if len(fu) != 1 || fu[0].Intent != intent.GetCommits || fu[0].Params["service"] != v.svc {
 				t.Fatalf("follow-ups %v, want the service's commits of the framed files", fu)
 			}
-			if p, _ := fu[0].Params["path"].(string); !slices.Contains(splitComma(p), "LocalDate.java") && !slices.Contains(splitComma(p), "Manifest.cs") {
+			if p, _ := fu[0].Params["path"].(string); !slices.Contains(strings.Split(p, ","), "LocalDate.java") && !slices.Contains(strings.Split(p, ","), "Manifest.cs") {
 				t.Fatalf("path %q names no framed file", p)
 			}
 		})
@@ -130,8 +130,6 @@ func TestSingleFramedExceptionFirstAndNamed(t *testing.T) {
 		})
 	}
 }
-
-func splitComma(s string) []string { return strings.Split(s, ",") }
 
 func TestWeekYearShift(t *testing.T) {
 	tests := []struct {

@@ -372,11 +372,7 @@ func explainedBy(lead Finding, stronger []Finding) bool {
 // (contract.go), a replica cut before a saturation (replicacut.go), a
 // release whose code names the failure's mechanism.
 func (ev *Evidence) changeRows(lead Finding, sc changeScan) (Finding, bool) {
-	if lead.Mode == ModeSourcePortExhaustion {
-		// Ports a gateway or a host hands out ran out: the client's change
-		// that opens more connections is quoted as its latest, and the row
-		// stays the exhausted resource's, as SNAT and ephemeral port
-		// exhaustion are reported, whatever kind of change preceded it.
+	if lead.Settled {
 		return Finding{}, false
 	}
 	if f, ok := ev.nodeGroupRow(lead); ok {

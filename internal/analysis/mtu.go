@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // A row of the cause-to-effect table for the path MTU: a tunnel or overlay
@@ -47,7 +49,7 @@ func detectMTUBlackhole(ev *Evidence) []Finding {
 		if c.Removed || (stalls[0].Timestamp != nil && c.Timestamp != nil && c.Timestamp.After(*stalls[0].Timestamp)) {
 			continue
 		}
-		if wordIn(strings.ToLower(c.Message+"\n"+c.Summary+"\n"+c.Diff), "mtu") {
+		if textutil.ContainsWord(strings.ToLower(c.Message+"\n"+c.Summary+"\n"+c.Diff), "mtu") {
 			f.Entity = "commit/" + short(c.SHA)
 			f.validated(fmt.Sprintf("Commit %s (%s, %s): %s", short(c.SHA), firstNonEmptyStr(c.Service, "the repository"), hhmm(c.Timestamp), clip(firstNonEmptyStr(c.Summary, c.Message), 200)), c.Cite)
 		}

@@ -106,7 +106,11 @@ func detectSourcePortExhaustion(ev *Evidence) []Finding {
 	if ns == "" {
 		ns = ev.alertField("namespace", "kube_namespace")
 	}
-	f := Finding{Mode: ModeSourcePortExhaustion, Category: catResource, Score: 0.86, Entity: deploymentEntity(ns, client)}
+	// Settled: the client's change that opens more connections is quoted
+	// as its latest, and the row stays the exhausted resource's, as SNAT
+	// and ephemeral port exhaustion are reported, whatever kind of change
+	// preceded it.
+	f := Finding{Mode: ModeSourcePortExhaustion, Category: catResource, Score: 0.86, Entity: deploymentEntity(ns, client), Settled: true}
 	where := "the host's ephemeral port range"
 	if gateway != "" {
 		f.Entity = "natgateway/" + gateway
@@ -125,7 +129,7 @@ func detectSourcePortExhaustion(ev *Evidence) []Finding {
 	f.validated(fmt.Sprintf("%s log (%s, %s): %s", failures[0].Cite.Source("logs"), logOrigin(failures[0]), logLevel(failures[0].LogLine), quote(failures[0].Message)), citesOfLogs(failures))
 	f.Statement = fmt.Sprintf("%s's outbound connections run out of source ports at %s (%s): %s from %s since %s",
 		client, where, evidence, plural(len(failures), "connection failure", "connection failures"), client, hhmm(first))
-	if c := clientCommit(ev.Commits, client, first); c != nil {
+	if c := ev.latestCommitWithin(first, clientCommitLookback, func(c *Commit) bool { return !c.Removed && strings.EqualFold(c.Service, client) }); c != nil {
 		f.Statement += fmt.Sprintf("; the latest change of %s before it is commit %s (%s)", client, short(c.SHA), clip(firstNonEmptyStr(c.Message, c.Summary), 80))
 		f.inferred(fmt.Sprintf("Commit %s of %s precedes the first failure: how it opens connections (keep-alive, one client per call) decides how many ports it holds", short(c.SHA), client), c.Cite)
 	}
@@ -149,19 +153,3 @@ func detectSourcePortExhaustion(ev *Evidence) []Finding {
 // clientCommitLookback: how long before the first failure a client's
 // commit is still its latest change worth quoting.
 const clientCommitLookback = 7 * 24 * time.Hour
-
-// clientCommit is client's latest commit before first (within
-// clientCommitLookback), nil when none.
-func clientCommit(commits []Commit, client string, first *time.Time) *Commit {
-	var best *Commit
-	for i := range commits {
-		c := &commits[i]
-		if c.Removed || !strings.EqualFold(c.Service, client) || c.Timestamp == nil || first == nil || c.Timestamp.After(*first) || first.Sub(*c.Timestamp) > clientCommitLookback {
-			continue
-		}
-		if best == nil || c.Timestamp.After(*best.Timestamp) {
-			best = c
-		}
-	}
-	return best
-}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // A row of the cause-to-effect table for a shared store: a store (a cache,
@@ -222,7 +224,7 @@ func commandCommit(cands []*Commit, commands []string) (*Commit, string) {
 		for _, cmd := range commands {
 			for _, w := range reCommandWord.FindAllString(cmd, 6) {
 				lw := strings.ToLower(w)
-				if !wordIn(text, lw) {
+				if !textutil.ContainsWord(text, lw) {
 					continue
 				}
 				if best == nil || (c.Timestamp != nil && best.Timestamp != nil && c.Timestamp.After(*best.Timestamp)) {
@@ -232,25 +234,4 @@ func commandCommit(cands []*Commit, commands []string) (*Commit, string) {
 		}
 	}
 	return best, why
-}
-
-// wordIn: w occurs in text (both lower case) between non-word characters.
-func wordIn(text, w string) bool {
-	for i := 0; ; {
-		j := strings.Index(text[i:], w)
-		if j < 0 {
-			return false
-		}
-		s, e := i+j, i+j+len(w)
-		before := s == 0 || !isWordByte(text[s-1])
-		after := e == len(text) || !isWordByte(text[e])
-		if before && after {
-			return true
-		}
-		i = s + 1
-	}
-}
-
-func isWordByte(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }

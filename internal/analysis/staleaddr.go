@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 )
 
@@ -58,7 +59,7 @@ func detectStaleAddress(ev *Evidence) []Finding {
 				continue
 			}
 			ips := reDottedIP.FindAllString(l.Message, -1)
-			has := func(ip string) bool { return containsIP(ips, ip) }
+			has := func(ip string) bool { return slices.Contains(ips, ip) }
 			switch {
 			case has(old) && isErrorLog(l.LogLine):
 				svc := ev.logService(l)
@@ -114,12 +115,3 @@ func detectStaleAddress(ev *Evidence) []Finding {
 
 // reDottedIP: an IPv4 address (ports and prefixes beside it excluded).
 var reDottedIP = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
-
-func containsIP(ips []string, ip string) bool {
-	for _, x := range ips {
-		if x == ip {
-			return true
-		}
-	}
-	return false
-}

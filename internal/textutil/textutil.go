@@ -65,6 +65,23 @@ func IsWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
+// ContainsWord reports whether w occurs in s delimited by non-word bytes
+// (IsWordByte) or the ends of s.
+func ContainsWord(s, w string) bool {
+	for off := 0; ; {
+		i := strings.Index(s[off:], w)
+		if i < 0 {
+			return false
+		}
+		i += off
+		j := i + len(w)
+		if (i == 0 || !IsWordByte(s[i-1])) && (j == len(s) || !IsWordByte(s[j])) {
+			return true
+		}
+		off = i + 1
+	}
+}
+
 // structuralWords are parts of workload names that say what kind of
 // component it is, not which one: a line naming "api" names no service.
 var structuralWords = map[string]bool{

@@ -96,3 +96,22 @@ func TestNameWords(t *testing.T) {
 		}
 	}
 }
+
+func TestContainsWord(t *testing.T) {
+	tests := []struct {
+		s, w string
+		want bool
+	}{
+		{"rdb.keys(ctx)", "keys", true},
+		{"monkeys and keyspace", "keys", false},
+		{"keys", "keys", true},
+		{"a_keys b", "keys", false},
+		{"x monkeys keys", "keys", true},
+		{"", "keys", false},
+	}
+	for _, tc := range tests {
+		if got := textutil.ContainsWord(tc.s, tc.w); got != tc.want {
+			t.Errorf("ContainsWord(%q, %q) = %v, want %v", tc.s, tc.w, got, tc.want)
+		}
+	}
+}

@@ -30,26 +30,10 @@ var (
 	levelWords = map[string]bool{"FATAL": true, "PANIC": true, "CRITICAL": true, "CRIT": true, "EMERG": true, "ALERT": true, "ERROR": true, "ERR": true, "WARNING": true, "WARN": true, "INFO": true, "NOTICE": true, "DEBUG": true, "TRACE": true}
 )
 
-// containsWord reports whether w occurs in s delimited by non-word bytes.
-func containsWord(s, w string) bool {
-	for off := 0; ; {
-		i := strings.Index(s[off:], w)
-		if i < 0 {
-			return false
-		}
-		i += off
-		j := i + len(w)
-		if (i == 0 || !textutil.IsWordByte(s[i-1])) && (j == len(s) || !textutil.IsWordByte(s[j])) {
-			return true
-		}
-		off = i + 1
-	}
-}
-
 func hasMarker(lower string, markers []string) bool {
 	for _, m := range markers {
 		if strings.HasPrefix(m, "w:") {
-			if containsWord(lower, m[2:]) {
+			if textutil.ContainsWord(lower, m[2:]) {
 				return true
 			}
 		} else if strings.Contains(lower, m) {
