@@ -84,7 +84,7 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 				context = append(context, ev.precursorLines(context)...)
 				context = append(context, ev.outcomeLines(context)...)
 			}
-			findings[i].explainWith(context)
+			findings[i].explainWith(context, ev.alertTime())
 		}
 	}
 	if lf, ok := ev.boundSetByChange(findings); ok {
@@ -145,8 +145,21 @@ func rank(ev *Evidence, findings []Finding) Result {
 			// The record that announced the activity says this effect is
 			// expected while it lasts: the condition holds as announced.
 			holds = false
-			findings[0].explainWith([]LogLine{rec})
+			findings[0].explainWith([]LogLine{rec}, ev.alertTime())
 			findings[0].inferred("The alert's condition still holds (" + what + "), as the record written before it says it would while the activity lasts")
+		}
+		if holds {
+			for i := range findings {
+				if f := findings[i]; f.Healthy && f.HoldsExpected && f.Score >= minFaultScore {
+					// A reading that accounts for the condition holding
+					// leads: the condition is what it expects.
+					copy(findings[1:i+1], findings[:i])
+					findings[0] = f
+					findings[0].inferred("The alert's condition still holds (" + what + "), as this reading expects")
+					holds = false
+					break
+				}
+			}
 		}
 		if holds {
 			for i := range findings {

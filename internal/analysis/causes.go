@@ -49,6 +49,13 @@ var families = []family{
 	// outage (either side's configuration; the caller's when it still
 	// offers what the other retired).
 	{catConfig, regexp.MustCompile(`(?i)(\bprotocol_version\b|\bunsupported (?:ssl |tls )?protocol\b|\bno (?:appropriate |supported )?protocols? (?:available|in common)\b|\bwrong version number\b|\balert protocol version\b|\bno (?:shared |common )?cipher(?:s| suites?)? (?:in common|available)\b|\bno_shared_cipher\b|\binappropriate_fallback\b)`), "the two sides of a TLS connection share no protocol version or cipher"},
+	// A server-side prepared statement that the next query does not find
+	// (or finds twice) on its connection: a transaction-mode pooler
+	// (PgBouncer, Odyssey, RDS Proxy) hands each transaction another
+	// server connection, so the client's statement cache must be off or
+	// the pool mode session. PgBouncer documents it; the setting, not the
+	// code or the data, is wrong.
+	{catConfig, regexp.MustCompile(`(?i)prepared statement "?[\w$-]*"? (?:does not exist|already exists)`), "server-side prepared statements through a transaction-pooling connection pooler: each transaction may get another server connection"},
 	// A dependency that answers its API's calls with an HTML page (its
 	// maintenance or error page, a proxy's) fails, whatever parse error
 	// the caller then reports: the answer, not the caller's data, is bad.

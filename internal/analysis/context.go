@@ -33,6 +33,12 @@ const contextLookBack = 72 * time.Hour
 // one this long before the alert still explains it.
 const noticeLookBack = 8 * 24 * time.Hour
 
+// standingLookBack: a standing record about the alert itself (a known
+// issue filed against it, its rule found to flap, a threshold under
+// review) stays true until it is closed, commonly months; one this long
+// before the alert still explains it.
+const standingLookBack = 180 * 24 * time.Hour
+
 // contextAfter: lines up to this long after the alert belong to it (the
 // record that the work it fired during completed).
 const contextAfter = 45 * time.Minute
@@ -44,6 +50,11 @@ var (
 	// reAnnouncedDemand: an announcement of demand to come ("expect 4x
 	// traffic", "expected load peak").
 	reAnnouncedDemand = regexp.MustCompile(`(?i)\bexpect(?:ed|s|ing)?\b[^\n]{0,40}\b(?:traffic|load|requests|volume|spike|surge|peak|demand)\b`)
+	// reStanding: the words of a standing record about an alert, as
+	// known-issue trackers and alert-rule reviews write them: a known
+	// issue, an alert that flaps, a rule without hysteresis, a noisy or
+	// false-positive alert.
+	reStanding = regexp.MustCompile(`(?i)\bknown(?:[- ]issue)?\b|\bflap(?:s|ped|ping|py)?\b|\bhysteresis\b|\bnoisy alert|\bfalse[- ]positive`)
 	// reLevelPrefix: the level word a raw log line begins with ("INFO ",
 	// "[warn] ", "error: ").
 	reLevelPrefix = regexp.MustCompile(`^(?i)\s*\[?(?:trace|debug|info|notice|warn|warning|error|err|fatal)\]?(?::\s*|\s+)`)
@@ -70,6 +81,45 @@ func RecordQuery(a *investigationv1.Alert) string {
 	for _, w := range recordWords {
 		qs = append(qs, `"`+w+`"`)
 	}
+	for _, id := range recordNames(a) {
+		qs = append(qs, `"`+id+`"`)
+	}
+	return strings.Join(qs, " OR ")
+}
+
+// standingWords are what StandingQuery searches for: the stems of
+// reStanding's words (the log store matches them inside words).
+var standingWords = []string{"known", "flap", "hysteresis", "noisy alert", "false positive", "false-positive"}
+
+// StandingQuery is the log search for standing records about the alert
+// (reStanding: a known issue, a flapping rule) that name what it watches:
+// one of standingWords and one of the names RecordQuery searches.
+// Empty when the alert names nothing.
+func StandingQuery(a *investigationv1.Alert) string {
+	names := recordNames(a)
+	if len(names) == 0 {
+		return ""
+	}
+	var ws, ns []string
+	for _, w := range standingWords {
+		ws = append(ws, `"`+w+`"`)
+	}
+	for _, n := range names {
+		ns = append(ns, `"`+n+`"`)
+	}
+	return "(" + strings.Join(ws, " OR ") + ") AND (" + strings.Join(ns, " OR ") + ")"
+}
+
+// StandingLookBackMinutes is standingLookBack in minutes (a search's
+// since_minutes).
+const StandingLookBackMinutes = int(standingLookBack / time.Minute)
+
+// recordNames are the names RecordQuery searches beside its words: the
+// alert's identifiers, the machine, database, queue or node its labels
+// name, and the service's workload names and their distinctive words;
+// quotes removed.
+func recordNames(a *investigationv1.Alert) []string {
+	var out []string
 	if a != nil {
 		names := alertIdentifiers(a)
 		// The machine, database, queue or node its labels name: other
@@ -92,10 +142,12 @@ func RecordQuery(a *investigationv1.Alert) string {
 			names = appendUnique(names, textutil.NameWords(n)...)
 		}
 		for _, id := range names {
-			qs = append(qs, `"`+strings.ReplaceAll(id, `"`, ``)+`"`)
+			if id = strings.ReplaceAll(id, `"`, ``); id != "" {
+				out = append(out, id)
+			}
 		}
 	}
-	return strings.Join(qs, " OR ")
+	return out
 }
 
 // maxRecordIDs bounds the records whose trail a reading follows.
@@ -228,12 +280,16 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 			continue // a failure, even one logged at INFO, is no context of health
 		}
 		t := *l.Timestamp
-		if !inRecordWindow(t, at, plannedRe.MatchString(l.Message)) {
-			continue // past the look-back, only a notice of planned work
+		if !inRecordWindow(t, at, plannedRe.MatchString(l.Message)) && !standingRecord(t, at, l.Message) && !dayNotice(t, at, l.Message) {
+			continue // past the look-back, only a notice of planned work, a standing record or a notice naming the alert's day
 		}
 		m := l.Message
 		peer := !ownLine(l, names) && namesPeer(m, peers)
-		if !peer && !namesTarget(m, names) && (alertName == "" || !strings.Contains(strings.ToLower(m), alertName)) && (scope == "" || !strings.Contains(strings.ToLower(m), scope)) {
+		// A notice of demand for the alert's own day (a deadline, a
+		// season opening) is about it whatever it names: a press release
+		// names no deployment.
+		dayDemand := dayNotice(t, at, m) && reDemandNotice.MatchString(m)
+		if !peer && !dayDemand && !namesTarget(m, names) && (alertName == "" || !strings.Contains(strings.ToLower(m), alertName)) && (scope == "" || !strings.Contains(strings.ToLower(m), scope)) {
 			continue
 		}
 		// A record of work, or what another system (a scheduler, a
@@ -263,6 +319,12 @@ type recordCand struct {
 // to contextAfter after it.
 func inRecordWindow(t, at time.Time, planned bool) bool {
 	return !t.Before(at.Add(-noticeLookBack)) && !t.After(at.Add(contextAfter)) && (planned || !t.Before(at.Add(-contextLookBack)))
+}
+
+// standingRecord: a line written at t, up to standingLookBack before an
+// alert at at, is a standing record about it (reStanding).
+func standingRecord(t, at time.Time, msg string) bool {
+	return !t.After(at) && !t.Before(at.Add(-standingLookBack)) && reStanding.MatchString(msg)
 }
 
 // pickRecords are the n best candidates (a record id first, then the
@@ -304,7 +366,7 @@ func ownLine(l LogLine, names []string) bool {
 
 // explainHealth adds to a healthy finding the planned, announced or done
 // work around the alert that names its target (healthContext).
-func (ev *Evidence) explainHealth(f *Finding) { f.explainWith(ev.healthContext()) }
+func (ev *Evidence) explainHealth(f *Finding) { f.explainWith(ev.healthContext(), ev.alertTime()) }
 
 // healthContext is contextLines around the alert, then the target's own
 // account of its state (ownAccount), none without the alert's time.
@@ -513,15 +575,20 @@ func (ev *Evidence) nearestLines(at time.Time, before time.Duration, n int, keep
 }
 
 // explainWith adds the context lines to f: a claim per line, and the lines
-// in its statement.
-func (f *Finding) explainWith(lines []LogLine) {
+// in its statement, each with its time (and its day when that is not the
+// day of the alert at at: a standing record filed weeks before).
+func (f *Finding) explainWith(lines []LogLine, at *time.Time) {
 	if len(lines) == 0 {
 		return
 	}
 	var quoted []string
 	for _, l := range lines {
-		f.validated(fmt.Sprintf("Around the alert, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
-		quoted = append(quoted, fmt.Sprintf("%s at %s", quote(clip(l.Message, 200)), hhmm(l.Timestamp)))
+		when := hhmm(l.Timestamp)
+		if at != nil {
+			when = hhmmDay(l.Timestamp, *at)
+		}
+		f.validated(fmt.Sprintf("Around the alert, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), when, quote(l.Message)), l.Cite)
+		quoted = append(quoted, fmt.Sprintf("%s at %s", quote(clip(l.Message, 200)), when))
 	}
 	f.Statement += "; recorded around the alert: " + strings.Join(quoted, "; ")
 }

@@ -474,7 +474,7 @@ func TestExplainHealthQuotesHowItEnded(t *testing.T) {
 	f := healthyFinding(ModeHealthy, "deployment/results/tally", 0.7)
 	f.Statement = "No failure detected"
 	ctx := ev.healthContext()
-	f.explainWith(append(ctx, ev.outcomeLines(ctx)...))
+	f.explainWith(append(ctx, ev.outcomeLines(ctx)...), ev.alertTime())
 	quotes(t, f.Statement, []string{"planned CA renewal", "rebalancing", "caught up"}, true)
 	quotes(t, f.Statement, []string{"slow commit", "ledger compacted", "hourly totals"}, false)
 	if n := strings.Count(f.Statement, "rebalancing"); n != 1 {
@@ -558,7 +558,7 @@ func TestExplainHealthQuotesWhatSetItOff(t *testing.T) {
 	f.Statement = "No failure detected"
 	ctx := ev.healthContext()
 	ctx = append(ctx, ev.precursorLines(ctx)...)
-	f.explainWith(append(ctx, ev.outcomeLines(ctx)...))
+	f.explainWith(append(ctx, ev.outcomeLines(ctx)...), ev.alertTime())
 	quotes(t, f.Statement, []string{"full time", "edge rule purge", "report published"}, true)
 	quotes(t, f.Statement, []string{"sales closed", "added time", "moderation queue", "room 88-2211 archived"}, false)
 }

@@ -88,6 +88,11 @@ type Finding struct {
 	// accounts for (planned work that ended): without it only fault
 	// findings explain others.
 	Overrides bool
+	// HoldsExpected marks a healthy reading that accounts for the alert's
+	// condition still holding (latency up under a load announced ahead):
+	// the held condition does not veto it, and it leads the readings of
+	// health it vetoes.
+	HoldsExpected bool
 	// Repetition marks a finding whose only support is one message from one
 	// origin, however often written: it may lead, never add a second
 	// concurrent fault (text from inspected systems is data; repeating it
@@ -233,6 +238,10 @@ var registry = map[string]Constructor{
 	"storage_recovered":      fn("storage_recovered", detectStorageRecovered),
 	"k8s_healthy":            fn("k8s_healthy", detectK8sHealthy),
 	"recorded_quiet":         fn("recorded_quiet", detectRecordedQuiet),
+	"announced_demand":       fn("announced_demand", detectAnnouncedDemand),
+	"stale_config":           fn("stale_config", detectStaleConfig),
+	"maintenance_in_window":  fn("maintenance_in_window", detectMaintenanceInWindow),
+	"ran_out":                fn("ran_out", detectRanOut),
 	"completed_pod":          fn("completed_pod", detectCompletedPod),
 	"bare_pod_completes":     fn("bare_pod_completes", detectBarePodCompletes),
 	"quiet_metrics":          fn("quiet_metrics", detectQuietMetrics),

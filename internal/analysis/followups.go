@@ -110,6 +110,40 @@ var leadFollowUps = map[string]func(ev *Evidence, f Finding) ([]FollowUp, bool){
 	ModeDependencyFailure: dependencyFollowUps,
 	ModeRemovedTarget:     removedFollowUps,
 	ModeCodeException:     codeFollowUps,
+	ModeStaleConfig:       staleConfigFollowUps,
+}
+
+// maxStalePodLogs bounds the failing pods whose logs a stale-config
+// reading asks for.
+const maxStalePodLogs = 2
+
+// staleConfigFollowUps: the logs of the workload's pods whose error series
+// rose and whose lines no call read (a fetch by prefix reads the newest
+// pod, which started after the change and does not fail): what the pods
+// running the old configuration say.
+func staleConfigFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
+	ns, name := splitEntity(f.Entity)
+	read := map[string]bool{}
+	for _, l := range ev.Logs {
+		if l.Pod != "" {
+			read[l.Pod] = true
+		}
+	}
+	var out []FollowUp
+	seen := map[string]bool{}
+	for _, sr := range ev.Series {
+		pod := sr.Labels["pod"]
+		if pod == "" || read[pod] || seen[pod] || len(out) >= maxStalePodLogs || seriesKindOf(sr.Series) != "errors" || !failingSeries(sr) {
+			continue
+		}
+		for _, p := range ev.Pods {
+			if p.Name == pod && ev.workloadOf(p.Pod) == name {
+				seen[pod] = true
+				out = append(out, FollowUp{Intent: intent.FetchPodLogs, Params: map[string]any{"namespace": firstNonEmptyStr(p.Namespace, ns), "pod": pod}})
+			}
+		}
+	}
+	return out, false
 }
 
 // codeFollowUps: exceptions no release explains, whose stack frames name

@@ -38,6 +38,12 @@ func (ev *Evidence) workloadEntity() string {
 	if w == "" {
 		w = ev.alertField("service")
 	}
+	if r := ev.Alert.GetResourceName(); w != "" && r != "" && r != w && !ev.knownWorkload(w) && ev.knownWorkload(r) {
+		// A service label that names a platform or a team (Alerta's
+		// service list), with the workload the evidence shows named as
+		// the alert's resource.
+		w = r
+	}
 	if w == "" && len(ev.Deployments) == 1 {
 		w, ns = ev.Deployments[0].Name, ev.Deployments[0].Namespace
 	}
@@ -48,6 +54,22 @@ func (ev *Evidence) workloadEntity() string {
 		return ""
 	}
 	return deploymentEntity(ns, w)
+}
+
+// knownWorkload: a Deployment of that name, or a pod of a workload of that
+// name, is in the evidence.
+func (ev *Evidence) knownWorkload(name string) bool {
+	for _, d := range ev.Deployments {
+		if d.Name == name {
+			return true
+		}
+	}
+	for _, p := range ev.Pods {
+		if ev.workloadOf(p.Pod) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // monitorsOK adds a claim when every monitor is OK; it reports whether all

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -312,6 +313,19 @@ func detectOOM(ev *Evidence) []Finding {
 				}
 				return " " + lr
 			}())
+		}
+		if flag, capB, limB, ok := runtimeCapAboveLimit(c); ok && f.Category == catResource && ev.memorySettingChanged() {
+			// The runtime inside may use more than the container may: the
+			// kernel kills it before the runtime collects. The setting is
+			// the fault, not the demand.
+			f.Category = catConfig
+			if w := ev.workloadOf(p.Pod); w != "" && w != p.Name {
+				f.Entity = deploymentEntity(p.Namespace, w)
+			}
+			f.Score += 0.05
+			f.validated(fmt.Sprintf("Container %s of pod %s caps its runtime's memory at %s (%s), at or above its container memory limit %s (%s): the runtime grows past the limit before it collects", c.Name, p.Name, quote(flag), bytesHuman(capB), c.LimitsMemory, bytesHuman(limB)), p.Cite)
+			f.Statement += fmt.Sprintf("; the container's runtime is told it may use %s (%s) while the container limit is %s: the heap cap does not fit in the container", bytesHuman(capB), flag, c.LimitsMemory)
+			f.Remediation = append([]string{fmt.Sprintf("Set %s well below the container limit (about 75%% of %s, leaving room for the runtime's non-heap memory), or raise the limit above it", flag, c.LimitsMemory)}, f.Remediation...)
 		}
 		f.Chain = []string{
 			fmt.Sprintf("Memory use of container %s grows past its limit%s", c.Name, limit),
@@ -1629,4 +1643,77 @@ func terminationCause(pods []Pod) (logCause, bool) {
 		}
 	}
 	return logCause{}, false
+}
+
+// reMemorySetting: a record's words for a container's memory settings:
+// its limit, a runtime's heap cap or the env var that carries it.
+var reMemorySetting = regexp.MustCompile(`(?i)\bmemory limit|limits\.memory|\bmemory:\s*\d|-Xmx|max-old-space-size|GOMEMLIMIT|JAVA_OPTS|JAVA_TOOL_OPTIONS|NODE_OPTIONS|\bheap\b|rightsiz`)
+
+// memorySettingChanged: a change before the alert names a memory setting
+// (a limit lowered, a heap cap raised): a line that announces a change
+// (not an error), an edit of an object, or a commit. A cap that was always
+// above the limit, with nothing changed, is no cause by itself (a leak
+// reaches any limit).
+func (ev *Evidence) memorySettingChanged() bool {
+	at := ev.alertTime()
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || isErrorLog(l.LogLine) || at != nil && l.Timestamp.After(*at) {
+			continue
+		}
+		if reMemorySetting.MatchString(l.Message) && (reConfigChanged.MatchString(l.Message) || announcesChange(l.Message) || strings.Contains(l.Message, "->")) {
+			return true
+		}
+	}
+	for _, c := range ev.ObjectChanges {
+		if reMemorySetting.MatchString(objectChangeText(c.ObjectChange) + " " + strings.Join(c.Fields, " ")) {
+			return true
+		}
+	}
+	for _, c := range ev.Commits {
+		if reMemorySetting.MatchString(c.Message + " " + c.Summary) {
+			return true
+		}
+	}
+	return false
+}
+
+// runtimeCapShare: a runtime memory cap at this share of the container's
+// memory limit or more leaves no room for what the runtime keeps outside
+// its heap (threads, metaspace, buffers): the kernel kills the container
+// before the runtime collects.
+const runtimeCapShare = 0.9
+
+// reRuntimeCap: a runtime's memory cap as its flags write it: the JVM's
+// -Xmx, Node's --max-old-space-size (MiB), Go's GOMEMLIMIT.
+var reRuntimeCap = regexp.MustCompile(`^(?:-Xmx([0-9]+)([kKmMgG]?)|--max-old-space-size=([0-9]+)|GOMEMLIMIT=([0-9]+)(B|KiB|MiB|GiB|TiB)?)$`)
+
+// runtimeCapAboveLimit: one of c's runtime memory caps (RuntimeLimits) is
+// at runtimeCapShare of its memory limit or above: the flag, both sizes.
+func runtimeCapAboveLimit(c facts.Container) (string, float64, float64, bool) {
+	limit := quantityBytes(c.LimitsMemory)
+	if limit <= 0 {
+		return "", 0, 0, false
+	}
+	for _, fl := range c.RuntimeLimits {
+		m := reRuntimeCap.FindStringSubmatch(fl)
+		if m == nil {
+			continue
+		}
+		var b float64
+		switch {
+		case m[1] != "":
+			n, _ := strconv.ParseFloat(m[1], 64)
+			b = n * map[string]float64{"": 1, "k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20, "g": 1 << 30, "G": 1 << 30}[m[2]]
+		case m[3] != "":
+			n, _ := strconv.ParseFloat(m[3], 64)
+			b = n * (1 << 20)
+		case m[4] != "":
+			n, _ := strconv.ParseFloat(m[4], 64)
+			b = n * map[string]float64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[m[5]]
+		}
+		if b >= runtimeCapShare*limit {
+			return fl, b, limit, true
+		}
+	}
+	return "", 0, 0, false
 }

@@ -38,15 +38,20 @@ var (
 // is healthy; the alert reports the planned disruption after the fact.
 func detectMaintenanceEnded(ev *Evidence) []Finding {
 	var start, end *LogLine
+	at := ev.alertTime()
 	for i := range ev.Logs {
 		l := &ev.Logs[i]
 		if l.Timestamp == nil || isErrorLog(l.LogLine) {
 			continue
 		}
+		// A change record approved or scheduled for the alert's own day is
+		// planned work, whatever words name the work ("apply Oracle 19.29
+		// Release Update, Sun 2026-12-06 01:30-03:30 UTC").
+		bookedForTheDay := at != nil && mwIDRe.MatchString(l.Message) && reApproval.MatchString(l.Message) && dayNotice(*l.Timestamp, *at, l.Message)
 		switch {
 		case mwEndRe.MatchString(l.Message) && !mwFailRe.MatchString(l.Message):
 			end = l
-		case mwStartRe.MatchString(l.Message) || plannedRe.MatchString(l.Message) && mwIDRe.MatchString(l.Message):
+		case mwStartRe.MatchString(l.Message) || plannedRe.MatchString(l.Message) && mwIDRe.MatchString(l.Message) || bookedForTheDay:
 			// The window's start, or the record that announced it.
 			if start == nil {
 				start = l
@@ -159,8 +164,12 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 	if inside == 0 {
 		what = "the alert's symptom came from"
 	}
+	from := hhmm(start.Timestamp)
+	if at := ev.alertTime(); at != nil {
+		from = hhmmDay(start.Timestamp, *at) // a record written days ahead carries its day
+	}
 	f.Statement = fmt.Sprintf("No active failure: %s the planned %s (%s to %s), which completed successfully (%s); no error since, and the alert fired%s for the planned disruption",
-		what, name, hhmm(start.Timestamp), hhmm(end.Timestamp), clip(end.Message, 160), when)
+		what, name, from, hhmm(end.Timestamp), clip(end.Message, 160), when)
 	f.Chain = []string{fmt.Sprintf("The planned %s starts", name), "The maintained component is briefly unavailable and clients log errors", fmt.Sprintf("The %s completes; errors stop", name), "An alert evaluated over a window that still includes the disruption fires afterwards"}
 	f.Remediation = []string{"Resolve the alert; no action on the system is needed", "Silence alerts covering the maintained component (including burn-rate/SLO alerts) for the window plus their evaluation range"}
 	f.Signals = []string{"maintenance", "completed"}

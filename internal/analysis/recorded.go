@@ -27,8 +27,20 @@ func detectRecordedQuiet(ev *Evidence) []Finding {
 	if ev.Alert == nil || len(ev.Logs) == 0 || len(ev.Series) == 0 {
 		return nil // the absence of failure is only read where logs and measurements were both looked at
 	}
+	warns := map[string]int{}
 	for _, l := range ev.Logs {
-		if isErrorLog(l.LogLine) || logLevel(l.LogLine) == "WARN" || failedRequestLine(l.Message) {
+		if logLevel(l.LogLine) == "WARN" {
+			warns[warnKey(ev.logService(l), l.Message)]++
+		}
+	}
+	for _, l := range ev.Logs {
+		if isErrorLog(l.LogLine) || failedRequestLine(l.Message) {
+			return nil
+		}
+		if logLevel(l.LogLine) == "WARN" && !ev.echoesAlert(l.Message) && (warns[warnKey(ev.logService(l), l.Message)] > 1 || ev.persistentWarning(l)) {
+			// A warning that repeats is a failure signal; one said once
+			// (an actuator slow within tolerance) is not, nor the
+			// monitor's own record of the alert raising and clearing.
 			return nil
 		}
 	}
@@ -61,8 +73,17 @@ func detectRecordedQuiet(ev *Evidence) []Finding {
 	}
 	f := healthyFinding(ModeHealthy, ent, recordedQuietScore)
 	var parts []string
-	parts = append(parts, fmt.Sprintf("none of the %d log lines is an error or a warning", len(ev.Logs)))
-	f.validated(fmt.Sprintf("%d log lines, none at ERROR or WARN level", len(ev.Logs)), citesOfLogs(ev.Logs))
+	nw := 0
+	for _, n := range warns {
+		nw += n
+	}
+	if nw == 0 {
+		parts = append(parts, fmt.Sprintf("none of the %d log lines is an error or a warning", len(ev.Logs)))
+		f.validated(fmt.Sprintf("%d log lines, none at ERROR or WARN level", len(ev.Logs)), citesOfLogs(ev.Logs))
+	} else {
+		parts = append(parts, fmt.Sprintf("none of the %d log lines is an error, and no warning repeats (%d said once or restating the alert)", len(ev.Logs), nw))
+		f.validated(fmt.Sprintf("%d log lines, none at ERROR level; %d at WARN, none repeating except the alert's own", len(ev.Logs), nw), citesOfLogs(ev.Logs))
+	}
 	{
 		n := len(ev.Series)
 		var c Cite
@@ -101,4 +122,15 @@ func failingRise(kind string, r rise) bool {
 		return r.head > 0 && r.tail > 1.5*r.head
 	}
 	return false
+}
+
+// echoesAlert: msg names the alert's own rule (an identifier of six
+// characters or more, as a monitor logs it raising and clearing): the
+// alert's state restated, not another observation of a failure.
+func (ev *Evidence) echoesAlert(msg string) bool {
+	if ev.Alert == nil {
+		return false
+	}
+	name := strings.ToLower(ev.Alert.GetAlertName())
+	return len(name) >= 6 && !strings.ContainsAny(name, " \t") && strings.Contains(strings.ToLower(msg), name)
 }

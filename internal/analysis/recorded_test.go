@@ -37,7 +37,11 @@ func TestRecordedQuiet(t *testing.T) {
 	}{
 		{"a record names the target, nothing failed", []LogLine{record, served}, []Series{flatOK, flatErr}, true},
 		{"an error line", []LogLine{record, served, line(at(10, 41), "parcel-api", "ERROR", "upstream connect error")}, []Series{flatOK}, false},
-		{"a warning line", []LogLine{record, served, line(at(10, 41), "parcel-api", "WARN", "retrying publish")}, []Series{flatOK}, false},
+		{"a warning that repeats", []LogLine{record, served, line(at(10, 41), "parcel-api", "WARN", "retrying publish to topic 4"), line(at(10, 43), "parcel-api", "WARN", "retrying publish to topic 9")}, []Series{flatOK}, false},
+		{"a warning said once", []LogLine{record, served, line(at(10, 41), "parcel-api", "WARN", "label printer slow (2.1s), within tolerance")}, []Series{flatOK}, true},
+		{"the monitor's own record of the alert, twice", []LogLine{record, served, line(at(10, 30), "monitor", "WARN", "ParcelApiTrafficDrop raised (value 0.41)"), line(at(10, 36), "monitor", "WARN", "ParcelApiTrafficDrop raised (value 0.38)")}, []Series{flatOK}, true},
+		{"a standing known issue filed weeks before names the target", []LogLine{line(at(-24*40+9, 0), "tickets", "INFO", "OPS-77 known: parcel-api traffic dips at 10:30 while the depot batch runs; alert flaps, no action"), line(at(10, 20), "depot-batch", "INFO", "batch 7 started")}, []Series{flatOK}, true},
+		{"a record weeks before that is no standing one", []LogLine{line(at(-24*40+9, 0), "change-calendar", "INFO", "CHG-12 done: parcel-api moved to node pool b"), line(at(10, 20), "depot-batch", "INFO", "batch 7 started")}, []Series{flatOK}, false},
 		{"an access line with a server error at INFO", []LogLine{record, served, line(at(10, 41), "edge", "INFO", `10.0.0.1 - - "POST /v1/parcels HTTP/1.1" 504 160`)}, []Series{flatOK}, false},
 		{"an error series rising under a vendor's status label", []LogLine{record, served}, []Series{flatOK, risingErr}, false},
 		{"no measurement looked at", []LogLine{record, served}, nil, false},
@@ -60,9 +64,12 @@ func TestRecordedQuiet(t *testing.T) {
 				t.Errorf("finding = %s %.2f, want healthy above the fault bar", got[0].Category, got[0].Score)
 			}
 			f := got[0]
-			f.explainWith(ev.healthContext())
-			if !strings.Contains(f.Statement, "CHG-881") {
+			f.explainWith(ev.healthContext(), ev.alertTime())
+			if !strings.Contains(f.Statement, "CHG-881") && !strings.Contains(f.Statement, "OPS-77 known") {
 				t.Errorf("statement %q does not quote the record", f.Statement)
+			}
+			if strings.Contains(f.Statement, "OPS-77") && !strings.Contains(f.Statement, "at 2025-12-23 09:00Z") {
+				t.Errorf("statement %q does not date a record filed weeks before the alert", f.Statement)
 			}
 		})
 	}

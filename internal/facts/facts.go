@@ -168,6 +168,11 @@ type Deployment struct {
 	// Deployment and its pod template that say how it is run ("key=value":
 	// a downscaler's saved replicas, a canary note), bookkeeping left out.
 	Notes []string `json:"notes,omitempty"`
+	// Settings are how the pod template's containers are configured, as
+	// Container.Settings writes them (flags, literal env vars redacted,
+	// the sources of the others, mounts with subPath): what every new pod
+	// of the Deployment runs with.
+	Settings []string `json:"settings,omitempty"`
 }
 
 // Revision is one ReplicaSet revision of a Deployment.

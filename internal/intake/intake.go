@@ -161,6 +161,9 @@ func Parse(raw []byte, sourceHint string) ([]*investigationv1.Alert, error) {
 			if a.GetStartsAt() == nil {
 				if t, ok := inferStart(obj); ok {
 					a.StartsAt = timestamppb.New(t)
+				} else if t, ok := textStart(a.GetSummary(), a.GetDescription(), a.GetTitle(), a.GetErrorMessage()); ok {
+					// No field says when: the text the notification printed does.
+					a.StartsAt = timestamppb.New(t)
 				}
 			}
 			if a.GetResolved() && a.GetStartsAt() != nil && a.GetIncidentWindow() == nil && len(alerts) == 1 {

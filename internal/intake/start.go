@@ -63,6 +63,33 @@ func eachObject(obj map[string]any, visit func(map[string]any)) {
 	walk(obj, 0)
 }
 
+// reTextStart: a start time written in an alert's text, as chat and mail
+// notifications print it ("Started 2026-12-15 14:06 UTC", "firing since
+// 2026-03-02T08:15:00Z"): a start word, then an ISO date and clock.
+var reTextStart = regexp.MustCompile(`(?i)\b(?:started|starts|start(?:ed)? at|since|fired|firing since|triggered|began|opened|raised|detected)\b:?\s+(?:at\s+|on\s+)?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2}))?)`)
+
+// textStart is the start time an alert's texts write after a start word
+// (reTextStart), when no field carries one: the first text that has one.
+func textStart(texts ...string) (time.Time, bool) {
+	for _, t := range texts {
+		m := reTextStart.FindStringSubmatch(t)
+		if m == nil {
+			continue
+		}
+		v := strings.TrimSpace(m[1])
+		v = strings.Replace(v, " UTC", "Z", 1)
+		v = strings.Replace(v, "UTC", "Z", 1)
+		v = strings.Replace(v, " GMT", "Z", 1)
+		v = strings.Replace(v, " ", "T", 1)
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02T15:04:05Z0700", "2006-01-02T15:04Z0700"} {
+			if at, err := time.Parse(layout, v); err == nil && at.Year() >= 2000 && at.Year() <= 2200 {
+				return at.UTC(), true
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
 // inferStart returns the start time the payload's time fields give.
 func inferStart(obj map[string]any) (time.Time, bool) {
 	var found []timeField

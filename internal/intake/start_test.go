@@ -164,3 +164,28 @@ func TestStatusPageComponentRecovered(t *testing.T) {
 		t.Errorf("an outage update read as resolved: %v %v", alerts, err)
 	}
 }
+
+// A chat or mail notification prints its start in its text; read when no
+// field carries one, never a time that no start word introduces.
+func TestTextStart(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want string // RFC 3339, "" for none
+	}{
+		{"reservation-api: 6 pod restarts in 10m.\nStarted 2026-12-15 14:06 UTC", "2026-12-15T14:06:00Z"},
+		{"queue depth high, firing since 2026-03-02T08:15:00Z", "2026-03-02T08:15:00Z"},
+		{"Triggered: 2026-07-01 23:59:30", "2026-07-01T23:59:30Z"},
+		{"began at 2026-07-01T10:00+02:00 on db-3", "2026-07-01T08:00:00Z"},
+		{"report for 2026-07-01 10:00 UTC attached", ""},
+		{"started 3 minutes ago", ""},
+	} {
+		got, ok := textStart(tc.text)
+		s := ""
+		if ok {
+			s = got.Format(time.RFC3339)
+		}
+		if s != tc.want {
+			t.Errorf("textStart(%q) = %q, want %q", tc.text, s, tc.want)
+		}
+	}
+}

@@ -174,7 +174,7 @@ func Classify(name string, labels map[string]string) Kind {
 	}
 	hasDuration := containsAny(base, durationWords...) || (strings.HasSuffix(base, "_seconds") || strings.HasSuffix(base, "_milliseconds")) && !containsAny(base, "cpu", "gc_", "uptime", "start_time", "age", "timestamp", "throttled", "lag")
 	switch {
-	case containsAny(base, "error", "5xx", "fail", "exception", "fault"):
+	case containsAny(base, "error", "5xx", "fail", "exception", "fault", "reject"):
 		return Errors
 	case hasDuration && suffix == "_count":
 		// The count of a duration histogram or summary counts operations.

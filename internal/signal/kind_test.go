@@ -33,6 +33,9 @@ func TestClassify(t *testing.T) {
 		{"lb_requests", map[string]string{"upstream_status": "504"}, Errors},
 		{"lb_requests", map[string]string{"backend_status_class": "5xx"}, Errors},
 		{"batch_runs_total", map[string]string{"job_status": "failed"}, Errors},
+		// Work refused counts as failures whatever the refusal is called.
+		{"game_moves_rejected_total", map[string]string{"reason": "clock_store"}, Errors},
+		{"orders_rejected", nil, Errors},
 		// A lag measured in seconds is how far behind, not how slow.
 		{"pg_replication_lag_seconds", nil, Saturation},
 		{"kafka_consumergroup_lag_seconds", nil, Saturation},

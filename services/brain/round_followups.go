@@ -335,7 +335,10 @@ func (s *Service) jobRunLogs(ctx context.Context, st *invState) []pendingCall {
 	if !listed {
 		return s.fresh(ctx, st, intentJobs, map[string]any{"namespace": "all"})
 	}
-	at := s.now()
+	at := st.toolsNow() // the tools' "now", not this process's clock
+	if at.IsZero() {
+		at = s.now()
+	}
 	if ts := st.rec.GetAlert().GetStartsAt(); ts != nil && !ts.AsTime().IsZero() {
 		at = ts.AsTime()
 	}
@@ -359,9 +362,46 @@ const inputLookback = 24 * 60
 
 // recordSearch: the records written around the alert whatever they name
 // (a change record, an approved test, a platform upgrade, an audit record
-// of a write), over the notice look-back; unless one ran.
+// of a write), over the notice look-back, and the standing records about
+// what it watches (a known issue filed against it, a rule found to flap),
+// over the standing look-back; unless they ran.
 func (s *Service) recordSearch(ctx context.Context, st *invState) []pendingCall {
-	return s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.RecordQuery(st.rec.GetAlert()), "since_minutes": contextLookback})
+	out := s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.RecordQuery(st.rec.GetAlert()), "since_minutes": contextLookback})
+	if q := analysis.StandingQuery(st.rec.GetAlert()); q != "" {
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": q, "since_minutes": analysis.StandingLookBackMinutes, "exact": true})...)
+	}
+	// The notices that name the alert's day (a deadline, a booked test),
+	// however far ahead they were sent: the day it fired, else the end of
+	// its incident window (the tools' "now").
+	a := st.rec.GetAlert()
+	var at time.Time
+	switch {
+	case a.GetStartsAt() != nil && !a.GetStartsAt().AsTime().IsZero():
+		at = a.GetStartsAt().AsTime()
+	case a.GetIncidentWindow().GetEnd() != nil:
+		at = a.GetIncidentWindow().GetEnd().AsTime()
+	case st.rc.GetTimeWindow().GetEnd() != nil:
+		at = st.rc.GetTimeWindow().GetEnd().AsTime()
+	default:
+		at = st.toolsNow()
+	}
+	if !at.IsZero() {
+		out = append(out, s.fresh(ctx, st, intentSearchLogs, map[string]any{"namespace": "all", "query": analysis.DayQuery(at), "end": at.UTC().Format(time.RFC3339), "since_minutes": analysis.DayNoticeLookBackMinutes, "exact": true})...)
+	}
+	return out
+}
+
+// toolsNow is the latest end of the windows the pins were read over: the
+// "now" the tools read, when the alert carries no time of its own (zero
+// before any pin).
+func (st *invState) toolsNow() time.Time {
+	var at time.Time
+	for _, p := range st.pins {
+		if e := p.GetTimeWindow().GetEnd(); e != nil && e.AsTime().After(at) {
+			at = e.AsTime()
+		}
+	}
+	return at
 }
 
 // hostLogs: what the hosts of the nodes that matter logged about

@@ -198,6 +198,8 @@ func (st *invState) bestPod() (string, bool) {
 		sc += int(min(p.Restarts, 5))
 		if a.GetService() != "" && (p.Workload == a.GetService() || strings.HasPrefix(p.Name, a.GetService())) {
 			sc += 2
+		} else if r := a.GetResourceName(); r != "" && (p.Workload == r || strings.HasPrefix(p.Name, r+"-")) {
+			sc += 2 // the resource the alert names (Alerta's resource, under a platform-level service)
 		}
 		if sc > 0 {
 			cands = append(cands, scored{p, sc})

@@ -225,3 +225,35 @@ func TestHealthyHypothesisTrafficRiseIsNotAbnormal(t *testing.T) {
 		}
 	}
 }
+
+// A reading of load announced ahead expects the service's latency up at
+// the end of the window, and a trickle of errors under its floor; errors
+// above the floor still count against it, and without the reading's
+// signal the latency does too.
+func TestExpectedLoadHypothesisLatencyIsExpected(t *testing.T) {
+	now := t0
+	latency := facts.Series{Name: "http_request_duration_seconds_p95", Labels: map[string]string{"service": "api"}, Shape: "step", Baseline: 0.3, Peak: 0.9, Min: 0.3, Latest: 0.9}
+	trickle := facts.Series{Name: "rate(http_requests_total[5m])", Labels: map[string]string{"service": "api", "code": "500"}, Shape: "step", Baseline: 0, Peak: 0.008, Min: 0, Latest: 0.006}
+	errs := facts.Series{Name: "rate(http_requests_total[5m])", Labels: map[string]string{"service": "api", "code": "500"}, Shape: "step", Baseline: 0.01, Peak: 3, Min: 0.01, Latest: 3}
+	expected := &investigationv1.Hypothesis{Id: "h", Statement: "Expected load on api", Category: catHealth, Entity: "deployment/shop/api", Confidence: 0.7, PinIds: []string{"m"}, Signals: []string{analysis.SignalExpectedLoad}}
+	plain := &investigationv1.Hypothesis{Id: "h", Statement: "api is healthy", Category: catHealth, Entity: "deployment/shop/api", Confidence: 0.7, PinIds: []string{"m"}}
+	s := newTestService(t, nil)
+	for _, tc := range []struct {
+		name     string
+		hyp      *investigationv1.Hypothesis
+		series   []facts.Series
+		objected bool
+	}{
+		{"expected load, latency up", expected, []facts.Series{latency}, false},
+		{"expected load, a trickle of errors", expected, []facts.Series{latency, trickle}, false},
+		{"expected load, errors up", expected, []facts.Series{latency, errs}, true},
+		{"plain health, latency up", plain, []facts.Series{latency}, true},
+	} {
+		pins := []*evidencev1.EvidencePin{validated(newPin("m", "query_prometheus", md(t, facts.KeySeries, tc.series), at(now)), roleRoot)}
+		resp := s.review(&investigationv1.HypothesisSet{Hypotheses: []*investigationv1.Hypothesis{tc.hyp}}, nil, 1, pins, nil, nil)
+		o := objection(resp.GetReview(), CheckAccusedMetricsNormal)
+		if got := o != nil && !o.GetPassed() && strings.Contains(o.GetDetail(), "still abnormal"); got != tc.objected {
+			t.Errorf("%s: accused_metrics_normal objected=%v, want %v (%+v)", tc.name, got, tc.objected, o)
+		}
+	}
+}

@@ -93,6 +93,7 @@ type seriesView struct {
 	elevated  bool // still abnormal at the latest sample
 	normal    bool
 	class     string // error, latency, saturation, traffic, other
+	latest    float64
 	onset     *time.Time
 	detail    string
 }
@@ -719,6 +720,7 @@ func (pr *profile) readSeries(md *metadata, p *evidencev1.EvidencePin) {
 			pr.series = append(pr.series, v)
 			continue
 		}
+		v.latest = s.Latest
 		shape := strings.ToLower(s.Shape)
 		rise := s.Baseline > 0 && s.Peak > 2*s.Baseline || s.Baseline == 0 && s.Peak > 0 && len(s.Anomalies) > 0
 		// A shape only counts with a material change from the baseline, in

@@ -458,6 +458,12 @@ func isHealthy(h *investigationv1.Hypothesis) bool {
 	return h.GetCategory() == investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_HEALTHY
 }
 
+// expectedLoadErrorFloor: an error rate (per second) under which errors
+// at the end of the window do not count against a reading of announced
+// load (a handful of errors among hundreds of requests a second); the
+// analysis reads an error series as rising only above the same floor.
+const expectedLoadErrorFloor = 0.05
+
 func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused []string, views []*pinView) checkResult {
 	var anomalous, normal, failingPins, seriesPins []string
 	var failingDetail string
@@ -520,13 +526,19 @@ func (s *Service) checkAccusedMetrics(lead *investigationv1.Hypothesis, accused 
 		return notApplicable(CheckAccusedMetricsNormal, "the verdict rests on the alert's environment, which is not paged, not on the system being healthy now")
 	}
 	if isHealthy(lead) {
-		// Healthy means healthy now: a spike that went back to baseline is history.
+		// Healthy means healthy now: a spike that went back to baseline is
+		// history. A reading of load announced ahead expects its traffic
+		// and latency up; errors and saturation still count against it.
+		expectedLoad := slices.Contains(lead.GetSignals(), analysis.SignalExpectedLoad)
 		var elevated, healthyPins []string
 		for _, v := range views {
 			if !v.validated {
 				continue
 			}
 			for _, sv := range v.prof.series {
+				if expectedLoad && (sv.class == "traffic" || sv.class == "latency" || sv.class == "error" && sv.latest < expectedLoadErrorFloor) {
+					continue // the demand the reading says was announced, its latency, and errors below the floor
+				}
 				if sv.elevated && (matchesAny(accused, nameSet(sv.names...)) || len(sv.names) == 0 && matchesAny(accused, v.prof.names)) {
 					elevated = append(elevated, sv.detail)
 				}

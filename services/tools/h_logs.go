@@ -607,7 +607,7 @@ func handleSearchLogs(ctx context.Context, s *Service, c *Call, r *Result) error
 	// A search that finds nothing widens step by step (logWidenings); the
 	// first step with hits answers, and the filters it dropped are named.
 	var dropped []string
-	if len(hits) == 0 {
+	if exact, _ := c.Params.Bool("exact"); len(hits) == 0 && !exact {
 		for _, w := range s.logWidenings(c, q) {
 			wide, err := s.be.Logs.SearchLogs(ctx, w.q)
 			if err != nil {

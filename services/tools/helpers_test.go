@@ -100,10 +100,16 @@ func (f *fakeMetrics) LabelValues(ctx context.Context, l string, m []string, s, 
 type fakeLogs struct {
 	hits []facts.LogLine
 	last backend.LogQuery
+	// unqueried: the hits answer only a search without a query (what a
+	// widened search asks); a query finds nothing.
+	unqueried bool
 }
 
 func (f *fakeLogs) SearchLogs(ctx context.Context, q backend.LogQuery) ([]facts.LogLine, error) {
 	f.last = q
+	if f.unqueried && q.Query != "" {
+		return nil, nil
+	}
 	return f.hits, nil
 }
 

@@ -382,6 +382,17 @@ func deploymentFact(d *appsv1.Deployment, rss []appsv1.ReplicaSet) facts.Deploym
 	}
 	f.Calls = calledHosts(&d.Spec.Template.Spec)
 	f.Notes = runNotes(d.Annotations, d.Spec.Template.Annotations)
+	volumes := map[string]corev1.Volume{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, st := range containerSettings(c, volumes) {
+			if len(f.Settings) < maxSettings && !slices.Contains(f.Settings, st) {
+				f.Settings = append(f.Settings, st)
+			}
+		}
+	}
 	for i := range rss {
 		rs := &rss[i]
 		if !ownedBy(rs.OwnerReferences, "Deployment", d.Name, string(d.UID)) {

@@ -523,6 +523,30 @@ func TestAvailability(t *testing.T) {
 	}
 }
 
+// A search that finds nothing widens to the scope's errors and warnings,
+// unless it asks for exact answers: a targeted search (a standing record,
+// a notice naming a day) that finds nothing says so.
+func TestSearchLogsExactDoesNotWiden(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		params map[string]any
+		hits   int
+		widen  bool
+	}{
+		{"widened", map[string]any{"query": `"known issue"`}, 2, true},
+		{"exact", map[string]any{"query": `"known issue"`, "exact": true}, 0, false},
+	} {
+		ts := newTestSet()
+		ts.logs.unqueried = true
+		s := newService(t, ts.set, nil)
+		r := run(t, s, "search_logs", tc.params).GetResult()
+		hits := decode[[]facts.LogLine](t, r, facts.KeyLogLines)
+		if len(hits) != tc.hits || strings.Contains(r.GetSummary(), "searched without") != tc.widen {
+			t.Errorf("%s: %d hits, summary %q; want %d hits, widened %v", tc.name, len(hits), r.GetSummary(), tc.hits, tc.widen)
+		}
+	}
+}
+
 func TestFetchPodLogsFallsBackToOlderMatchingPod(t *testing.T) {
 	ts := newTestSet()
 	ts.podLogs.logs["shop/cart-5d8f9-aaaaa"] = ""

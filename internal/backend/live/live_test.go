@@ -140,6 +140,26 @@ func TestLoki(t *testing.T) {
 	}
 }
 
+// TestLokiLogQLGroups: a query's alternatives and groups become one line
+// filter per clause (an alternation for OR), not a filter per word
+// (which would require the literal "OR" in every line); a query with no
+// line-filter form is refused before any request.
+func TestLokiLogQLGroups(t *testing.T) {
+	l := &Loki{URL: "http://127.0.0.1:1"}
+	for _, tc := range []struct{ q, want string }{
+		{`"approved" OR "scheduled"`, `{namespace=~".+"} |~ "(?i)(approved|scheduled)"`},
+		{`(known OR flap*) AND ("core-sw.1" OR uplink) -debug`, `{namespace=~".+"} |~ "(?i)(known|flap)" |~ "(?i)(core-sw\\.1|uplink)" !~ "(?i)debug"`},
+	} {
+		got, err := l.LogQL(backend.LogQuery{Query: tc.q})
+		if err != nil || got != tc.want {
+			t.Errorf("%q: LogQL %s (err %v), want %s", tc.q, got, err, tc.want)
+		}
+	}
+	if _, err := l.SearchLogs(context.Background(), backend.LogQuery{Query: "a OR -b"}); err == nil {
+		t.Fatal("a query with no line-filter form searched")
+	}
+}
+
 func TestPrometheusClient(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/api/v1/query_range" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rcamesh/rcamesh/internal/backend"
+	"github.com/rcamesh/rcamesh/internal/backend/logquery"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/integrations"
 )
@@ -242,8 +243,11 @@ func (l *Loki) label(name string) string {
 }
 
 // LogQL builds the query: a stream selector from namespace/service/pod and
-// case-insensitive line filters for the search terms and levels.
-func (l *Loki) LogQL(q backend.LogQuery) string {
+// case-insensitive line filters for the search terms (the query's
+// conjunctive normal form, logquery.LineFilters: one filter per clause, an
+// alternation for OR) and levels. A query with no line-filter form is an
+// error.
+func (l *Loki) LogQL(q backend.LogQuery) (string, error) {
 	var sel []string
 	if q.Namespace != "" {
 		sel = append(sel, fmt.Sprintf(`%s=%q`, l.label("namespace"), q.Namespace))
@@ -265,8 +269,20 @@ func (l *Loki) LogQL(q backend.LogQuery) string {
 		sel = append(sel, fmt.Sprintf(`%s=~".+"`, l.label("namespace")))
 	}
 	expr := "{" + strings.Join(sel, ",") + "}"
-	for _, term := range strings.Fields(q.Query) {
-		expr += fmt.Sprintf(" |~ %q", "(?i)"+regexp.QuoteMeta(term))
+	parsed, err := logquery.Parse(q.Query)
+	if err != nil {
+		return "", fmt.Errorf("loki: query %q: %w", q.Query, err)
+	}
+	filters, err := logquery.LineFilters(parsed)
+	if err != nil {
+		return "", fmt.Errorf("loki: query %q: %w", q.Query, err)
+	}
+	for _, f := range filters {
+		op := "|~"
+		if f.Exclude {
+			op = "!~"
+		}
+		expr += fmt.Sprintf(" %s %q", op, f.Regexp)
 	}
 	if len(q.Levels) > 0 {
 		var alts []string
@@ -275,13 +291,17 @@ func (l *Loki) LogQL(q backend.LogQuery) string {
 		}
 		expr += fmt.Sprintf(" |~ %q", `(?i)\b(`+strings.Join(alts, "|")+`)\b`)
 	}
-	return expr
+	return expr, nil
 }
 
 // SearchLogs implements backend.LogSearcher.
 func (l *Loki) SearchLogs(ctx context.Context, q backend.LogQuery) ([]facts.LogLine, error) {
+	logql, err := l.LogQL(q)
+	if err != nil {
+		return nil, err
+	}
 	v := url.Values{}
-	v.Set("query", l.LogQL(q))
+	v.Set("query", logql)
 	limit := q.Limit
 	if limit <= 0 || limit > 5000 {
 		limit = 200
