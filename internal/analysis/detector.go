@@ -242,6 +242,7 @@ var registry = map[string]Constructor{
 	"stale_config":           fn("stale_config", detectStaleConfig),
 	"maintenance_in_window":  fn("maintenance_in_window", detectMaintenanceInWindow),
 	"ran_out":                fn("ran_out", detectRanOut),
+	"scale_reset":            fn("scale_reset", detectScaleReset),
 	"completed_pod":          fn("completed_pod", detectCompletedPod),
 	"bare_pod_completes":     fn("bare_pod_completes", detectBarePodCompletes),
 	"quiet_metrics":          fn("quiet_metrics", detectQuietMetrics),

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rcamesh/rcamesh/internal/textutil"
 )
 
 // ---- a free-capacity measure that reached zero ----
@@ -70,6 +72,9 @@ func detectRanOut(ev *Evidence) []Finding {
 		f := Finding{Mode: ModeRanOut, Category: catResource, Entity: ent, Score: ranOutScore}
 		what := fmt.Sprintf("%s%s fell from %s to %s, spent at %s", s.Name, seriesSelector(s.Series), num(first), num(pts[len(pts)-1].V), hhmm(spent))
 		f.validated(what, s.Cite)
+		for _, l := range ev.linesNaming(ent[strings.IndexByte(ent, '/')+1:], maxRanOutLines) {
+			f.validated(fmt.Sprintf("About %s, %s log (%s, %s): %s", ent, l.Cite.Source("logs"), logOrigin(l), hhmm(l.Timestamp), quote(l.Message)), l.Cite)
+		}
 		followed := ""
 		if t, text, c, ok := ev.failureSince(spent.Add(-ranOutLead)); ok {
 			f.Score += ranOutFollowed
@@ -104,10 +109,30 @@ func ranOutEntity(s Series) string {
 			if i := strings.LastIndexByte(v, ':'); i > 0 && l.kind == "host" {
 				v = v[:i] // host:port
 			}
+			if ns := low["namespace"]; ns != "" && l.kind == "persistentvolumeclaim" {
+				v = ns + "/" + v
+			}
 			return l.kind + "/" + v
 		}
 	}
 	return ""
+}
+
+// maxRanOutLines bounds the lines about a spent entity a reading quotes.
+const maxRanOutLines = 2
+
+// linesNaming are up to n lines (not errors) that name id whole: what
+// other systems recorded about the entity (its volume type, its baseline).
+func (ev *Evidence) linesNaming(id string, n int) []LogLine {
+	var out []LogLine
+	seen := map[string]bool{}
+	for _, l := range ev.Logs {
+		if len(out) >= n || isErrorLog(l.LogLine) || !textutil.ContainsWord(strings.ToLower(l.Message), strings.ToLower(id)) || !firstOfTemplate(seen, l.Message) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // failureSince is the first failure at or after from: an error line, or an

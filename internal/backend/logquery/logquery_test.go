@@ -1,6 +1,7 @@
 package logquery
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestMatch(t *testing.T) {
 				got = append(got, i)
 			}
 		}
-		if !equalInts(got, tc.want) {
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q matched %v, want %v", tc.q, got, tc.want)
 		}
 	}
@@ -128,16 +129,4 @@ func TestLineFiltersBounded(t *testing.T) {
 	if _, err := LineFilters(e); err == nil || !strings.Contains(err.Error(), "too complex") {
 		t.Fatalf("2^8 clauses: err %v, want too complex", err)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
