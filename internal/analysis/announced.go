@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -19,8 +20,9 @@ const announcedDemandScore = 0.64
 // runbooks write it: an expectation or a forecast ("expect", "forecast",
 // "anticipated", "predicted") followed within a few words by what is
 // expected, a demand noun or a multiple of the usual ("6x normal
-// submissions", "6-8x", "three times").
-var reDemandNotice = regexp.MustCompile(`(?i)\b(?:expect(?:ed|s|ing)?|forecasts?|forecasted|anticipated?|predicted)\b[^\n]{0,40}?(?:\b(?:traffic|load|requests|volume|spike|surge|peak|demand|rush|queue|visitors|users|orders)\b|\b\d+(?:[.,]\d+)?(?:\s*[-–]\s*\d+(?:[.,]\d+)?)?\s*(?:x|×)(?:\W|$)|\b(?:twice|double|triple|\w+ times)\b)`)
+// submissions", "6-8x", "three times"); or capacity raised ahead of it
+// ("pre-scaled to 12 replicas").
+var reDemandNotice = regexp.MustCompile(`(?i)\bpre-?scal(?:ed|ing)\b|\b(?:expect(?:ed|s|ing)?|forecasts?|forecasted|anticipated?|predicted)\b[^\n]{0,40}?(?:\b(?:traffic|load|requests|volume|spike|surge|peak|demand|rush|queue|visitors|users|orders)\b|\b\d+(?:[.,]\d+)?(?:\s*[-–]\s*\d+(?:[.,]\d+)?)?\s*(?:x|×)(?:\W|$)|\b(?:twice|double|triple|\w+ times)\b)`)
 
 // SignalExpectedLoad marks a reading of health under demand announced
 // ahead: the critic does not hold the service's traffic and latency, still
@@ -67,7 +69,9 @@ func detectAnnouncedDemand(ev *Evidence) []Finding {
 	if dr.onset != nil && dr.onset.Before(onset) {
 		onset = *dr.onset
 	}
-	notice, ok := ev.demandNotice(onset, *at)
+	// The notice names the alert's target, or the service whose demand
+	// rose (an alert that names only a monitor's title).
+	notice, ok := ev.demandNotice(onset, *at, labelOf(demand.Series, "service", "service_name", "app", "deployment", "job"))
 	if !ok {
 		return nil
 	}
@@ -93,9 +97,15 @@ func detectAnnouncedDemand(ev *Evidence) []Finding {
 
 // demandNotice is the latest non-error line written before onset that
 // announces demand (reDemandNotice) and names the alert's day (at), or,
-// written up to noticeLookBack before, names the alert's target.
-func (ev *Evidence) demandNotice(onset, at time.Time) (LogLine, bool) {
+// written up to noticeLookBack before, names the alert's target (or one
+// of also: the service whose demand rose).
+func (ev *Evidence) demandNotice(onset, at time.Time, also ...string) (LogLine, bool) {
 	names := appendUnique(ev.targetNames(), ev.alertIdentifiers()...)
+	for _, n := range also {
+		if n != "" {
+			names = appendUnique(names, strings.ToLower(n))
+		}
+	}
 	var best LogLine
 	found := false
 	for _, l := range ev.Logs {

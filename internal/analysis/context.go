@@ -45,8 +45,9 @@ const contextAfter = 45 * time.Minute
 
 var (
 	// reRecordID: the id of a change, ticket or incident record (CHG-7781,
+	// or without a dash as ServiceNow numbers them, CHG0041877,
 	// OPS-112, RFC-2024): upper-case letters, a dash, digits.
-	reRecordID = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d{2,8}\b`)
+	reRecordID = regexp.MustCompile(`\b(?:[A-Z][A-Z0-9]{1,9}-\d{2,8}|[A-Z]{2,6}\d{6,10})\b`)
 	// reAnnouncedDemand: an announcement of demand to come ("expect 4x
 	// traffic", "expected load peak").
 	reAnnouncedDemand = regexp.MustCompile(`(?i)\bexpect(?:ed|s|ing)?\b[^\n]{0,40}\b(?:traffic|load|requests|volume|spike|surge|peak|demand)\b`)

@@ -58,6 +58,7 @@ func TestDemandNoticeWords(t *testing.T) {
 		{"anticipated rush at midnight", true},
 		{"expected to triple the usual orders", true},
 		{"expected 3 replicas, found 2", false},
+		{"storm operations from 04:00, tracker pre-scaled to 12 replicas", true},
 		{"expect queue at midnight", true},
 		{"expected response time 200 ms", false},
 		{"build took 6x longer", false},

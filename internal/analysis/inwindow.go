@@ -31,7 +31,15 @@ func bookedWindow(msg string, written, at time.Time) (time.Time, time.Time, bool
 	if m == nil {
 		return time.Time{}, time.Time{}, false
 	}
-	for _, d := range namedDays(msg, written) {
+	days := namedDays(msg, written)
+	if len(days) == 0 && at.Sub(written) <= 24*time.Hour {
+		// No day named, written within the day before: the window's next
+		// occurrence after the record ("window 01:00-02:00 UTC" written
+		// at 23:00).
+		d := time.Date(written.UTC().Year(), written.UTC().Month(), written.UTC().Day(), 0, 0, 0, 0, time.UTC)
+		days = []time.Time{d, d.Add(24 * time.Hour)}
+	}
+	for _, d := range days {
 		h1, _ := strconv.Atoi(m[1])
 		m1, _ := strconv.Atoi(m[2])
 		h2, _ := strconv.Atoi(m[3])
@@ -41,7 +49,7 @@ func bookedWindow(msg string, written, at time.Time) (time.Time, time.Time, bool
 		if !to.After(from) {
 			to = to.Add(24 * time.Hour) // 22:00-02:00 runs past midnight
 		}
-		if !at.Before(from) && !at.After(to) {
+		if !at.Before(from) && !at.After(to) && !from.Before(written.Add(-24*time.Hour)) {
 			return from, to, true
 		}
 	}
@@ -65,8 +73,8 @@ func detectMaintenanceInWindow(ev *Evidence) []Finding {
 			continue
 		}
 		id := mwIDRe.FindString(rec.Message)
-		if id == "" || !dayNotice(*rec.Timestamp, *at, rec.Message) {
-			continue
+		if id == "" || !dayNotice(*rec.Timestamp, *at, rec.Message) && at.Sub(*rec.Timestamp) > 24*time.Hour {
+			continue // booked for another day, or long before without naming the day
 		}
 		from, to, ok := bookedWindow(rec.Message, *rec.Timestamp, *at)
 		if !ok {

@@ -28,7 +28,7 @@ var (
 	mwEndRe    = regexp.MustCompile(`(?i)\b` + plannedWork + `\b[^\n]{0,60}\b(` + endWords + `|stopped|over)\b`)
 	mwClosedRe = regexp.MustCompile(`(?i)\b(` + endWords + `|successful(?:ly)?)\b`)
 	mwFailRe   = regexp.MustCompile(`(?i)\b(failed|failure|rolled back|rollback|aborted|unsuccessful|errors? remain)\b`)
-	mwIDRe     = regexp.MustCompile(`\b([A-Z]{2,8}-\d{2,8})\b`)
+	mwIDRe     = regexp.MustCompile(`\b([A-Z]{2,8}-\d{2,8}|[A-Z]{2,6}\d{6,10})\b`) // CHG-7781, or CHG0041877 as ServiceNow numbers them
 	mwTargetRe = regexp.MustCompile(`(?i)\b(db|database|instance|cluster|service|node)/([a-z0-9][a-z0-9-]*)`)
 )
 

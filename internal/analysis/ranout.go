@@ -24,8 +24,8 @@ const (
 	// ranOutLead: failures that begin up to this long before the measure
 	// is spent still follow it (the last credits throttle before zero).
 	ranOutLead     = 10 * time.Minute
-	ranOutScore    = 0.72
-	ranOutFollowed = 0.1
+	ranOutScore    = 0.66
+	ranOutFollowed = 0.06
 )
 
 // ranOutLabels are the labels that name what a measure is of, most
