@@ -15,7 +15,7 @@ func TestNamesDayOf(t *testing.T) {
 		written time.Time
 		want    bool
 	}{
-		{"filing deadline 31 Jan: forecast 6x normal submissions", at.AddDate(0, 0, -11), true},
+		{"renewal window closes 31 Jan: forecast 5x usual renewals", at.AddDate(0, 0, -11), true},
 		{"deadline Jan 31st, 2027 at 23:59", at.AddDate(0, 0, -3), true},
 		{"cutover booked for 2027-01-31 22:00 UTC", at.AddDate(0, 0, -20), true},
 		{"season opens 1 February 00:00 local", at.AddDate(0, 0, -5), true}, // the day after, in local time
@@ -52,14 +52,14 @@ func TestDemandNoticeWords(t *testing.T) {
 		text string
 		want bool
 	}{
-		{"expect 6-8x submissions in the last 3 hours", true},
-		{"forecast 6x normal submissions 18:00-23:59", true},
-		{"expect peak traffic from 15:00", true},
+		{"expect 3-4x sign-ins after the keynote", true},
+		{"forecast 7x normal uploads 20:00-22:00", true},
+		{"expect peak traffic from 11:30", true},
 		{"anticipated rush at midnight", true},
 		{"expected to triple the usual orders", true},
 		{"expected 3 replicas, found 2", false},
-		{"storm operations from 04:00, tracker pre-scaled to 12 replicas", true},
-		{"expect queue at midnight", true},
+		{"harvest week from 06:00, weighbridge-api pre-scaled to 9 replicas", true},
+		{"expect queue when sales open", true},
 		{"expected response time 200 ms", false},
 		{"build took 6x longer", false},
 	} {
@@ -72,9 +72,9 @@ func TestDemandNoticeWords(t *testing.T) {
 // StandingQuery asks for one of the standing words AND one of the alert's
 // names; the log store's query language reads it so (package logquery).
 func TestStandingQuery(t *testing.T) {
-	a := &investigationv1.Alert{AlertName: "gateway CPU", Labels: map[string]string{"host": "gh-gateway-04"}}
+	a := &investigationv1.Alert{AlertName: "edge router load", Labels: map[string]string{"host": "rtr-edge-17"}}
 	q := StandingQuery(a)
-	if !strings.HasPrefix(q, `("known" OR "flap"`) || !strings.Contains(q, `) AND (`) || !strings.Contains(q, `"gh-gateway-04"`) {
+	if !strings.HasPrefix(q, `("known" OR "flap"`) || !strings.Contains(q, `) AND (`) || !strings.Contains(q, `"rtr-edge-17"`) {
 		t.Fatalf("StandingQuery = %s", q)
 	}
 	if q := StandingQuery(&investigationv1.Alert{}); q != "" {

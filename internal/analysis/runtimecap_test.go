@@ -12,14 +12,14 @@ func TestRuntimeCapAboveLimit(t *testing.T) {
 		flags []string
 		want  bool
 	}{
-		{"2Gi", []string{"-Xms1g", "-Xmx3g"}, true},
+		{"1536Mi", []string{"-Xms512m", "-Xmx2g"}, true},
 		{"2Gi", []string{"-Xmx1536m"}, false}, // 75%: room for the rest
 		{"2Gi", []string{"-Xmx1900m"}, true},  // over 90%
 		{"512Mi", []string{"--max-old-space-size=1024"}, true},
 		{"1Gi", []string{"--max-old-space-size=600"}, false},
 		{"1Gi", []string{"GOMEMLIMIT=1GiB"}, true},
 		{"1Gi", []string{"GOMEMLIMIT=700MiB"}, false},
-		{"", []string{"-Xmx3g"}, false}, // no limit to exceed
+		{"", []string{"-Xmx2g"}, false}, // no limit to exceed
 		{"2Gi", []string{"-XX:MaxRAMPercentage=75"}, false},
 	} {
 		_, _, _, got := runtimeCapAboveLimit(facts.Container{LimitsMemory: tc.limit, RuntimeLimits: tc.flags})

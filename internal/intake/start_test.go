@@ -172,7 +172,7 @@ func TestTextStart(t *testing.T) {
 		text string
 		want string // RFC 3339, "" for none
 	}{
-		{"reservation-api: 6 pod restarts in 10m.\nStarted 2026-12-15 14:06 UTC", "2026-12-15T14:06:00Z"},
+		{"ledger-sync: 4 restarts in 15m.\nStarted 2026-04-03 09:41 UTC", "2026-04-03T09:41:00Z"},
 		{"queue depth high, firing since 2026-03-02T08:15:00Z", "2026-03-02T08:15:00Z"},
 		{"Triggered: 2026-07-01 23:59:30", "2026-07-01T23:59:30Z"},
 		{"began at 2026-07-01T10:00+02:00 on db-3", "2026-07-01T08:00:00Z"},
