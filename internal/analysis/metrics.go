@@ -535,6 +535,19 @@ func detectCPUThrottling(ev *Evidence) []Finding {
 				f.Chain = []string{fmt.Sprintf("Release %s rolls out with a lower CPU limit", d.Revision), "The containers hit the limit and CFS throttles them", "Requests queue and latency rises"}
 			}
 		}
+		if f.Category == catResource && onset != nil {
+			// A change that lowered the CPU limit days before the load
+			// arrived (a rightsizing commit or record): the setting, not
+			// the demand, is what throttles.
+			if text, c, ok := ev.cpuLimitChange(g.svc, *onset); ok {
+				f.Category = catConfig
+				f.Score = 0.8
+				f.validated("A change before the throttling set the CPU limit: "+text, c)
+				f.Statement += "; a change before it set that limit: " + text
+				f.explains(ModeDeployRegression, "the latency rises because the CPU limit the change set throttles the containers")
+				f.Chain = []string{"A change lowers the CPU limit", "Load arrives; the containers hit the limit and CFS throttles them", "Requests queue and latency rises"}
+			}
+		}
 		if f.Category == catResource {
 			// Not a release's limit: what grows with the CPU names what
 			// the work is (goroutines, threads, connections left running).
@@ -816,4 +829,44 @@ func (ev *Evidence) growingWith(f *Finding, workload string) {
 			f.validated(fmt.Sprintf("%s of %s grows with it (%s to %s)", x.Name, workload, num(first), num(last)), x.Cite)
 		}
 	}
+}
+
+// reCPUSetting: a record's words for a container's CPU limit.
+var reCPUSetting = regexp.MustCompile(`(?i)\bcpu limit|limits\.cpu|limits cpu|\bcpu:\s*\d`)
+
+// cpuLimitLookback: a CPU limit changed this long before throttling began
+// (a rightsizing the evening before the morning's load) is its cause.
+const cpuLimitLookback = 7 * 24 * time.Hour
+
+// cpuLimitChange is the latest change before onset, within
+// cpuLimitLookback, that names svc's CPU limit: a commit of the service
+// whose text names it, or a line (not an error) that names the service
+// and announces the change. The workload whose limit throttles stays the
+// entity; the change is quoted.
+func (ev *Evidence) cpuLimitChange(svc string, onset time.Time) (string, Cite, bool) {
+	var at time.Time
+	var text string
+	var c Cite
+	for _, cm := range ev.Commits {
+		if cm.Removed || cm.Timestamp == nil || cm.Timestamp.After(onset) || onset.Sub(*cm.Timestamp) > cpuLimitLookback {
+			continue
+		}
+		body := cm.Message + " " + cm.Summary
+		if (cm.Service == svc || strings.Contains(strings.ToLower(body), strings.ToLower(svc))) && reCPUSetting.MatchString(body) && cm.Timestamp.After(at) {
+			at, text, c = *cm.Timestamp, fmt.Sprintf("commit %s at %s: %s", short(cm.SHA), hhmmDay(cm.Timestamp, onset), quote(clip(cm.Message, 160))), cm.Cite
+		}
+	}
+	for _, l := range ev.Logs {
+		if l.Timestamp == nil || l.Timestamp.After(onset) || onset.Sub(*l.Timestamp) > cpuLimitLookback || isErrorLog(l.LogLine) {
+			continue
+		}
+		m := l.Message
+		if !strings.Contains(strings.ToLower(m), strings.ToLower(svc)) || !reCPUSetting.MatchString(m) || !(reConfigChanged.MatchString(m) || announcesChange(m) || strings.Contains(m, "->")) {
+			continue
+		}
+		if l.Timestamp.After(at) {
+			at, text, c = *l.Timestamp, fmt.Sprintf("%s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), hhmmDay(l.Timestamp, onset), quote(clip(m, 200))), l.Cite
+		}
+	}
+	return text, c, !at.IsZero()
 }
