@@ -44,7 +44,7 @@ func detectAnnouncedDemand(ev *Evidence) []Finding {
 		return nil
 	}
 	ent := ev.workloadEntity()
-	svc := entityName(ent)
+	_, svc := splitEntity(ent)
 	var demand *Series
 	var dr rise
 	for i, s := range ev.Series {
@@ -126,16 +126,6 @@ func (ev *Evidence) demandNotice(onset, at time.Time, also ...string) (LogLine, 
 		}
 	}
 	return best, found
-}
-
-// entityName is the last segment of kind/namespace/name.
-func entityName(ent string) string {
-	for i := len(ent) - 1; i >= 0; i-- {
-		if ent[i] == '/' {
-			return ent[i+1:]
-		}
-	}
-	return ent
 }
 
 // orTarget is name, or "the alert's target" when empty.

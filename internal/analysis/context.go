@@ -259,10 +259,7 @@ func (ev *Evidence) contextLines(at time.Time) []LogLine {
 	names := appendUnique(ev.targetNames(), ev.alertIdentifiers()...)
 	// A line that names the alert itself (a monitor's record that it
 	// cleared, a ticket about it) is about the target too.
-	alertName := ""
-	if ev.Alert != nil && len(ev.Alert.GetAlertName()) >= 6 && !strings.ContainsAny(ev.Alert.GetAlertName(), " \t") {
-		alertName = strings.ToLower(ev.Alert.GetAlertName())
-	}
+	alertName := ev.alertRuleName()
 	if len(names) == 0 && alertName == "" || at.IsZero() {
 		return nil
 	}
@@ -320,6 +317,20 @@ type recordCand struct {
 // to contextAfter after it.
 func inRecordWindow(t, at time.Time, planned bool) bool {
 	return !t.Before(at.Add(-noticeLookBack)) && !t.After(at.Add(contextAfter)) && (planned || !t.Before(at.Add(-contextLookBack)))
+}
+
+// alertRuleName is the alert's name when it reads as a rule's identifier
+// (six characters or more, no blank), lower-cased: what a monitor, a
+// ticket or a record writes to name the alert itself. "" otherwise.
+func (ev *Evidence) alertRuleName() string {
+	if ev.Alert == nil {
+		return ""
+	}
+	n := ev.Alert.GetAlertName()
+	if len(n) < 6 || strings.ContainsAny(n, " \t") {
+		return ""
+	}
+	return strings.ToLower(n)
 }
 
 // standingRecord: a line written at t, up to standingLookBack before an

@@ -129,19 +129,14 @@ func staleConfigFollowUps(ev *Evidence, f Finding) ([]FollowUp, bool) {
 			read[l.Pod] = true
 		}
 	}
+	failing, _ := ev.failingPodSeries(name)
 	var out []FollowUp
-	seen := map[string]bool{}
-	for _, sr := range ev.Series {
-		pod := sr.Labels["pod"]
-		if pod == "" || read[pod] || seen[pod] || len(out) >= maxStalePodLogs || seriesKindOf(sr.Series) != "errors" || !failingSeries(sr) {
+	for _, p := range ev.Pods {
+		if _, ok := failing[p.Name]; !ok || read[p.Name] || len(out) >= maxStalePodLogs {
 			continue
 		}
-		for _, p := range ev.Pods {
-			if p.Name == pod && ev.workloadOf(p.Pod) == name {
-				seen[pod] = true
-				out = append(out, FollowUp{Intent: intent.FetchPodLogs, Params: map[string]any{"namespace": firstNonEmptyStr(p.Namespace, ns), "pod": pod}})
-			}
-		}
+		read[p.Name] = true
+		out = append(out, FollowUp{Intent: intent.FetchPodLogs, Params: map[string]any{"namespace": firstNonEmptyStr(p.Namespace, ns), "pod": p.Name}})
 	}
 	return out, false
 }

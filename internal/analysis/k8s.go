@@ -1660,7 +1660,7 @@ func (ev *Evidence) memorySettingChanged() bool {
 		if l.Timestamp == nil || isErrorLog(l.LogLine) || at != nil && l.Timestamp.After(*at) {
 			continue
 		}
-		if reMemorySetting.MatchString(l.Message) && (reConfigChanged.MatchString(l.Message) || announcesChange(l.Message) || strings.Contains(l.Message, "->")) {
+		if settingChangeRecord(l.Message, reMemorySetting) {
 			return true
 		}
 	}
@@ -1675,6 +1675,12 @@ func (ev *Evidence) memorySettingChanged() bool {
 		}
 	}
 	return false
+}
+
+// settingChangeRecord: msg names a setting (setting) and records its
+// change (the words of a change, an announcement, or "old -> new").
+func settingChangeRecord(msg string, setting *regexp.Regexp) bool {
+	return setting.MatchString(msg) && (reConfigChanged.MatchString(msg) || announcesChange(msg) || strings.Contains(msg, "->"))
 }
 
 // runtimeCapShare: a runtime memory cap at this share of the container's

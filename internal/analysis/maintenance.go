@@ -122,10 +122,7 @@ func detectMaintenanceEnded(ev *Evidence) []Finding {
 	}
 	entity := ev.workloadEntity()
 	if m := mwTargetRe.FindStringSubmatch(start.Message); m != nil {
-		entity = strings.ToLower(m[1]) + "/" + m[2]
-		if strings.EqualFold(m[1], "database") {
-			entity = "db/" + m[2]
-		}
+		entity = dbOrKind(m[1], m[2])
 	}
 	name := strings.TrimPrefix(strings.ToLower(plannedRe.FindString(start.Message)), "planned ")
 	if name == "" {

@@ -861,7 +861,7 @@ func (ev *Evidence) cpuLimitChange(svc string, onset time.Time) (string, Cite, b
 			continue
 		}
 		m := l.Message
-		if !strings.Contains(strings.ToLower(m), strings.ToLower(svc)) || !reCPUSetting.MatchString(m) || !(reConfigChanged.MatchString(m) || announcesChange(m) || strings.Contains(m, "->")) {
+		if !strings.Contains(strings.ToLower(m), strings.ToLower(svc)) || !settingChangeRecord(m, reCPUSetting) {
 			continue
 		}
 		if l.Timestamp.After(at) {

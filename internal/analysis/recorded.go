@@ -128,9 +128,6 @@ func failingRise(kind string, r rise) bool {
 // characters or more, as a monitor logs it raising and clearing): the
 // alert's state restated, not another observation of a failure.
 func (ev *Evidence) echoesAlert(msg string) bool {
-	if ev.Alert == nil {
-		return false
-	}
-	name := strings.ToLower(ev.Alert.GetAlertName())
-	return len(name) >= 6 && !strings.ContainsAny(name, " \t") && strings.Contains(strings.ToLower(msg), name)
+	name := ev.alertRuleName()
+	return name != "" && strings.Contains(strings.ToLower(msg), name)
 }

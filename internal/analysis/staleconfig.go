@@ -141,29 +141,15 @@ func detectStaleConfig(ev *Evidence) []Finding {
 	}
 	sort.Slice(wls, func(i, j int) bool { return wls[i].ns+"/"+wls[i].name < wls[j].ns+"/"+wls[j].name })
 	var out []Finding
+	allErrs := ev.errorLogs()
 	for _, w := range wls {
 		var errs []LogLine
-		for _, l := range ev.errorLogs() {
+		for _, l := range allErrs {
 			if ev.logService(l) == w.name {
 				errs = append(errs, l)
 			}
 		}
-		// The error series of single pods of the workload that rose: which
-		// pods fail when their logs were not all read.
-		podSeries := map[string]*time.Time{}
-		var seriesCite Cite
-		for _, sr := range ev.Series {
-			pod := sr.Labels["pod"]
-			if pod == "" || seriesKindOf(sr.Series) != "errors" || !failingSeries(sr) {
-				continue
-			}
-			for _, p := range ev.Pods {
-				if p.Name == pod && ev.workloadOf(p.Pod) == w.name {
-					podSeries[pod] = riseOf(asRate(sr.Series)).onset
-					seriesCite.merge(sr.Cite)
-				}
-			}
-		}
+		podSeries, seriesCite := ev.failingPodSeries(w.name)
 		if len(errs) == 0 && len(podSeries) == 0 {
 			continue
 		}
@@ -203,23 +189,7 @@ func detectStaleConfig(ev *Evidence) []Finding {
 			if len(after) == 0 && len(failingPods) == 0 {
 				continue
 			}
-			// The pods that started before the change (stale) and after
-			// it (fresh), and which of them fail.
-			var stale, fresh []string
-			for _, p := range ev.Pods {
-				if ev.workloadOf(p.Pod) != w.name || w.ns != "" && p.Namespace != "" && p.Namespace != w.ns {
-					continue
-				}
-				st := podStarted(p)
-				if st == nil {
-					continue
-				}
-				if st.Before(tc) {
-					stale = append(stale, p.Name)
-				} else {
-					fresh = append(fresh, p.Name)
-				}
-			}
+			stale, fresh := ev.podsStartedAround(w.ns, w.name, tc)
 			if len(stale) == 0 {
 				continue
 			}
@@ -287,6 +257,48 @@ func detectStaleConfig(ev *Evidence) []Finding {
 		}
 	}
 	return out
+}
+
+// failingPodSeries are the pods of workload whose own error series rose,
+// each with the rise's onset, and the series' pins: which pods fail when
+// their logs were not all read.
+func (ev *Evidence) failingPodSeries(workload string) (map[string]*time.Time, Cite) {
+	out := map[string]*time.Time{}
+	var c Cite
+	for _, sr := range ev.Series {
+		pod := sr.Labels["pod"]
+		if pod == "" || seriesKindOf(sr.Series) != "errors" || !failingSeries(sr) {
+			continue
+		}
+		for _, p := range ev.Pods {
+			if p.Name == pod && ev.workloadOf(p.Pod) == workload {
+				out[pod] = riseOf(asRate(sr.Series)).onset
+				c.merge(sr.Cite)
+			}
+		}
+	}
+	return out, c
+}
+
+// podsStartedAround splits the pods of workload (ns, name) with a known
+// start into those started before t (stale: they read the configuration
+// before it changed) and those started since (fresh).
+func (ev *Evidence) podsStartedAround(ns, name string, t time.Time) (stale, fresh []string) {
+	for _, p := range ev.Pods {
+		if ev.workloadOf(p.Pod) != name || ns != "" && p.Namespace != "" && p.Namespace != ns {
+			continue
+		}
+		st := podStarted(p)
+		if st == nil {
+			continue
+		}
+		if st.Before(t) {
+			stale = append(stale, p.Name)
+		} else {
+			fresh = append(fresh, p.Name)
+		}
+	}
+	return stale, fresh
 }
 
 // sharedIdentifier is an identifier (a host, a dashed name) that the
