@@ -97,7 +97,6 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: -vocab: %v", errUsage, err)
 	}
-	inv := pipelineInvestigator(logger, nil)
 	opt := eval.Options{Parallel: *parallel, OutDir: *out, MutateSeed: *mutateSeed, Vocab: v, Logger: logger}
 	var failed []string
 	run := func(name, root string) error {
@@ -105,6 +104,10 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		// The category prior leaves out the set it scores (a folder of
+		// scenarios is one training set): no incident is read by a model
+		// that learned it.
+		inv := pipelineInvestigator(logger, []string{"-brain.category-prior-without=" + filepath.Base(filepath.Clean(root))})
 		var rep eval.SuiteReport
 		var cmp *eval.Comparison
 		if opt.Mutating() && *baseline {

@@ -9,6 +9,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/catprior"
 )
 
 // Input is what Analyze reads: the alert and the evidence pins.
@@ -18,6 +19,9 @@ type Input struct {
 	// NonPaged lists environments that are not paged (nil: the package
 	// default NonPagedEnvironments).
 	NonPaged []string
+	// Prior is the category prior weighed with the mechanism reading
+	// (prior.go); nil: the mechanism reading alone.
+	Prior *catprior.Model
 }
 
 // Result is the ranked analysis.

@@ -145,6 +145,7 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		d.Category = catUnknown
 		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
 		d.StopReason = "no hypothesis"
+		applyPrior(in, d)
 		return d
 	}
 	lead := res.Hypotheses[0]
@@ -186,6 +187,8 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 	if res.Healthy {
 		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED
 		d.StopReason = "positive evidence of health"
+	} else {
+		applyPrior(in, d)
 	}
 	return d
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,8 +22,10 @@ import (
 
 	brainv1 "github.com/rcamesh/rcamesh/gen/rcamesh/brain/v1"
 	criticv1 "github.com/rcamesh/rcamesh/gen/rcamesh/critic/v1"
+	deliveryv1 "github.com/rcamesh/rcamesh/gen/rcamesh/delivery/v1"
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
 	"github.com/rcamesh/rcamesh/internal/bus/bustest"
@@ -810,5 +813,39 @@ func TestNextCallsTellTheCritic(t *testing.T) {
 	}
 	if !slices.Contains(next.GetFreshIntents(), "get_events") {
 		t.Errorf("get_events has not run but is not new: %v", next)
+	}
+}
+
+// The category prior the brain weighs: embedded by default, off on
+// request, a team's own model file, and a clear error for a file that is
+// not there; an evaluation's left-out sets are left out.
+func TestCategoryPriorSetting(t *testing.T) {
+	t.Parallel()
+	conn, err := grpc.NewClient("passthrough:///unused", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	deps := Deps{Router: routerv1.NewRouterServiceClient(conn), Tools: toolsv1.NewToolsServiceClient(conn),
+		Critic: criticv1.NewCriticServiceClient(conn), Delivery: deliveryv1.NewDeliveryServiceClient(conn)}
+	build := func(setting string, without ...string) (*Service, error) {
+		c := DefaultConfig()
+		c.CategoryPrior, c.CategoryPriorWithout = setting, without
+		return New(c, deps)
+	}
+	s, err := build("embedded")
+	if err != nil || s.prior == nil || s.prior.Incidents() == 0 {
+		t.Fatalf("embedded prior: %v", err)
+	}
+	all := s.prior.Incidents()
+	left, err := build("embedded", s.prior.Sets[0])
+	if err != nil || left.prior.Incidents() >= all {
+		t.Fatalf("leaving out %s: %v, %d incidents of %d", s.prior.Sets[0], err, left.prior.Incidents(), all)
+	}
+	if s, err := build("off"); err != nil || s.prior != nil {
+		t.Fatalf("off: %v %v", s.prior, err)
+	}
+	if _, err := build(filepath.Join(t.TempDir(), "missing.json.gz")); err == nil || !strings.Contains(err.Error(), "brain.category-prior") {
+		t.Fatalf("missing model file: %v", err)
 	}
 }

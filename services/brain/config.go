@@ -87,6 +87,15 @@ type Config struct {
 	// investigation; the bound caps the parsing and the per-alert noise
 	// records.)
 	MaxAlertsPerRequest int
+	// CategoryPrior is the category prior weighed with the mechanism
+	// reading (internal/catprior): "embedded" (the model trained on the
+	// scenario sets the binary ships), "off", or a model file written by
+	// `rcamesh prior` (a team's own labelled incidents).
+	CategoryPrior string
+	// CategoryPriorWithout leaves training sets out of the prior: an
+	// evaluation of a set leaves that set out, so that no incident is
+	// scored by a model that learned it.
+	CategoryPriorWithout []string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -112,6 +121,7 @@ func DefaultConfig() Config {
 		SweepInterval:         time.Minute,
 		MaxRequeues:           3,
 		MaxAlertsPerRequest:   1000,
+		CategoryPrior:         "embedded",
 	}
 }
 
@@ -137,6 +147,16 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.SweepInterval, "brain.sweep-interval", c.SweepInterval, "how often orphaned investigations are looked for (0 = never)")
 	fs.IntVar(&c.MaxRequeues, "brain.max-requeues", c.MaxRequeues, "re-queues of an orphaned investigation before it fails")
 	fs.IntVar(&c.MaxAlertsPerRequest, "brain.max-alerts-per-request", c.MaxAlertsPerRequest, "alerts one webhook request may carry (more: 413)")
+	fs.StringVar(&c.CategoryPrior, "brain.category-prior", c.CategoryPrior, "category prior weighed with the mechanism reading: embedded, off, or a model file written by `rcamesh prior`")
+	fs.Func("brain.category-prior-without", "comma list of the prior's training sets to leave out (an evaluation leaves out the set it scores)", func(v string) error {
+		c.CategoryPriorWithout = nil
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				c.CategoryPriorWithout = append(c.CategoryPriorWithout, e)
+			}
+		}
+		return nil
+	})
 	fs.Func("brain.nonpaged-environments", "comma list of environments that are not paged (default "+strings.Join(c.NonPagedEnvironments, ",")+"); empty: every environment is paged", func(v string) error {
 		c.NonPagedEnvironments = []string{}
 		for _, e := range strings.Split(v, ",") {

@@ -119,7 +119,7 @@ func (s *Service) evidence(ctx context.Context, st *invState) (analysis.Input, a
 	if m := st.evidence; m != nil && m.rev == st.pinsRev && m.alert == st.rec.GetAlert() {
 		return m.in, m.result(), nil
 	}
-	in := analysis.Input{Alert: st.rec.GetAlert(), Pins: slices.Clone(st.pins), NonPaged: s.cfg.NonPagedEnvironments}
+	in := analysis.Input{Alert: st.rec.GetAlert(), Pins: slices.Clone(st.pins), NonPaged: s.cfg.NonPagedEnvironments, Prior: s.prior}
 	s.analyses.Add(1)
 	res, err := analysis.Analyze(ctx, in)
 	if err != nil {

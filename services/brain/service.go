@@ -48,6 +48,7 @@ import (
 	routerv1 "github.com/rcamesh/rcamesh/gen/rcamesh/router/v1"
 	toolsv1 "github.com/rcamesh/rcamesh/gen/rcamesh/tools/v1"
 	"github.com/rcamesh/rcamesh/internal/bus"
+	"github.com/rcamesh/rcamesh/internal/catprior"
 	"github.com/rcamesh/rcamesh/internal/llm"
 	"github.com/rcamesh/rcamesh/internal/mesh"
 )
@@ -101,6 +102,8 @@ type Service struct {
 	defsAt time.Time
 	// analyses counts evidence models built (analysis.Analyze runs).
 	analyses atomic.Int64
+	// prior is the category prior (Config.CategoryPrior), nil when off.
+	prior *catprior.Model
 }
 
 // New builds the service.
@@ -129,6 +132,11 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		local:   make(chan workItem, 1024),
 		changed: make(chan struct{}),
 	}
+	prior, err := catprior.Open(cfg.CategoryPrior, cfg.CategoryPriorWithout)
+	if err != nil {
+		return nil, fmt.Errorf("brain: brain.category-prior: %w", err)
+	}
+	s.prior = prior
 	if deps.LLM != nil {
 		s.modelRetries = proto.Int32(int32(deps.ModelMaxRetries))
 	}

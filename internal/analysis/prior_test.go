@@ -1,0 +1,196 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
+	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/catprior"
+	"github.com/rcamesh/rcamesh/internal/facts"
+)
+
+// inventedPrior is a model of 10 invented incidents per category and 10
+// healthy ones: each label has its own 10 words (word<c>x<k>, healthy's
+// c is the last), each used by 6 of the label's incidents and by one
+// incident of every other label.
+func inventedPrior() *catprior.Model {
+	m := &catprior.Model{Sets: []string{"invented"}, Postings: map[string][][3]int{}}
+	docs := make([]int, len(catprior.Categories)+1) // the last column: healthy
+	for c := range docs {
+		docs[c] = 10
+		for k := 0; k < 10; k++ {
+			var ps [][3]int
+			for o := range docs {
+				n := 1
+				if o == c {
+					n = 6
+				}
+				ps = append(ps, [3]int{0, o, n})
+			}
+			m.Postings[priorWord(c, k)] = ps
+		}
+	}
+	m.Docs = [][]int{docs}
+	return m
+}
+
+func priorWord(c, k int) string {
+	return "word" + string(rune('a'+c)) + "x" + string(rune('a'+k))
+}
+
+// logPin is a pin of log lines made of the given words.
+func logPin(t *testing.T, id string, words ...string) *evidencev1.EvidencePin {
+	return pin(t, id, "search_logs", "logs", facts.KeyLogLines, []facts.LogLine{{Timestamp: at(0), Service: "svc", Level: "ERROR", Message: strings.Join(words, " ")}})
+}
+
+func wordsOf(c, n int) []string {
+	var out []string
+	for k := 0; k < n; k++ {
+		out = append(out, priorWord(c, k))
+	}
+	return out
+}
+
+func TestApplyPrior(t *testing.T) {
+	code, config, infra, healthy := 0, 1, 4, len(catprior.Categories)
+	cases := []struct {
+		name     string
+		cat      investigationv1.RootCauseCategory
+		prior    *catprior.Model
+		pins     func(t *testing.T) []*evidencev1.EvidencePin
+		want     investigationv1.RootCauseCategory
+		rootHas  string
+		claimHas string
+	}{
+		{"unknown mechanism: the wording decides", catUnknown, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(code, 10)...)}
+			},
+			catCode, "reads most like a code defect", "Category code defect from"},
+		{"a mechanism reading the wording clearly contradicts", catConfig, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(infra, 10)...)}
+			},
+			catInfra, "rather than the configuration error", "Category infrastructure from"},
+		{"a mechanism reading the wording agrees with", catConfig, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(config, 10)...)}
+			},
+			catConfig, "", "agrees that this is a configuration error"},
+		{"wording leaning elsewhere by less than the mechanism weighs", catConfig, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", append(wordsOf(code, 5), wordsOf(config, 4)...)...)}
+			},
+			catConfig, "", "leans to code defect"},
+		{"no mechanism and the words of activity that needed no action", catUnknown, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(healthy, 10)...)}
+			},
+			catHealthy, "most likely no action needed", "No action needed, from the wording"},
+		{"a fault a detector established is never called healthy from words", catConfig, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(healthy, 10)...)}
+			},
+			catConfig, "", "agrees that this is a configuration error"},
+		{"a healthy conclusion is left alone", catHealthy, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(code, 10)...)}
+			},
+			catHealthy, "", ""},
+		{"no prior", catUnknown, nil,
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(code, 10)...)}
+			},
+			catUnknown, "", ""},
+		{"too few known terms", catUnknown, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(code, 5)...)}
+			},
+			catUnknown, "", ""},
+		{"the engine's own query is not evidence", catUnknown, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				p := pin(t, "p1", "search_logs", "logs", facts.KeyQuery, strings.Join(wordsOf(code, 10), " OR "))
+				return []*evidencev1.EvidencePin{p, logPin(t, "p2", "nothing", "known", "here")}
+			},
+			catUnknown, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := &investigationv1.Diagnosis{RootCause: "Something failed.", Category: c.cat}
+			in := Input{Pins: c.pins(t), Prior: c.prior}
+			applyPrior(in, d)
+			if d.GetCategory() != c.want {
+				t.Fatalf("category %s, want %s (%s)", d.GetCategory(), c.want, text(d))
+			}
+			if c.rootHas != "" && !strings.Contains(d.GetRootCause(), c.rootHas) {
+				t.Fatalf("root cause %q lacks %q", d.GetRootCause(), c.rootHas)
+			}
+			if c.rootHas == "" && d.GetRootCause() != "Something failed." {
+				t.Fatalf("root cause changed: %q", d.GetRootCause())
+			}
+			var claims []string
+			for _, cl := range d.GetNonValidatedClaims() {
+				claims = append(claims, cl.GetClaim())
+				if len(cl.GetPinIds()) == 0 {
+					t.Fatalf("claim cites no pin: %q", cl.GetClaim())
+				}
+			}
+			got := strings.Join(claims, "\n")
+			if c.claimHas == "" && got != "" || c.claimHas != "" && !strings.Contains(got, c.claimHas) {
+				t.Fatalf("claims %q, want one with %q", got, c.claimHas)
+			}
+		})
+	}
+}
+
+// BenchmarkApplyPrior weighs the embedded prior over an investigation's
+// worth of evidence: 40 pins of 50 log lines each.
+func BenchmarkApplyPrior(b *testing.B) {
+	m, err := catprior.Embedded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	var pins []*evidencev1.EvidencePin
+	for i := 0; i < 40; i++ {
+		var lines []facts.LogLine
+		for k := 0; k < 50; k++ {
+			lines = append(lines, facts.LogLine{Timestamp: at(k), Service: "checkout", Level: "ERROR",
+				Message: "upstream connect error or disconnect/reset before headers: connection timeout to payments-gateway:8443 after 3000ms (attempt " + string(rune('a'+k%26)) + ")"})
+		}
+		pins = append(pins, pin(t, "p"+string(rune('a'+i%26))+string(rune('a'+i/26)), "search_logs", "logs", facts.KeyLogLines, lines))
+	}
+	in := Input{Pins: pins, Prior: m}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d := &investigationv1.Diagnosis{RootCause: "x", Category: catUnknown}
+		applyPrior(in, d)
+	}
+}
+
+// The tools' own words in the facts (a describe's findings, the change
+// types the tools give a commit) are not evidence; a spec line's path is
+// the format's, its value what was set.
+func TestPinTermsLeaveToolWordsOut(t *testing.T) {
+	p := pin(t, "p1", "describe_resource", "k8s", facts.KeyResources, []facts.Resource{{
+		Kind: "ConfigMap", Name: "tariffs", Signals: []string{"findingword in the describe"},
+		Spec: []string{"spec.pathword=valueword"}, Data: map[string]string{"k": "dataword"},
+	}})
+	c := pin(t, "p2", "get_recent_changes", "git", facts.KeyCommits, []facts.Commit{{SHA: "abc1234", Message: "bump messageword", ChangeTypes: []string{"typeword"}}})
+	got := pinTerms(p)
+	for k := range pinTerms(c) {
+		got[k] = struct{}{}
+	}
+	for _, w := range []string{"valueword", "dataword", "messageword", "tariffs", "configmap"} {
+		if _, ok := got[w]; !ok {
+			t.Errorf("%q missing from %v", w, got)
+		}
+	}
+	for _, w := range []string{"findingword", "pathword", "typeword"} {
+		if _, ok := got[w]; ok {
+			t.Errorf("%q (the tools' words or a path) counted", w)
+		}
+	}
+}
