@@ -57,58 +57,69 @@ func TestApplyPrior(t *testing.T) {
 	cases := []struct {
 		name     string
 		cat      investigationv1.RootCauseCategory
+		conf     float64
 		prior    *catprior.Model
 		pins     func(t *testing.T) []*evidencev1.EvidencePin
 		want     investigationv1.RootCauseCategory
 		rootHas  string
 		claimHas string
 	}{
-		{"unknown mechanism: the wording decides", catUnknown, inventedPrior(),
+		{"unknown mechanism: the wording decides", catUnknown, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(code, 10)...)}
 			},
 			catCode, "reads most like a code defect", "Category code defect from"},
-		{"a mechanism reading the wording clearly contradicts", catConfig, inventedPrior(),
+		{"a mechanism reading the wording clearly contradicts", catConfig, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(infra, 10)...)}
 			},
 			catInfra, "rather than the configuration error", "Category infrastructure from"},
-		{"a mechanism reading the wording agrees with", catConfig, inventedPrior(),
+		{"a mechanism reading the wording agrees with", catConfig, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(config, 10)...)}
 			},
 			catConfig, "", "agrees that this is a configuration error"},
-		{"wording leaning elsewhere by less than the mechanism weighs", catConfig, inventedPrior(),
+		{"wording leaning elsewhere by less than the mechanism weighs", catConfig, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", append(wordsOf(code, 5), wordsOf(config, 4)...)...)}
 			},
 			catConfig, "", "leans to code defect"},
-		{"no mechanism and the words of activity that needed no action", catUnknown, inventedPrior(),
+		{"no mechanism and the words of activity that needed no action", catUnknown, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(healthy, 10)...)}
 			},
 			catHealthy, "most likely no action needed", "No action needed, from the wording"},
-		{"a fault a detector established is never called healthy from words", catConfig, inventedPrior(),
+		{"a fault a detector established is never called healthy from words", catConfig, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(healthy, 10)...)}
 			},
 			catConfig, "", "agrees that this is a configuration error"},
-		{"a healthy conclusion is left alone", catHealthy, inventedPrior(),
+		{"a sure mechanism reading outweighs wording that overrides an unsure one", catConfig, 1, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", append(wordsOf(code, 8), wordsOf(config, 3)...)...)}
+			},
+			catConfig, "", "leans to code defect"},
+		{"the same wording overrides an unsure reading", catConfig, 0, inventedPrior(),
+			func(t *testing.T) []*evidencev1.EvidencePin {
+				return []*evidencev1.EvidencePin{logPin(t, "p1", append(wordsOf(code, 8), wordsOf(config, 3)...)...)}
+			},
+			catCode, "rather than the configuration error", "Category code defect from"},
+		{"a healthy conclusion is left alone", catHealthy, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(code, 10)...)}
 			},
 			catHealthy, "", ""},
-		{"no prior", catUnknown, nil,
+		{"no prior", catUnknown, 0, nil,
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(code, 10)...)}
 			},
 			catUnknown, "", ""},
-		{"too few known terms", catUnknown, inventedPrior(),
+		{"too few known terms", catUnknown, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				return []*evidencev1.EvidencePin{logPin(t, "p1", wordsOf(code, 5)...)}
 			},
 			catUnknown, "", ""},
-		{"the engine's own query is not evidence", catUnknown, inventedPrior(),
+		{"the engine's own query is not evidence", catUnknown, 0, inventedPrior(),
 			func(t *testing.T) []*evidencev1.EvidencePin {
 				p := pin(t, "p1", "search_logs", "logs", facts.KeyQuery, strings.Join(wordsOf(code, 10), " OR "))
 				return []*evidencev1.EvidencePin{p, logPin(t, "p2", "nothing", "known", "here")}
@@ -117,7 +128,7 @@ func TestApplyPrior(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := &investigationv1.Diagnosis{RootCause: "Something failed.", Category: c.cat}
+			d := &investigationv1.Diagnosis{RootCause: "Something failed.", Category: c.cat, Confidence: c.conf}
 			in := Input{Pins: c.pins(t), Prior: c.prior}
 			applyPrior(in, d)
 			if d.GetCategory() != c.want {
@@ -192,5 +203,34 @@ func TestPinTermsLeaveToolWordsOut(t *testing.T) {
 		if _, ok := got[w]; ok {
 			t.Errorf("%q (the tools' words or a path) counted", w)
 		}
+	}
+}
+
+// The lines that carry the deciding terms are quoted with their pins,
+// most weight first, at most three, none the diagnosis already quotes.
+func TestDecidingLines(t *testing.T) {
+	code := wordsOf(0, 10)
+	pins := []*evidencev1.EvidencePin{
+		logPin(t, "p1", code...), // every deciding word
+		logPin(t, "p2", "plain", "words", code[0]),
+		logPin(t, "p3", "nothing", "deciding"),
+		logPin(t, "p4", "already", "quoted", code[1], code[2]),
+		logPin(t, "p5", "another", code[3], code[4]),
+		logPin(t, "p6", "fifth", code[5]),
+	}
+	d := &investigationv1.Diagnosis{RootCause: "Something failed.", Category: catUnknown,
+		ValidatedClaims: []*investigationv1.Claim{{Claim: "seen: already quoted " + code[1] + " " + code[2]}}}
+	applyPrior(Input{Pins: pins, Prior: inventedPrior()}, d)
+	var got []string
+	for _, c := range d.GetValidatedClaims() {
+		if strings.HasPrefix(c.GetClaim(), "Where the deciding terms") {
+			got = append(got, c.GetPinIds()[0])
+		}
+	}
+	if want := []string{"p1", "p5"}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("deciding lines from pins %v, want p1 then p5 then one of p2/p6, and never p3 or p4", got)
+	}
+	if got[2] != "p2" && got[2] != "p6" {
+		t.Fatalf("third deciding line from %s", got[2])
 	}
 }
