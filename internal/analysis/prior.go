@@ -45,22 +45,14 @@ const (
 	minPriorTerms = 8
 )
 
-// evidenceTerms is the document the prior reads: the alert's text and
-// every pin's facts (values, not field names), and for each term the
-// pins it occurs in (up to three).
+// evidenceTerms is the document the prior reads: every pin's facts
+// (values, not field names), and for each term the pins it occurs in (up
+// to three). The alert itself is not read: its words are its envelope's
+// and its rule's (a PagerDuty body, a Grafana title), which say how it was
+// sent, not what failed; the same incident told in another format must
+// read the same.
 func evidenceTerms(in Input) (catprior.Terms, map[string][]string) {
 	doc := catprior.Terms{}
-	if a := in.Alert; a != nil {
-		for _, s := range []string{a.GetAlertName(), a.GetTitle(), a.GetSummary(), a.GetDescription(), a.GetErrorMessage(), a.GetService(), a.GetResourceKind(), a.GetResourceName()} {
-			doc.AddText(s)
-		}
-		for _, v := range a.GetLabels() {
-			doc.AddText(v)
-		}
-		for _, v := range a.GetAnnotations() {
-			doc.AddText(v)
-		}
-	}
 	where := map[string][]string{}
 	for _, p := range in.Pins {
 		if p == nil {
@@ -125,11 +117,15 @@ func addFacts(t catprior.Terms, key string, v *structpb.Value) {
 
 // factKeys are the pin metadata keys that hold what the inspected systems
 // returned (facts); the others (the query run, filters dropped, a pod a
-// wildcard resolved to) are the engine's own words.
+// wildcard resolved to) are the engine's own words, the monitors are
+// mostly the alert's rule as its payload describes it (the envelope's
+// words, like the alert's), and the series' names are the exporter's
+// vocabulary (the detectors read them as signals): the same incident told
+// in OpenTelemetry's names must read the same.
 var factKeys = map[string]bool{
 	facts.KeyPods: true, facts.KeyEvents: true, facts.KeyNodes: true, facts.KeyDeployments: true,
-	facts.KeyResources: true, facts.KeyLogLines: true, facts.KeySeries: true, facts.KeyDeploys: true,
-	facts.KeyCommits: true, facts.KeyTopQueries: true, facts.KeyDBEvents: true, facts.KeyMonitors: true,
+	facts.KeyResources: true, facts.KeyLogLines: true, facts.KeyDeploys: true,
+	facts.KeyCommits: true, facts.KeyTopQueries: true, facts.KeyDBEvents: true,
 	facts.KeyStatusIncidents: true, facts.KeyObjectChanges: true,
 }
 

@@ -12,9 +12,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// notEvidence are a scenario folder's files that are not evidence: its
+// notEvidence are a scenario folder's files the prior does not read: its
+// alert (the envelope's words, not what failed) and its metrics (their
+// names are the exporter's vocabulary, Prometheus or OpenTelemetry; the
+// detectors read them as signals), which the analysis leaves out too; its
 // answer, its metadata and its prose.
-var notEvidence = map[string]bool{"answer.yml": true, "answer.yaml": true, "scenario.yml": true, "scenario.yaml": true, "README.md": true}
+var notEvidence = map[string]bool{"alert.json": true, "prometheus.json": true, "answer.yml": true, "answer.yaml": true, "scenario.yml": true, "scenario.yaml": true, "README.md": true}
 
 // DocumentOf reads the evidence files of one scenario folder (FORMAT.md)
 // into a document: JSON and YAML by their values, anything else as text.
