@@ -5,8 +5,9 @@
 // an incident none of them knows, the words its logs, events, commits and
 // objects use (overflow, certificate, quota, malformed, unreachable) still
 // say which kind of failure it is. The analysis weighs this prior together
-// with the mechanism reading, cites the terms that decided it and where
-// they occur, and never uses it to call an incident healthy.
+// with the mechanism reading and cites the terms that decided it and where
+// they occur; it reads "most likely no action needed" from it only when no
+// detector established a failure (internal/analysis/prior.go).
 package catprior
 
 import (
