@@ -49,6 +49,13 @@ func pipelineInvestigator(logger *slog.Logger, meshArgs []string) eval.Investiga
 	}
 }
 
+// suiteInvestigator is the investigator that scores the suite in root:
+// the category prior leaves out the set it scores (a folder of scenarios
+// is one training set), so no incident is read by a model that learned it.
+func suiteInvestigator(logger *slog.Logger, root string) eval.Investigator {
+	return pipelineInvestigator(logger, []string{"-brain.category-prior-without=" + filepath.Base(filepath.Clean(root))})
+}
+
 // Suite names accepted by -suites.
 const (
 	suiteOpensre = "opensre"
@@ -104,10 +111,7 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		// The category prior leaves out the set it scores (a folder of
-		// scenarios is one training set): no incident is read by a model
-		// that learned it.
-		inv := pipelineInvestigator(logger, []string{"-brain.category-prior-without=" + filepath.Base(filepath.Clean(root))})
+		inv := suiteInvestigator(logger, root)
 		var rep eval.SuiteReport
 		var cmp *eval.Comparison
 		if opt.Mutating() && *baseline {

@@ -26,14 +26,15 @@ func TestMutationChangesNoScore(t *testing.T) {
 		{"corpus", func(*testing.T) string { return filepath.Join("..", "..", "scenarios", "corpus") }},
 	}
 	logger := slog.New(slog.DiscardHandler)
-	inv := pipelineInvestigator(logger, nil)
 	for _, st := range suites {
 		name := st.name
 		t.Run(name, func(t *testing.T) {
-			suite, err := eval.DiscoverSuite(name, st.root(t))
+			root := st.root(t)
+			suite, err := eval.DiscoverSuite(name, root)
 			if err != nil {
 				t.Fatal(err)
 			}
+			inv := suiteInvestigator(logger, root) // as rcamesh eval scores it
 			ctx := context.Background()
 			orig, err := eval.Run(ctx, inv, suite, eval.Options{Parallel: defaultParallel()})
 			if err != nil {
