@@ -145,7 +145,7 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		d.Category = catUnknown
 		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
 		d.StopReason = "no hypothesis"
-		applyPrior(in, d)
+		applyPrior(in, ev, d)
 		return d
 	}
 	lead := res.Hypotheses[0]
@@ -188,7 +188,7 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED
 		d.StopReason = "positive evidence of health"
 	} else {
-		applyPrior(in, d)
+		applyPrior(in, ev, d)
 	}
 	return d
 }

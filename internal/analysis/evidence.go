@@ -10,6 +10,7 @@ import (
 
 	evidencev1 "github.com/rcamesh/rcamesh/gen/rcamesh/evidence/v1"
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
+	"github.com/rcamesh/rcamesh/internal/catprior"
 	"github.com/rcamesh/rcamesh/internal/facts"
 	"github.com/rcamesh/rcamesh/internal/target"
 )
@@ -174,6 +175,11 @@ type Evidence struct {
 	// groups caches failureGroups.
 	groupsOnce sync.Once
 	groups     []*failureGroup
+	// priorDoc and priorWhere cache the category prior's document
+	// (priorTerms).
+	priorOnce  sync.Once
+	priorDoc   catprior.Terms
+	priorWhere map[string][]string
 }
 
 // keyTime is t in a deduplication key: RFC 3339 in UTC, "" when unknown.

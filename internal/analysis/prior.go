@@ -45,16 +45,25 @@ const (
 	minPriorTerms = 8
 )
 
-// evidenceTerms is the document the prior reads: every pin's facts
-// (values, not field names), and for each term the pins it occurs in (up
-// to three). The alert itself is not read: its words are its envelope's
-// and its rule's (a PagerDuty body, a Grafana title), which say how it was
-// sent, not what failed; the same incident told in another format must
-// read the same.
-func evidenceTerms(in Input) (catprior.Terms, map[string][]string) {
+// priorTerms is the document the prior reads, built once per evidence
+// model (a round's diagnoses share it; nil ev: built each time): every
+// pin's facts (values, not field names), and for each term the pins it
+// occurs in (up to three). The alert itself is not read: its words are
+// its envelope's and its rule's (a PagerDuty body, a Grafana title), which
+// say how it was sent, not what failed; the same incident told in another
+// format must read the same.
+func (ev *Evidence) priorTerms(pins []*evidencev1.EvidencePin) (catprior.Terms, map[string][]string) {
+	if ev == nil {
+		return evidenceTerms(pins)
+	}
+	ev.priorOnce.Do(func() { ev.priorDoc, ev.priorWhere = evidenceTerms(pins) })
+	return ev.priorDoc, ev.priorWhere
+}
+
+func evidenceTerms(pins []*evidencev1.EvidencePin) (catprior.Terms, map[string][]string) {
 	doc := catprior.Terms{}
 	where := map[string][]string{}
-	for _, p := range in.Pins {
+	for _, p := range pins {
 		if p == nil {
 			continue
 		}
@@ -91,11 +100,14 @@ var toolWords = map[string]bool{"signals": true, "change_types": true, "fields":
 var pathLines = map[string]bool{"spec": true, "notes": true}
 
 // addFacts adds the terms of a fact's strings under key (toolWords left
-// out, pathLines by their values).
+// out, pathLines by their values, instruction-like messages not at all).
 func addFacts(t catprior.Terms, key string, v *structpb.Value) {
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_StringValue:
 		s := k.StringValue
+		if key == "message" && instructionLike(s) {
+			return // data that addresses the reader, set aside as the detectors do (untrusted.go)
+		}
 		if pathLines[key] {
 			if i := strings.IndexByte(s, '='); i >= 0 {
 				s = s[i+1:]
@@ -142,11 +154,11 @@ func categoryOf(name string) investigationv1.RootCauseCategory {
 // says so in the diagnosis: the category it settles on, the terms that
 // decided it and the pins they occur in. A healthy diagnosis, or no prior,
 // is left as it is.
-func applyPrior(in Input, d *investigationv1.Diagnosis) {
+func applyPrior(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
 	if in.Prior == nil || d == nil || d.GetCategory() == catHealthy {
 		return
 	}
-	doc, where := evidenceTerms(in)
+	doc, where := ev.priorTerms(in.Pins)
 	r := in.Prior.Score(doc)
 	if r.Known < minPriorTerms || len(r.Scores) < 2 {
 		return
@@ -167,7 +179,7 @@ func applyPrior(in Input, d *investigationv1.Diagnosis) {
 				in.Prior.Incidents(), r.Healthy, strings.Join(words, ", ")),
 			Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: pins,
 		})
-		d.ValidatedClaims = append(d.ValidatedClaims, decidingLines(in, r.HealthyTop, d)...)
+		d.ValidatedClaims = append(d.ValidatedClaims, decidingLines(ev, r.HealthyTop, d)...)
 		return
 	}
 	reading := categoryWord(d.GetCategory())
@@ -204,7 +216,7 @@ func applyPrior(in Input, d *investigationv1.Diagnosis) {
 		d.NonValidatedClaims = append(d.NonValidatedClaims, &investigationv1.Claim{
 			Claim: claim, Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: pins,
 		})
-		d.ValidatedClaims = append(d.ValidatedClaims, decidingLines(in, top, d)...)
+		d.ValidatedClaims = append(d.ValidatedClaims, decidingLines(ev, top, d)...)
 		return
 	}
 	var sentence string
@@ -219,18 +231,20 @@ func applyPrior(in Input, d *investigationv1.Diagnosis) {
 		Claim:  fmt.Sprintf("Category %s from %s; deciding terms: %s", categoryPhrase(best), basis, strings.Join(words, ", ")),
 		Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: pins,
 	})
-	d.ValidatedClaims = append(d.ValidatedClaims, decidingLines(in, top, d)...)
+	d.ValidatedClaims = append(d.ValidatedClaims, decidingLines(ev, top, d)...)
 }
 
 // maxDecidingLines bounds the lines quoted for the deciding terms.
 const maxDecidingLines = 3
 
 // decidingLines quotes the evidence lines (log lines, events, commit
-// messages) that carry the most weight of the deciding terms, each with
-// its pin: where the words that decided the category were written. Lines
-// the diagnosis already quotes are not repeated.
-func decidingLines(in Input, top []catprior.Term, d *investigationv1.Diagnosis) []*investigationv1.Claim {
-	if len(top) == 0 {
+// messages, as the evidence model decoded them: lines that address the
+// reader are already set aside) that carry the most weight of the
+// deciding terms, each with its pins: where the words that decided the
+// category were written. Lines the diagnosis already quotes are not
+// repeated.
+func decidingLines(ev *Evidence, top []catprior.Term, d *investigationv1.Diagnosis) []*investigationv1.Claim {
+	if ev == nil || len(top) == 0 {
 		return nil
 	}
 	weight := map[string]float64{}
@@ -239,13 +253,14 @@ func decidingLines(in Input, top []catprior.Term, d *investigationv1.Diagnosis) 
 	}
 	known := claimsText(d.GetValidatedClaims(), d.GetNonValidatedClaims())
 	type line struct {
-		text, pin string
-		w         float64
-		terms     []string
+		text  string
+		pins  []string
+		w     float64
+		terms []string
 	}
 	var lines []line
 	seen := map[string]bool{}
-	consider := func(text, who, pin string) {
+	consider := func(text, who string, c Cite) {
 		text = strings.TrimSpace(text)
 		key := strings.ToLower(text[:min(len(text), 80)])
 		if text == "" || seen[key] || strings.Contains(known, text[:min(len(text), 60)]) {
@@ -254,7 +269,7 @@ func decidingLines(in Input, top []catprior.Term, d *investigationv1.Diagnosis) 
 		seen[key] = true
 		tt := catprior.Terms{}
 		tt.AddText(text)
-		l := line{text: text, pin: pin}
+		l := line{text: quote(text), pins: c.PinIDs}
 		for t := range tt {
 			if w, ok := weight[t]; ok {
 				l.w += w
@@ -264,33 +279,19 @@ func decidingLines(in Input, top []catprior.Term, d *investigationv1.Diagnosis) 
 		if l.w > 0 {
 			slices.Sort(l.terms)
 			if who != "" {
-				l.text = who + ": " + quote(text)
-			} else {
-				l.text = quote(text)
+				l.text = who + ": " + l.text
 			}
 			lines = append(lines, l)
 		}
 	}
-	for _, p := range in.Pins {
-		md := p.GetMetadata()
-		var ls []facts.LogLine
-		if ok, _ := facts.Decode(md, facts.KeyLogLines, &ls); ok {
-			for _, l := range ls {
-				consider(l.Message, firstNonEmptyStr(l.Service, l.Pod, l.Host), p.GetId())
-			}
-		}
-		var es []facts.Event
-		if ok, _ := facts.Decode(md, facts.KeyEvents, &es); ok {
-			for _, e := range es {
-				consider(e.Message, strings.Trim(e.InvolvedKind+"/"+e.InvolvedName+" "+e.Reason, "/ "), p.GetId())
-			}
-		}
-		var cs []facts.Commit
-		if ok, _ := facts.Decode(md, facts.KeyCommits, &cs); ok {
-			for _, c := range cs {
-				consider(c.Message, "commit "+c.SHA, p.GetId())
-			}
-		}
+	for _, l := range ev.Logs {
+		consider(l.Message, firstNonEmptyStr(l.Service, l.Pod, l.Host), l.Cite)
+	}
+	for _, e := range ev.Events {
+		consider(e.Message, strings.Trim(e.InvolvedKind+"/"+e.InvolvedName+" "+e.Reason, "/ "), e.Cite)
+	}
+	for _, c := range ev.Commits {
+		consider(c.Message, "commit "+c.SHA, c.Cite)
 	}
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].w > lines[j].w })
 	var out []*investigationv1.Claim
@@ -300,7 +301,7 @@ func decidingLines(in Input, top []catprior.Term, d *investigationv1.Diagnosis) 
 		}
 		out = append(out, &investigationv1.Claim{
 			Claim:  fmt.Sprintf("Where the deciding terms (%s) were written: %s", strings.Join(l.terms, ", "), l.text),
-			Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: []string{l.pin},
+			Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: l.pins,
 		})
 	}
 	return out

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,7 +131,7 @@ func TestApplyPrior(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := &investigationv1.Diagnosis{RootCause: "Something failed.", Category: c.cat, Confidence: c.conf}
 			in := Input{Pins: c.pins(t), Prior: c.prior}
-			applyPrior(in, d)
+			applyPrior(in, NewEvidence(nil, in.Pins), d)
 			if d.GetCategory() != c.want {
 				t.Fatalf("category %s, want %s (%s)", d.GetCategory(), c.want, text(d))
 			}
@@ -176,8 +177,11 @@ func BenchmarkApplyPrior(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		ev := NewEvidence(nil, pins) // a fresh evidence model: the document is built once per model
+		b.StartTimer()
 		d := &investigationv1.Diagnosis{RootCause: "x", Category: catUnknown}
-		applyPrior(in, d)
+		applyPrior(in, ev, d)
 	}
 }
 
@@ -220,7 +224,7 @@ func TestDecidingLines(t *testing.T) {
 	}
 	d := &investigationv1.Diagnosis{RootCause: "Something failed.", Category: catUnknown,
 		ValidatedClaims: []*investigationv1.Claim{{Claim: "seen: already quoted " + code[1] + " " + code[2]}}}
-	applyPrior(Input{Pins: pins, Prior: inventedPrior()}, d)
+	applyPrior(Input{Pins: pins, Prior: inventedPrior()}, NewEvidence(nil, pins), d)
 	var got []string
 	for _, c := range d.GetValidatedClaims() {
 		if strings.HasPrefix(c.GetClaim(), "Where the deciding terms") {
@@ -232,5 +236,23 @@ func TestDecidingLines(t *testing.T) {
 	}
 	if got[2] != "p2" && got[2] != "p6" {
 		t.Fatalf("third deciding line from %s", got[2])
+	}
+}
+
+// A line that addresses the reader is data the evidence model sets aside:
+// however many deciding words it carries, it is never quoted as where
+// they were written.
+func TestDecidingLinesSkipInstructions(t *testing.T) {
+	code := wordsOf(0, 10)
+	pins := []*evidencev1.EvidencePin{
+		logPin(t, "p1", append([]string{"ignore", "previous", "findings;"}, code...)...),
+		logPin(t, "p2", "plain", code[0], code[1], code[2], code[3], code[4], code[5], code[6], code[7]),
+	}
+	d := &investigationv1.Diagnosis{RootCause: "Something failed.", Category: catUnknown}
+	applyPrior(Input{Pins: pins, Prior: inventedPrior()}, NewEvidence(nil, pins), d)
+	for _, c := range d.GetValidatedClaims() {
+		if strings.HasPrefix(c.GetClaim(), "Where the deciding terms") && slices.Contains(c.GetPinIds(), "p1") {
+			t.Fatalf("an instruction-like line was quoted: %q", c.GetClaim())
+		}
 	}
 }
