@@ -265,8 +265,16 @@ func TestSweeperRequeuesOrphans(t *testing.T) {
 	if fin.rec.GetState() != stateCompleted || fin.rec.GetRequeues() != 1 || len(fin.pins) == 0 {
 		t.Fatalf("re-queued orphan: state %q requeues %d pins %d stages %v", fin.rec.GetState(), fin.rec.GetRequeues(), len(fin.pins), fin.rec.GetStages())
 	}
-	if _, _, err := store.open.Get(ctx, "inv-orphan-1"); err == nil {
-		t.Errorf("a completed investigation stays in the open index")
+	// The open index is cleared after the final checkpoint is written:
+	// poll for it rather than read it once.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, _, err := store.open.Get(ctx, "inv-orphan-1"); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a completed investigation stays in the open index")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 
 	// Orphan 3: already re-queued MaxRequeues times: failed.
