@@ -68,6 +68,7 @@ func AnalyzeWith(ctx context.Context, in Input, detectors []Detector) (Result, e
 	}
 	ev := NewEvidence(in.Alert, in.Pins)
 	ev.NonPaged = in.NonPaged
+	ev.prior = in.Prior
 	var findings []Finding
 	for _, d := range detectors {
 		if err := ctx.Err(); err != nil {

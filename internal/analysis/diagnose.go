@@ -63,6 +63,7 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 	ev := res.ev
 	if ev == nil && len(in.Pins) > 0 {
 		ev = NewEvidence(in.Alert, in.Pins)
+		ev.prior = in.Prior
 	}
 	if a, ok := fallback(ev, res); ok {
 		h := &investigationv1.Hypothesis{
@@ -117,8 +118,10 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		}
 		if !res.Healthy {
 			// A fault: the bound settings at a "never" value, whatever
-			// the hypothesis (extreme.go).
+			// the hypothesis (extreme.go), and the records before the
+			// failure that name its rarest words (tracewords.go).
 			d.ValidatedClaims = append(d.ValidatedClaims, keyClaims(ev.extremeSettings(claimsText(d.ValidatedClaims)))...)
+			d.ValidatedClaims = append(d.ValidatedClaims, ev.tracedRecords(claimsText(d.ValidatedClaims, d.NonValidatedClaims))...)
 		}
 	}
 	if len(res.Hypotheses) == 0 {
@@ -136,6 +139,7 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 			d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
 			d.StopReason = "no failure in the evidence"
 			d.Unknowns = append(d.Unknowns, "the alert's own condition was not observed in the evidence: check what its rule measures before closing it")
+			notePriorOnHealth(in, ev, d)
 			return d
 		}
 		d.RootCause = "Undetermined: the evidence gathered matches no known failure mode"
@@ -187,6 +191,7 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 	if res.Healthy {
 		d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_CONCLUDED
 		d.StopReason = "positive evidence of health"
+		notePriorOnHealth(in, ev, d)
 	} else {
 		applyPrior(in, ev, d)
 	}

@@ -180,6 +180,9 @@ type Evidence struct {
 	priorOnce  sync.Once
 	priorDoc   catprior.Terms
 	priorWhere map[string][]string
+	// prior is the category prior of the analysis (nil: none); its
+	// incidents say how rare a word is (tracewords.go).
+	prior *catprior.Model
 }
 
 // keyTime is t in a deduplication key: RFC 3339 in UTC, "" when unknown.

@@ -234,6 +234,34 @@ func applyPrior(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
 	d.ValidatedClaims = append(d.ValidatedClaims, decidingLines(ev, top, d)...)
 }
 
+// notePriorOnHealth says what the prior reads of a healthy diagnosis
+// (a tentative claim with its scores and its log-odds of no action needed
+// against a fault), without changing it: a healthy conclusion rests on the
+// detectors' reading of recovery, plans or scope.
+func notePriorOnHealth(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
+	if in.Prior == nil || d == nil || d.GetCategory() != catHealthy {
+		return
+	}
+	doc, where := ev.priorTerms(in.Pins)
+	r := in.Prior.Score(doc)
+	if r.Known < minPriorTerms || len(r.Scores) < 2 {
+		return
+	}
+	var vs []string
+	for _, s := range r.Scores {
+		vs = append(vs, fmt.Sprintf("%s %.1f", categoryPhrase(s.Category), s.Score))
+	}
+	words, pins := citeTerms(r.HealthyTop, where)
+	if r.Healthy < 0 {
+		words, pins = citeTerms(r.Scores[0].Top, where)
+	}
+	d.NonValidatedClaims = append(d.NonValidatedClaims, &investigationv1.Claim{
+		Claim: fmt.Sprintf("The category prior, not weighed against a healthy reading: the wording of the evidence weighed against %d labelled incidents (%d of its terms known; scores: %s; no action needed against a fault: %.1f); telling terms: %s",
+			in.Prior.Incidents(), r.Known, strings.Join(vs, ", "), r.Healthy, strings.Join(words, ", ")),
+		Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: pins,
+	})
+}
+
 // maxDecidingLines bounds the lines quoted for the deciding terms.
 const maxDecidingLines = 3
 

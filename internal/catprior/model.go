@@ -360,3 +360,15 @@ func Open(setting string, without []string) (*Model, error) {
 	}
 	return m.Without(without...), nil
 }
+
+// DocFreq is how many of the model's incidents (faults and healthy) use
+// term: 0 for a term none or too few of them use (Train keeps no term of
+// fewer than minDocs incidents). With Incidents, a term's rarity in
+// incident evidence at large.
+func (m *Model) DocFreq(term string) int {
+	n := 0
+	for _, p := range m.Postings[term] {
+		n += p[2]
+	}
+	return n
+}

@@ -2,6 +2,7 @@ package brain
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,5 +81,48 @@ func TestFaultReadingSearchesPeersAndCommits(t *testing.T) {
 	st.rec.ToolCalls = []*investigationv1.ToolCallRecord{{Intent: intentCommits, Params: p, PinId: "pin_c"}}
 	if commits() {
 		t.Error("every service's commits read again after a commits call read some")
+	}
+}
+
+// A fault reading searches the history, anywhere over the context
+// look-back and up to just before the first failing line, for the failing
+// lines' rarest words (what changed them was written earlier, by another
+// system); once.
+func TestFaultReadingTracesItsWords(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.tools.defs = append(h.tools.defs,
+		&evidencev1.ToolDefinition{Intent: intentSearchLogs, ParamsSchema: []*evidencev1.ToolParam{
+			{Name: "query", Type: evidencev1.ParamType_PARAM_TYPE_STRING}, {Name: "namespace", Type: evidencev1.ParamType_PARAM_TYPE_STRING},
+			{Name: "since_minutes", Type: evidencev1.ParamType_PARAM_TYPE_NUMBER}, {Name: "end", Type: evidencev1.ParamType_PARAM_TYPE_STRING}}})
+	at := time.Date(2026, 8, 2, 6, 30, 0, 0, time.UTC)
+	var lines []facts.LogLine
+	for i := 0; i < 3; i++ {
+		ts := at.Add(time.Duration(i) * time.Minute)
+		lines = append(lines, facts.LogLine{Timestamp: &ts, Namespace: "orchard", Service: "crate-import", Level: "ERROR", Message: fmt.Sprintf("row %d rejected: quince grading code outside codebook", i)})
+	}
+	mds := factsStruct(t, facts.KeyLogLines, lines)
+	alert := &investigationv1.Alert{AlertName: "ImportRejects", Namespace: "orchard", Service: "crate-import", StartsAt: timestamppb.New(at)}
+	pins := []*evidencev1.EvidencePin{{Id: "pin_logs", SourceTool: intentSearchLogs, Metadata: mds, Success: true}}
+	res, err := analysis.Analyze(testCtx(t), analysis.Input{Alert: alert, Pins: pins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", Alert: alert}, rc: &evidencev1.RouterContext{}, pins: pins}
+	h.svc.defs = nil
+	cs := h.svc.traceSearch(testCtx(t), st, res)
+	if len(cs) != 1 {
+		t.Fatalf("trace searches %+v, want one", cs)
+	}
+	q := fmt.Sprint(cs[0].Params["query"])
+	if !strings.Contains(q, `"quince"`) || !strings.Contains(q, `"codebook"`) || strings.Contains(q, "crate") || cs[0].Params["since_minutes"] != contextLookback {
+		t.Errorf("trace search %+v: want the failing lines' rare words, not the alert's names, over the context look-back", cs[0].Params)
+	}
+	if end := fmt.Sprint(cs[0].Params["end"]); end != at.Add(-time.Second).Format(time.RFC3339) {
+		t.Errorf("trace search ends at %s, want just before the first failing line", end)
+	}
+	p, _ := structpb.NewStruct(cs[0].Params)
+	st.rec.ToolCalls = []*investigationv1.ToolCallRecord{{Intent: intentSearchLogs, Params: p, PinId: "pin_t"}}
+	if cs := h.svc.traceSearch(testCtx(t), st, res); len(cs) != 0 {
+		t.Errorf("the same trace search again: %+v", cs)
 	}
 }

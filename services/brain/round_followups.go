@@ -261,6 +261,7 @@ func (s *Service) faultEvidence(ctx context.Context, st *invState, res analysis.
 	out = append(out, s.recordSearch(ctx, st)...)
 	out = append(out, s.recordTrails(ctx, st, res)...)
 	out = append(out, s.trailSearches(ctx, st, res)...)
+	out = append(out, s.traceSearch(ctx, st, res)...)
 	out = append(out, s.hostLogs(ctx, st, res)...)
 	if res.InputsUnread() {
 		// Failures on bad data, or none established: the loads of data
@@ -608,6 +609,23 @@ func (s *Service) signatureSearch(ctx context.Context, st *invState, sig string)
 		return nil
 	}
 	return s.fresh(ctx, st, intentSearchLogs, searchAnywhere(sig, signatureLookback))
+}
+
+// traceSearch is the search for the failing lines' rarest words over the
+// context look-back up to the first failing line (analysis.TraceSearch):
+// the record that changed what fails (a vendor's notice, a topic's
+// retention altered, a partner onboarded) names it by the same words,
+// often days before and from another system. Unless one ran.
+func (s *Service) traceSearch(ctx context.Context, st *invState, res analysis.Result) []pendingCall {
+	q, end := res.TraceSearch()
+	if q == "" {
+		return nil
+	}
+	p := map[string]any{"namespace": "all", "query": q, "since_minutes": contextLookback}
+	if !end.IsZero() {
+		p["end"] = end.UTC().Format(time.RFC3339)
+	}
+	return s.fresh(ctx, st, intentSearchLogs, p)
 }
 
 // searchAnywhere are the params of a phrase search in every namespace over
