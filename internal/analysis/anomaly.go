@@ -13,6 +13,7 @@ import (
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/signal"
 )
 
 // ModeAnomaly is the evidence-driven fallback: no specific detector reached
@@ -91,6 +92,29 @@ func (c *candidate) mark(kind string) {
 		c.kinds = map[string]bool{}
 	}
 	c.kinds[kind] = true
+}
+
+// cpuStateKeys are the label keys that name the state a CPU series counts
+// time in: node_exporter's mode, OpenTelemetry's (system.cpu.time) state.
+var cpuStateKeys = []string{"mode", "state", "cpu_state", "system_cpu_state", "cpu_mode"}
+
+// cpuSteal: a CPU series of steal time (time the hypervisor ran another
+// guest while this one was ready to run), by its state label or its name
+// (Telegraf's usage_steal).
+func cpuSteal(s facts.Series) bool {
+	n := strings.ToLower(s.Name)
+	if !strings.Contains(n, "cpu") {
+		return false
+	}
+	if strings.Contains(n, "steal") {
+		return true
+	}
+	for _, k := range cpuStateKeys {
+		if strings.EqualFold(s.Labels[k], "steal") {
+			return true
+		}
+	}
+	return false
 }
 
 // seriesChange is how a series moved around the alert.
@@ -340,6 +364,27 @@ func (c *candidate) measures(ev *Evidence, s Series) bool {
 	return false
 }
 
+// machineSeries: a series that measures the machine itself (a platform
+// exporter's, or OpenTelemetry's system metrics), not a process on it.
+func machineSeries(name string) bool {
+	n := strings.ToLower(signal.MetricName(name))
+	return signal.Subsystem(n) == signal.SubsystemPlatform || strings.HasPrefix(n, "system_") || strings.HasPrefix(n, "system.")
+}
+
+// instanceHost is the host part of a scrape target ("db-7:9100" gives
+// "db-7"); "" for an address (an IP says nothing a reader can name) or
+// nothing.
+func instanceHost(instance string) string {
+	host := instance
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		host = h
+	}
+	if host == "" || net.ParseIP(host) != nil {
+		return ""
+	}
+	return host
+}
+
 // nodeOfInstance is the node a scrape target ("fc-edge-2:9100") names by
 // its host part, when a node of that name is in evidence; "" otherwise.
 func (ev *Evidence) nodeOfInstance(instance string) string {
@@ -562,7 +607,21 @@ func (ev *Evidence) findCandidates() []*candidate {
 		default:
 			w := firstNonEmptyStr(ev.alertField("service", "workload_name", "kube_deployment"))
 			if w == "" {
-				continue
+				// No workload to attribute it to: the machine the series
+				// was measured on (a VM outside the cluster's nodes), by
+				// its scrape target's host, when the series measures the
+				// machine (a platform exporter's: node_exporter, a
+				// collector's system metrics) and is a failure signal of
+				// its own (errors, latency, steal time: a batch's CPU or
+				// load that rose is demand, not a suspect). An
+				// application's own counters on that host are its
+				// process's, not the machine's.
+				h := instanceHost(labelOf(s.Series, "instance", "host", "hostname"))
+				if h == "" || !failingSeries(s) || !machineSeries(s.Name) {
+					continue
+				}
+				c = get("node/"+h, h, "node")
+				break
 			}
 			c = workload("", w)
 		}
@@ -846,6 +905,10 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			continue // threads blocked behind a deadlock are its effect
 		}
 		switch {
+		case rising && cpuSteal(ch.s.Series):
+			// CPU time the hypervisor gave another guest: the host is
+			// contended, whatever the workload itself asks for.
+			add(catInfra, 2.5, ch.text(), "the hypervisor withholds CPU time from the guest (steal time rose): another tenant of the host, not the workload's own demand", "metrics")
 		case rising && containsFold(n, "queue", "backlog", "pending", "lag", "inflight", "in_flight", "waiting", "active_threads", "pool", "saturation", "throttl", "rejected"):
 			add(catResource, 2, ch.text(), "a queue, pool or throttling metric grows", "metrics")
 			if containsFold(n, "queue", "backlog", "pending", "lag", "waiting") {

@@ -256,3 +256,39 @@ func TestDecidingLinesSkipInstructions(t *testing.T) {
 		}
 	}
 }
+
+// With no mechanism reading, health is read below the model's own
+// boundary: words that lean only mildly to a fault read as most likely no
+// action needed; words that weigh clearly to faults do not.
+func TestUnknownLeansToNoAction(t *testing.T) {
+	healthy := len(catprior.Categories)
+	mild := append([]string{priorWord(healthy, 0)}, wordsOf(0, 10)...) // log-odds about -1.5
+	var clear []string
+	clear = append(clear, priorWord(healthy, 0))
+	for c := 0; c < len(catprior.Categories); c++ {
+		clear = append(clear, wordsOf(c, 10)...) // about -17.5
+	}
+	for _, tc := range []struct {
+		name    string
+		words   []string
+		healthy bool
+	}{
+		{"mild lean to a fault", mild, true},
+		{"clear weight to faults", clear, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Pins: []*evidencev1.EvidencePin{logPin(t, "p1", tc.words...)}, Prior: inventedPrior()}
+			ev := NewEvidence(nil, in.Pins)
+			doc, _ := ev.priorTerms(in.Pins)
+			r := in.Prior.Score(doc)
+			d := &investigationv1.Diagnosis{RootCause: "Undetermined.", Category: catUnknown}
+			applyPrior(in, ev, d)
+			if got := d.GetCategory() == catHealthy; got != tc.healthy {
+				t.Fatalf("log-odds %.1f: healthy %v, want %v (%s)", r.Healthy, got, tc.healthy, text(d))
+			}
+			if tc.healthy && (r.Healthy >= 0 || r.Healthy <= unknownHealthyLogOdds) {
+				t.Fatalf("log-odds %.1f: not between the threshold %.0f and the boundary 0", r.Healthy, unknownHealthyLogOdds)
+			}
+		})
+	}
+}

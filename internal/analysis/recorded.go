@@ -105,9 +105,13 @@ func detectRecordedQuiet(ev *Evidence) []Finding {
 }
 
 // failingSeries: an error or latency series that moved the wrong way
-// (failingRise), wherever it is.
+// (failingRise), or CPU steal time that rose as an error series does (the
+// host withholds CPU from the guest), wherever it is.
 func failingSeries(s Series) bool {
 	k := seriesKindOf(s.Series)
+	if cpuSteal(s.Series) {
+		k = "errors"
+	}
 	return failingRise(k, riseOf(asRate(s.Series)))
 }
 

@@ -73,14 +73,16 @@ func (ev *Evidence) failingLines() []failingLine {
 }
 
 // alertNameWords are the words of the names the alert carries (service,
-// workload, pod, namespace): searched for by the context searches already.
+// workload, pod, namespace, the machine, database or queue its labels
+// name: recordNames): searched for by the context searches already.
 func (ev *Evidence) alertNameWords() map[string]bool {
 	out := map[string]bool{}
 	a := ev.Alert
 	if a == nil {
 		return out
 	}
-	for _, n := range []string{a.GetService(), a.GetNamespace(), a.GetPod(), a.GetLabels()["deployment"], a.GetLabels()["workload"], a.GetLabels()["app"]} {
+	names := append([]string{a.GetService(), a.GetNamespace(), a.GetPod(), a.GetLabels()["deployment"], a.GetLabels()["workload"], a.GetLabels()["app"]}, recordNames(a)...)
+	for _, n := range names {
 		for _, w := range textutil.NameWords(n) {
 			out[w] = true
 		}
@@ -103,7 +105,7 @@ func (ev *Evidence) traceWords() ([]string, *time.Time) {
 		t := catprior.Terms{}
 		t.AddText(l.text)
 		for w := range t {
-			if len(w) >= minTraceWord && !names[w] && count[w] < 3 {
+			if len(w) >= minTraceWord && !names[w] && !hasDigit(w) && count[w] < 3 {
 				count[w]++
 			}
 		}
@@ -144,6 +146,10 @@ func (ev *Evidence) traceWords() ([]string, *time.Time) {
 	}
 	return out, first
 }
+
+// hasDigit: w carries a digit (an id's fragment, a version, a counter's
+// value: what differs between occurrences, not what fails).
+func hasDigit(w string) bool { return strings.ContainsAny(w, "0123456789") }
 
 // covered: w is a part of a word already chosen, or one of them a part of w.
 func covered(chosen []string, w string) bool {
