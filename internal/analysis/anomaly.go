@@ -1945,8 +1945,8 @@ func distinctWorkloads(names []string) int {
 // dependency's failure, of a bad value or one that persists, or a request
 // the server or proxy failed (whatever level its access log is written at).
 func (ev *Evidence) failingLine(l LogLine) bool {
-	if reWarningClass.MatchString(l.Message) || reClientGone.MatchString(l.Message) || reRetrySucceeded.MatchString(l.Message) {
-		return false // a runtime's warning category, a client that left, or a retry that succeeded reports no failure, however often
+	if reWarningClass.MatchString(l.Message) || reClientGone.MatchString(l.Message) || reRetrySucceeded.MatchString(l.Message) || ev.absorbedRetry(l) {
+		return false // a runtime's warning category, a client that left, or a retry that succeeded (in the line or after it) reports no failure, however often
 	}
 	lv := logLevel(l.LogLine)
 	return lv == "ERROR" || lv == "FATAL" || lv == "WARN" && (depSymptom.MatchString(l.Message) || reInvalidValue.MatchString(l.Message) || ev.persistentWarning(l)) || failedRequestLine(l.Message)

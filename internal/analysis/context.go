@@ -54,8 +54,8 @@ var (
 	// reStanding: the words of a standing record about an alert, as
 	// known-issue trackers and alert-rule reviews write them: a known
 	// issue, an alert that flaps, a rule without hysteresis, a noisy or
-	// false-positive alert.
-	reStanding = regexp.MustCompile(`(?i)\bknown(?:[- ]issue)?\b|\bflap(?:s|ped|ping|py)?\b|\bhysteresis\b|\bnoisy alert|\bfalse[- ]positive`)
+	// false-positive alert, a rule that fires by design.
+	reStanding = regexp.MustCompile(`(?i)\bknown(?:[- ]issue)?\b|\bflap(?:s|ped|ping|py)?\b|\bhysteresis\b|\bnoisy alert|\bfalse[- ]positive|\bby design\b`)
 	// reLevelPrefix: the level word a raw log line begins with ("INFO ",
 	// "[warn] ", "error: ").
 	reLevelPrefix = regexp.MustCompile(`^(?i)\s*\[?(?:trace|debug|info|notice|warn|warning|error|err|fatal)\]?(?::\s*|\s+)`)
@@ -90,7 +90,7 @@ func RecordQuery(a *investigationv1.Alert) string {
 
 // standingWords are what StandingQuery searches for: the stems of
 // reStanding's words (the log store matches them inside words).
-var standingWords = []string{"known", "flap", "hysteresis", "noisy alert", "false positive", "false-positive"}
+var standingWords = []string{"known", "flap", "hysteresis", "noisy alert", "false positive", "false-positive", "by design"}
 
 // StandingQuery is the log search for standing records about the alert
 // (reStanding: a known issue, a flapping rule) that name what it watches:

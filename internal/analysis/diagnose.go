@@ -139,6 +139,9 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 			d.Status = investigationv1.DiagnosisStatus_DIAGNOSIS_STATUS_NEEDS_REVIEW
 			d.StopReason = "no failure in the evidence"
 			d.Unknowns = append(d.Unknowns, "the alert's own condition was not observed in the evidence: check what its rule measures before closing it")
+			// What was written about the alert's target around it (a
+			// plan, a standing record of a known flap): why it fired.
+			d.ValidatedClaims = append(d.ValidatedClaims, ev.contextClaims(claimsText(d.ValidatedClaims, d.NonValidatedClaims))...)
 			notePriorOnHealth(in, ev, d)
 			return d
 		}
@@ -196,6 +199,40 @@ func Diagnose(in Input, res Result) *investigationv1.Diagnosis {
 		applyPrior(in, ev, d)
 	}
 	return d
+}
+
+// maxContextClaims bounds the records around the alert a reading of no
+// fault found (or of no action needed, from words) quotes.
+const maxContextClaims = 3
+
+// contextClaims quote the records written around the alert that name its
+// target (healthContext: planned work, a standing record of a known flap
+// or of a rule that fires by design), those not quoted already, at most
+// maxContextClaims: what a reader checks before closing the alert.
+func (ev *Evidence) contextClaims(known string) []*investigationv1.Claim {
+	if ev == nil {
+		return nil
+	}
+	at := ev.alertTime()
+	var out []*investigationv1.Claim
+	for _, l := range ev.healthContext() {
+		if len(out) == maxContextClaims {
+			break
+		}
+		low := strings.ToLower(l.Message)
+		if strings.Contains(known, low[:min(len(low), 60)]) {
+			continue
+		}
+		when := hhmm(l.Timestamp)
+		if at != nil {
+			when = hhmmDay(l.Timestamp, *at)
+		}
+		out = append(out, &investigationv1.Claim{
+			Claim:  fmt.Sprintf("Around the alert, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), when, quote(l.Message)),
+			Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: l.Cite.PinIDs,
+		})
+	}
+	return out
 }
 
 // nothingFoundConfidence is the confidence of a "no fault found" reading:

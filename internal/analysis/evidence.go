@@ -180,6 +180,10 @@ type Evidence struct {
 	priorOnce  sync.Once
 	priorDoc   catprior.Terms
 	priorWhere map[string][]string
+	// retryOnce and absorbed cache the retried failures their origin's
+	// success absorbed (absorbedRetry).
+	retryOnce sync.Once
+	absorbed  map[string]bool
 	// prior is the category prior of the analysis (nil: none); its
 	// incidents say how rare a word is (tracewords.go).
 	prior *catprior.Model

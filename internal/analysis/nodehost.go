@@ -180,8 +180,8 @@ func detectNodeHostFault(ev *Evidence) []Finding {
 	}
 	for _, l := range ev.Logs {
 		n := hostOf(l, nodes)
-		if n == "" || !nodeFaultLine(l) {
-			continue
+		if n == "" || !nodeFaultLine(l) || ev.absorbedRetry(l) {
+			continue // a failure its own retry absorbed is no fault of the host
 		}
 		byNode[n] = append(byNode[n], hostLine{l, n})
 		severe[n] = severe[n] || isErrorLog(l.LogLine) || alerted[n] && infraEffect(l.Message, n)

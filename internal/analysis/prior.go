@@ -190,6 +190,7 @@ func applyPrior(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
 			Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: pins,
 		})
 		d.ValidatedClaims = append(d.ValidatedClaims, decidingLines(ev, r.HealthyTop, d)...)
+		d.ValidatedClaims = append(d.ValidatedClaims, ev.contextClaims(claimsText(d.ValidatedClaims, d.NonValidatedClaims))...)
 		return
 	}
 	reading := categoryWord(d.GetCategory())
