@@ -119,8 +119,25 @@ func Fold(key string) string {
 	}, key)
 }
 
-// KindOf is the entity kind a label key names, "" when none.
-func KindOf(key string) Kind { return keyKind[Fold(key)] }
+// hostSuffixes end the folded keys a monitoring product gives the machine
+// a check ran on under its own prefix (`opsview_host`, `nagios_hostname`,
+// `checkmk_host_name`): the last words say what the value is.
+var hostSuffixes = []string{"_host", "_hostname", "_host_name"}
+
+// KindOf is the entity kind a label key names, "" when none: by its
+// spellings in the vocabulary, else a host by its last words.
+func KindOf(key string) Kind {
+	fk := Fold(key)
+	if k, ok := keyKind[fk]; ok {
+		return k
+	}
+	for _, suf := range hostSuffixes {
+		if strings.HasSuffix(fk, suf) && len(fk) > len(suf) {
+			return Host
+		}
+	}
+	return ""
+}
 
 // Entity is one typed value the alert names, with the field it came from.
 type Entity struct {
@@ -539,6 +556,14 @@ func Lookup(labels map[string]string, k Kind) string {
 		for _, key := range row.keys {
 			if v, ok := folded[key]; ok && (k != Namespace || ValidNamespace(v)) {
 				return v
+			}
+		}
+	}
+	if k == Host {
+		// A product's own spelling of the machine (opsview_host).
+		for _, key := range sortedKeys(folded) {
+			if KindOf(key) == Host {
+				return folded[key]
 			}
 		}
 	}

@@ -248,3 +248,30 @@ func TestIdentifiers(t *testing.T) {
 		}
 	}
 }
+
+// A monitoring product's own spelling of the machine a check ran on
+// (its prefix, then host) names a host; other prefixed keys name nothing.
+func TestPrefixedHostKeys(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want Kind
+	}{
+		{"opsview_host", Host},
+		{"nagios.hostname", Host},
+		{"checkmk-host-name", Host},
+		{"host", Host},
+		{"opsview_service", ""},
+		{"_host", ""},
+		{"ghost", ""},
+	} {
+		if got := KindOf(tc.key); got != tc.want {
+			t.Errorf("KindOf(%q) = %q, want %q", tc.key, got, tc.want)
+		}
+	}
+	if got := Lookup(map[string]string{"opsview_host": "tide-gw-02", "hostgroup": "Harbour"}, Host); got != "tide-gw-02" {
+		t.Errorf("Lookup host = %q", got)
+	}
+	if got := Lookup(map[string]string{"hostname": "a-1", "zabbix_host": "b-2"}, Host); got != "a-1" {
+		t.Errorf("the vocabulary's own key comes first, got %q", got)
+	}
+}
