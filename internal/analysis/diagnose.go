@@ -273,6 +273,13 @@ func (ev *Evidence) nothingFound() (string, bool) {
 	if len(ev.anomalyCandidates()) > 0 {
 		return "", false
 	}
+	for _, s := range ev.Series {
+		if failingSeries(s) {
+			// An error, latency or steal series that rose, even one no
+			// workload claims: not "nothing found".
+			return "", false
+		}
+	}
 	var read []string
 	if n := len(ev.Pods); n > 0 {
 		read = append(read, plural(n, "pod", "pods")+" running as they should")

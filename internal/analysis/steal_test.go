@@ -96,3 +96,28 @@ func TestHostCandidatesAreMachineSeries(t *testing.T) {
 		}
 	}
 }
+
+// "No fault found" is not said while a failure series rose, even one no
+// workload claims (an edge proxy's 5xx counter scraped by host:port, an
+// alert that names no service).
+func TestNothingFoundNotWithAFailingSeries(t *testing.T) {
+	logs := []facts.LogLine{{Timestamp: at(-3), Service: "pier-web", Level: "INFO", Message: "request served"}}
+	for _, tc := range []struct {
+		name string
+		vals []float64
+		want bool
+	}{
+		{"5xx rose", []float64{30, 30, 30, 30, 30, 30, 40, 400, 1400, 3400, 6400, 8400, 9400}, false},
+		{"5xx flat", []float64{30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 31, 31, 31}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := metric("edge_backend_http_responses_total", map[string]string{"instance": "pier-lb-01:8405", "code": "5xx"}, tc.vals...)
+			ev := NewEvidence(&investigationv1.Alert{AlertName: "pier-web slow"}, []*evidencev1.EvidencePin{
+				pin(t, "prom", "query_prometheus", "prometheus", facts.KeySeries, []facts.Series{errs}),
+				pin(t, "logs", "search_logs", "logs", facts.KeyLogLines, logs)})
+			if _, got := ev.nothingFound(); got != tc.want {
+				t.Fatalf("nothing found %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
