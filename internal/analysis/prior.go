@@ -40,6 +40,12 @@ const (
 	// of a database failover by 0.9.
 	mechanismBonus         = 5.0
 	mechanismPerConfidence = 15.0
+	// overrideMargin: the wording overrides a mechanism reading only when
+	// its category scores at least this much (log-odds) above the
+	// reading's with its weight: a reading within the margin is too close
+	// to call, and a term more or less (an incident's own names, another
+	// set learned) must not flip it.
+	overrideMargin = 1.0
 	// minPriorTerms: fewer known terms than this and the prior says
 	// nothing (too little text to weigh).
 	minPriorTerms = 8
@@ -203,6 +209,13 @@ func applyPrior(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
 		}
 		if best == "" || v > bestScore {
 			best, bestScore = s.Category, v
+		}
+	}
+	for _, s := range r.Scores {
+		if s.Category == reading && best != reading && bestScore-(s.Score+bonus) < overrideMargin {
+			// The wording beats the mechanism reading by less than the
+			// margin: too close to call, the mechanism stands.
+			best, bestScore = reading, s.Score+bonus
 		}
 	}
 	var top []catprior.Term

@@ -292,3 +292,44 @@ func TestUnknownLeansToNoAction(t *testing.T) {
 		})
 	}
 }
+
+// The wording overrides a mechanism reading only by overrideMargin or
+// more: just inside it the reading stands, just outside it the wording
+// decides.
+func TestOverrideMargin(t *testing.T) {
+	code, config := 0, 1
+	words := append(wordsOf(code, 8), wordsOf(config, 3)...)
+	in := Input{Pins: []*evidencev1.EvidencePin{logPin(t, "p1", words...)}, Prior: inventedPrior()}
+	doc, _ := NewEvidence(nil, in.Pins).priorTerms(in.Pins)
+	r := in.Prior.Score(doc)
+	var codeScore, configScore float64
+	for _, s := range r.Scores {
+		switch s.Category {
+		case "code_defect":
+			codeScore = s.Score
+		case "configuration_error":
+			configScore = s.Score
+		}
+	}
+	gap := codeScore - configScore // what the reading's weight must nearly cover
+	if gap <= mechanismBonus+overrideMargin || gap >= mechanismBonus+mechanismPerConfidence {
+		t.Fatalf("gap %.2f: the invented wording does not fit the test", gap)
+	}
+	for _, tc := range []struct {
+		name   string
+		margin float64 // how far the wording beats the reading with its weight
+		want   investigationv1.RootCauseCategory
+	}{
+		{"inside the margin", overrideMargin / 2, catConfig},
+		{"outside the margin", overrideMargin * 1.5, catCode},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := (gap - tc.margin - mechanismBonus) / mechanismPerConfidence
+			d := &investigationv1.Diagnosis{RootCause: "Something failed.", Category: catConfig, Confidence: conf}
+			applyPrior(in, NewEvidence(nil, in.Pins), d)
+			if d.GetCategory() != tc.want {
+				t.Fatalf("confidence %.3f (wording ahead by %.2f): category %s, want %s", conf, tc.margin, d.GetCategory(), tc.want)
+			}
+		})
+	}
+}
