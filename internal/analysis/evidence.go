@@ -180,6 +180,11 @@ type Evidence struct {
 	priorOnce  sync.Once
 	priorDoc   catprior.Terms
 	priorWhere map[string][]string
+	// traceOnce, traceW and traceFirst cache the failure's rarest words
+	// and its first failing line (traceWords).
+	traceOnce  sync.Once
+	traceW     []string
+	traceFirst *time.Time
 	// retryOnce and absorbed cache the retried failures their origin's
 	// success absorbed (absorbedRetry).
 	retryOnce sync.Once

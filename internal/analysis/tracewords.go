@@ -95,6 +95,12 @@ func (ev *Evidence) alertNameWords() map[string]bool {
 // the time of the first failing line that uses one of them (nil when
 // none is timed): what to search the history for, and up to when.
 func (ev *Evidence) traceWords() ([]string, *time.Time) {
+	ev.traceOnce.Do(func() { ev.traceW, ev.traceFirst = ev.findTraceWords() })
+	return ev.traceW, ev.traceFirst
+}
+
+// findTraceWords does traceWords' work once per evidence model.
+func (ev *Evidence) findTraceWords() ([]string, *time.Time) {
 	lines := ev.failingLines()
 	if len(lines) == 0 {
 		return nil, nil
