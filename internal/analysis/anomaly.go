@@ -375,23 +375,25 @@ func machineSeries(name string) bool {
 // "db-7"); "" for an address (an IP says nothing a reader can name) or
 // nothing.
 func instanceHost(instance string) string {
-	host := instance
-	if h, _, err := net.SplitHostPort(instance); err == nil {
-		host = h
-	}
-	if host == "" || net.ParseIP(host) != nil {
+	host := hostPart(instance)
+	if net.ParseIP(host) != nil {
 		return ""
 	}
 	return host
 }
 
+// hostPart is a scrape target without its port.
+func hostPart(instance string) string {
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		return h
+	}
+	return instance
+}
+
 // nodeOfInstance is the node a scrape target ("fc-edge-2:9100") names by
 // its host part, when a node of that name is in evidence; "" otherwise.
 func (ev *Evidence) nodeOfInstance(instance string) string {
-	host := instance
-	if h, _, err := net.SplitHostPort(instance); err == nil {
-		host = h
-	}
+	host := hostPart(instance)
 	if host == "" {
 		return ""
 	}

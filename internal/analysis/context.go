@@ -589,17 +589,24 @@ func (ev *Evidence) nearestLines(at time.Time, before time.Duration, n int, keep
 // explainWith adds the context lines to f: a claim per line, and the lines
 // in its statement, each with its time (and its day when that is not the
 // day of the alert at at: a standing record filed weeks before).
+// aroundAlert is the claim that quotes a line written around the alert at
+// at (its day when not the alert's), and its time as written there.
+func aroundAlert(l LogLine, at *time.Time) (text, when string) {
+	when = hhmm(l.Timestamp)
+	if at != nil {
+		when = hhmmDay(l.Timestamp, *at)
+	}
+	return fmt.Sprintf("Around the alert, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), when, quote(l.Message)), when
+}
+
 func (f *Finding) explainWith(lines []LogLine, at *time.Time) {
 	if len(lines) == 0 {
 		return
 	}
 	var quoted []string
 	for _, l := range lines {
-		when := hhmm(l.Timestamp)
-		if at != nil {
-			when = hhmmDay(l.Timestamp, *at)
-		}
-		f.validated(fmt.Sprintf("Around the alert, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), when, quote(l.Message)), l.Cite)
+		text, when := aroundAlert(l, at)
+		f.validated(text, l.Cite)
 		quoted = append(quoted, fmt.Sprintf("%s at %s", quote(clip(l.Message, 200)), when))
 	}
 	f.Statement += "; recorded around the alert: " + strings.Join(quoted, "; ")

@@ -223,14 +223,8 @@ func (ev *Evidence) contextClaims(known string) []*investigationv1.Claim {
 		if strings.Contains(known, low[:min(len(low), 60)]) {
 			continue
 		}
-		when := hhmm(l.Timestamp)
-		if at != nil {
-			when = hhmmDay(l.Timestamp, *at)
-		}
-		out = append(out, &investigationv1.Claim{
-			Claim:  fmt.Sprintf("Around the alert, %s log (%s, %s): %s", l.Cite.Source("logs"), logOrigin(l), when, quote(l.Message)),
-			Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: l.Cite.PinIDs,
-		})
+		text, _ := aroundAlert(l, at)
+		out = append(out, &investigationv1.Claim{Claim: text, Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: l.Cite.PinIDs})
 	}
 	return out
 }

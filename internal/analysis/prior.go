@@ -166,6 +166,25 @@ func categoryOf(name string) investigationv1.RootCauseCategory {
 	return investigationv1.RootCauseCategory(v)
 }
 
+// priorReading is the prior's reading of the evidence's document and
+// where each term occurs; false when the prior has too little to weigh
+// (fewer than minPriorTerms known terms, or one category).
+func priorReading(in Input, ev *Evidence) (catprior.Reading, map[string][]string, bool) {
+	doc, where := ev.priorTerms(in.Pins)
+	r := in.Prior.Score(doc)
+	return r, where, r.Known >= minPriorTerms && len(r.Scores) >= 2
+}
+
+// priorBasis says what a reading rests on: the incidents weighed, the
+// terms known, every category's score and the log-odds of no action.
+func priorBasis(m *catprior.Model, r catprior.Reading) string {
+	vs := make([]string, 0, len(r.Scores))
+	for _, s := range r.Scores {
+		vs = append(vs, fmt.Sprintf("%s %.1f", categoryPhrase(s.Category), s.Score))
+	}
+	return fmt.Sprintf("the wording of the evidence weighed against %d labelled incidents (%d of its terms known; scores: %s; no action needed against a fault: %.1f)", m.Incidents(), r.Known, strings.Join(vs, ", "), r.Healthy)
+}
+
 // applyPrior weighs the diagnosis's fault category against the prior and
 // says so in the diagnosis: the category it settles on, the terms that
 // decided it and the pins they occur in. A healthy diagnosis, or no prior,
@@ -174,9 +193,8 @@ func applyPrior(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
 	if in.Prior == nil || d == nil || d.GetCategory() == catHealthy {
 		return
 	}
-	doc, where := ev.priorTerms(in.Pins)
-	r := in.Prior.Score(doc)
-	if r.Known < minPriorTerms || len(r.Scores) < 2 {
+	r, where, ok := priorReading(in, ev)
+	if !ok {
 		return
 	}
 	unknown := d.GetCategory() == catUnknown || d.GetCategory() == investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNSPECIFIED
@@ -225,11 +243,7 @@ func applyPrior(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
 		}
 	}
 	words, pins := citeTerms(top, where)
-	var vs []string
-	for _, s := range r.Scores {
-		vs = append(vs, fmt.Sprintf("%s %.1f", categoryPhrase(s.Category), s.Score))
-	}
-	basis := fmt.Sprintf("the wording of the evidence weighed against %d labelled incidents (%d of its terms known; scores: %s; no action needed against a fault: %.1f)", in.Prior.Incidents(), r.Known, strings.Join(vs, ", "), r.Healthy)
+	basis := priorBasis(in.Prior, r)
 	if best == reading {
 		claim := fmt.Sprintf("The category prior agrees that this is a %s: %s; deciding terms: %s", categoryPhrase(best), basis, strings.Join(words, ", "))
 		if lead := r.Scores[0]; lead.Category != reading && lead.Score > bestScore-bonus {
@@ -266,22 +280,16 @@ func notePriorOnHealth(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
 	if in.Prior == nil || d == nil || d.GetCategory() != catHealthy {
 		return
 	}
-	doc, where := ev.priorTerms(in.Pins)
-	r := in.Prior.Score(doc)
-	if r.Known < minPriorTerms || len(r.Scores) < 2 {
+	r, where, ok := priorReading(in, ev)
+	if !ok {
 		return
-	}
-	var vs []string
-	for _, s := range r.Scores {
-		vs = append(vs, fmt.Sprintf("%s %.1f", categoryPhrase(s.Category), s.Score))
 	}
 	words, pins := citeTerms(r.HealthyTop, where)
 	if r.Healthy < 0 {
 		words, pins = citeTerms(r.Scores[0].Top, where)
 	}
 	d.NonValidatedClaims = append(d.NonValidatedClaims, &investigationv1.Claim{
-		Claim: fmt.Sprintf("The category prior, not weighed against a healthy reading: the wording of the evidence weighed against %d labelled incidents (%d of its terms known; scores: %s; no action needed against a fault: %.1f); telling terms: %s",
-			in.Prior.Incidents(), r.Known, strings.Join(vs, ", "), r.Healthy, strings.Join(words, ", ")),
+		Claim:  fmt.Sprintf("The category prior, not weighed against a healthy reading: %s; telling terms: %s", priorBasis(in.Prior, r), strings.Join(words, ", ")),
 		Status: investigationv1.ClaimStatus_CLAIM_STATUS_TENTATIVE, PinIds: pins,
 	})
 }

@@ -49,14 +49,7 @@ func TestFaultReadingSearchesPeersAndCommits(t *testing.T) {
 		ts := at.Add(time.Duration(i-2) * time.Minute)
 		lines = append(lines, facts.LogLine{Timestamp: &ts, Namespace: "reed", Service: "quote-builder", Level: "ERROR", Message: "PSQLException: Connection to reed-prod.cluster.example:5432 refused"})
 	}
-	mds := factsStruct(t, facts.KeyLogLines, lines)
-	alert := &investigationv1.Alert{AlertName: "HTTP 5xx rate", Namespace: "reed", Service: "quote-builder", StartsAt: timestamppb.New(at)}
-	pins := []*evidencev1.EvidencePin{{Id: "pin_logs", SourceTool: intentSearchLogs, Metadata: mds, Success: true}}
-	res, err := analysis.Analyze(testCtx(t), analysis.Input{Alert: alert, Pins: pins})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", Alert: alert}, rc: &evidencev1.RouterContext{}, pins: pins}
+	res, st := logReading(t, &investigationv1.Alert{AlertName: "HTTP 5xx rate", Namespace: "reed", Service: "quote-builder", StartsAt: timestamppb.New(at)}, lines)
 	h.svc.defs = nil
 	cs := h.svc.peerSearches(testCtx(t), st, res)
 	if len(cs) != 1 || cs[0].Params["query"] != `"reed-prod"` || cs[0].Params["namespace"] != "all" || cs[0].Params["since_minutes"] != contextLookback {
@@ -100,14 +93,7 @@ func TestFaultReadingTracesItsWords(t *testing.T) {
 		ts := at.Add(time.Duration(i) * time.Minute)
 		lines = append(lines, facts.LogLine{Timestamp: &ts, Namespace: "orchard", Service: "crate-import", Level: "ERROR", Message: fmt.Sprintf("row %d rejected: quince grading code outside codebook", i)})
 	}
-	mds := factsStruct(t, facts.KeyLogLines, lines)
-	alert := &investigationv1.Alert{AlertName: "ImportRejects", Namespace: "orchard", Service: "crate-import", StartsAt: timestamppb.New(at)}
-	pins := []*evidencev1.EvidencePin{{Id: "pin_logs", SourceTool: intentSearchLogs, Metadata: mds, Success: true}}
-	res, err := analysis.Analyze(testCtx(t), analysis.Input{Alert: alert, Pins: pins})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", Alert: alert}, rc: &evidencev1.RouterContext{}, pins: pins}
+	res, st := logReading(t, &investigationv1.Alert{AlertName: "ImportRejects", Namespace: "orchard", Service: "crate-import", StartsAt: timestamppb.New(at)}, lines)
 	h.svc.defs = nil
 	cs := h.svc.traceSearch(testCtx(t), st, res)
 	if len(cs) != 1 {
@@ -125,4 +111,16 @@ func TestFaultReadingTracesItsWords(t *testing.T) {
 	if cs := h.svc.traceSearch(testCtx(t), st, res); len(cs) != 0 {
 		t.Errorf("the same trace search again: %+v", cs)
 	}
+}
+
+// logReading analyses one pin of log lines under alert, and the
+// investigation state that holds it.
+func logReading(t *testing.T, alert *investigationv1.Alert, lines []facts.LogLine) (analysis.Result, *invState) {
+	t.Helper()
+	pins := []*evidencev1.EvidencePin{{Id: "pin_logs", SourceTool: intentSearchLogs, Metadata: factsStruct(t, facts.KeyLogLines, lines), Success: true}}
+	res, err := analysis.Analyze(testCtx(t), analysis.Input{Alert: alert, Pins: pins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, &invState{rec: &investigationv1.InvestigationRecord{SessionId: "s", Alert: alert}, rc: &evidencev1.RouterContext{}, pins: pins}
 }
