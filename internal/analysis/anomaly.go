@@ -907,6 +907,10 @@ func (ev *Evidence) inferCategory(top *candidate, change *changeRef, onset *time
 			continue // threads blocked behind a deadlock are its effect
 		}
 		switch {
+		case stateDown(ch.s.Series) && machineState(ch.s.Series):
+			// A machine's, a device's or a link's own state gauge lost
+			// its state (statedown.go): the platform under the workloads.
+			add(catInfra, 2, ch.text(), "a machine's, a device's or a link's own state gauge went from 1 to 0 and stays there", "metrics")
 		case rising && cpuSteal(ch.s.Series):
 			// CPU time the hypervisor gave another guest: the host is
 			// contended, whatever the workload itself asks for.

@@ -229,6 +229,15 @@ func (r Result) CulpritCommits() []string {
 		h := r.Hypotheses[0]
 		text = strings.ToLower(h.GetStatement() + "\n" + h.GetEntity() + "\n" + strings.Join(h.GetCausalChain(), "\n"))
 	}
+	if f, ok := fallback(ev, r); ok {
+		// No reading leads: the commits the summary of abnormal signals
+		// quotes (what the nearest change shipped) are the ones it blames.
+		parts := []string{text, f.Statement}
+		for _, c := range f.Validated {
+			parts = append(parts, c.Text)
+		}
+		text = strings.ToLower(strings.Join(parts, "\n"))
+	}
 	ent := r.Culprit()
 	_, name := splitEntity(ent)
 	at := ev.alertTime()

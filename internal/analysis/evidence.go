@@ -324,7 +324,13 @@ func NewEvidence(alert *investigationv1.Alert, pins []*evidencev1.EvidencePin) *
 		if decode(facts.KeySeries, &ss) {
 			for _, x := range ss {
 				x.Labels = target.Canonical(x.Labels) // one label vocabulary for every reader
-				upsert(&ev.Series, series, seriesKey(x), Series{x, c}, func(o *Series) *Cite { return &o.Cite })
+				k := seriesKey(x)
+				if i, ok := series[k]; ok && spanOf(ev.Series[i].Series) > spanOf(x) {
+					// The same series read over a longer range (a survey of
+					// the hours before a flat window) keeps its range.
+					x = ev.Series[i].Series
+				}
+				upsert(&ev.Series, series, k, Series{x, c}, func(o *Series) *Cite { return &o.Cite })
 			}
 		}
 		var dps []facts.Deploy
@@ -414,6 +420,14 @@ func upsert[T any](list *[]T, idx map[string]int, key string, v T, cite func(*T)
 	}
 	idx[key] = len(*list)
 	*list = append(*list, v)
+}
+
+// spanOf is the time a series' points cover.
+func spanOf(s facts.Series) time.Duration {
+	if len(s.Downsampled) < 2 {
+		return 0
+	}
+	return s.Downsampled[len(s.Downsampled)-1].T.Sub(s.Downsampled[0].T)
 }
 
 func seriesKey(s facts.Series) string {

@@ -318,8 +318,9 @@ func decidingLines(ev *Evidence, top []catprior.Term, d *investigationv1.Diagnos
 		w     float64
 		terms []string
 	}
-	var lines []line
+	var lines, details []line
 	seen := map[string]bool{}
+	pool := &lines
 	consider := func(text, who string, c Cite) {
 		text = strings.TrimSpace(text)
 		key := strings.ToLower(text[:min(len(text), 80)])
@@ -341,7 +342,7 @@ func decidingLines(ev *Evidence, top []catprior.Term, d *investigationv1.Diagnos
 			if who != "" {
 				l.text = who + ": " + l.text
 			}
-			lines = append(lines, l)
+			*pool = append(*pool, l)
 		}
 	}
 	for _, l := range ev.Logs {
@@ -353,16 +354,43 @@ func decidingLines(ev *Evidence, top []catprior.Term, d *investigationv1.Diagnos
 	for _, c := range ev.Commits {
 		consider(c.Message, "commit "+c.SHA, c.Cite)
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return lines[i].w > lines[j].w })
-	var out []*investigationv1.Claim
-	for i, l := range lines {
-		if i >= maxDecidingLines {
-			break
+	// What a commit changed (its summary, the lines its diff adds or
+	// removes) is where a setting's or a call's own words are written:
+	// the best of them is quoted besides the lines above.
+	pool = &details
+	for _, c := range ev.Commits {
+		consider(c.Summary, "commit "+c.SHA+" summary", c.Cite)
+		for _, dl := range changedLines(c.Diff) {
+			consider(clip(dl, 240), "commit "+c.SHA+" changes", c.Cite)
 		}
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].w > lines[j].w })
+	sort.SliceStable(details, func(i, j int) bool { return details[i].w > details[j].w })
+	lines = lines[:min(len(lines), maxDecidingLines)]
+	if len(details) > 0 {
+		lines = append(lines, details[0])
+	}
+	var out []*investigationv1.Claim
+	for _, l := range lines {
 		out = append(out, &investigationv1.Claim{
 			Claim:  fmt.Sprintf("Where the deciding terms (%s) were written: %s", strings.Join(l.terms, ", "), l.text),
 			Status: investigationv1.ClaimStatus_CLAIM_STATUS_SUPPORTED, PinIds: l.pins,
 		})
+	}
+	return out
+}
+
+// changedLines are the lines a unified diff adds or removes, without
+// their sign.
+func changedLines(diff string) []string {
+	var out []string
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") || len(l) < 2 || (l[0] != '+' && l[0] != '-') {
+			continue
+		}
+		if t := strings.TrimSpace(l[1:]); t != "" {
+			out = append(out, t)
+		}
 	}
 	return out
 }

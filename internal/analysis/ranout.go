@@ -32,7 +32,7 @@ const (
 // specific first, with the kind of entity each names.
 var ranOutLabels = []struct{ label, kind string }{
 	{"volume_id", "volume"}, {"volumeid", "volume"}, {"dimension_volumeid", "volume"}, {"persistentvolumeclaim", "persistentvolumeclaim"},
-	{"instance_id", "instance"}, {"dimension_instanceid", "instance"}, {"dbinstanceidentifier", "db"}, {"db_instance", "db"},
+	{"instance_id", "instance"}, {"dimension_instanceid", "instance"}, {"db_instance_identifier", "db"}, {"dbinstanceidentifier", "db"}, {"db_instance", "db"},
 	{"node", "node"}, {"instance_name", "host"}, {"host", "host"}, {"instance", "host"},
 }
 

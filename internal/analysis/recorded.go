@@ -112,6 +112,12 @@ func failingSeries(s Series) bool {
 	if cpuSteal(s.Series) {
 		k = "errors"
 	}
+	if stateDown(s.Series) && machineState(s.Series) {
+		// A machine, a device or a link went down (statedown.go). A
+		// probe of an address or a workload's own target is the
+		// symptom whose cause (a failure, a planned stop) is in question.
+		return true
+	}
 	return failingRise(k, riseOf(asRate(s.Series)))
 }
 

@@ -95,12 +95,18 @@ func alertLikeObject(obj map[string]any) map[string]any {
 // the envelope itself named by a key ending in name or title; the
 // envelope's other string fields become annotations. ok is false when
 // neither exists: the caller's unknown-format error stands.
+// reRecipientField: a name field of whom a notification is for or what
+// the check runs on, never the alert's name.
+var reRecipientField = regexp.MustCompile(`(?i)(host|user|owner|author|team|contact|assignee|recipient|org|account|project)_?(display_?)?name$`)
+
 func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 	inner := alertLikeObject(obj)
 	name := ""
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		l := strings.ToLower(k)
-		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" && (strings.HasSuffix(l, "name") || strings.HasSuffix(l, "title")) {
+		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" && (strings.HasSuffix(l, "name") || strings.HasSuffix(l, "title")) && !reRecipientField.MatchString(k) {
+			// Not the name of whom it is sent to or what it runs on
+			// (CONTACTNAME, HOSTNAME): those name no alert.
 			name = v
 			break
 		}
@@ -801,7 +807,7 @@ var reEmphasisState = regexp.MustCompile(`(?i)^\s*(?:<(?:b|strong)>|\*{1,2})\s*(
 // status or event); reStateWord: a value that is a state word whole.
 var (
 	reStateKey  = regexp.MustCompile(`(?i)type|state|status|event`)
-	rePriorKey  = regexp.MustCompile(`(?i)^(?:old|prev|previous|prior|from)[_-]?|[_-](?:old|before|previous|prior)$`)
+	rePriorKey  = regexp.MustCompile(`(?i)^(?:old|prev|previous|prior|from|last)[_-]?|[_-](?:old|before|previous|prior)$`)
 	reStateWord = regexp.MustCompile(`(?i)^(?:resolved|recovered|up|ok|down|firing|problem|triggered|alerting|operational|major_outage|partial_outage|degraded_performance)$`)
 )
 

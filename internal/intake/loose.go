@@ -16,7 +16,9 @@ import (
 var (
 	// reNameField: a field that names the alert (not the host, the user or
 	// the team it concerns).
-	reNameField    = regexp.MustCompile(`(?i)(title|subject|headline|display_?name|(alert|alarm|rule|check|monitor|incident|problem|event|trigger|issue|condition|policy|detector)_?name|alert_?rule)$`)
+	// A Nagios-family check (Nagios, Icinga, Checkmk, Naemon) is named by
+	// its service description (SERVICEDESC, service_description).
+	reNameField    = regexp.MustCompile(`(?i)(title|subject|headline|display_?name|(alert|alarm|rule|check|monitor|incident|problem|event|trigger|issue|condition|policy|detector)_?name|alert_?rule|service_?desc(ription)?)$`)
 	reNotNameField = regexp.MustCompile(`(?i)(host|user|owner|author|team|project|org|account|contact|assignee|tool|node|pod|namespace|cluster|service|container|image|file|group|policy|region|zone)_?(display_?)?name$`)
 	// reTextField: a field that says what happened.
 	reTextField = regexp.MustCompile(`(?i)(message|summary|output|description|details?|text|reason|body|markdown|content)$`)

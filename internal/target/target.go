@@ -107,17 +107,28 @@ func CanonicalKey(k Kind) string {
 	return string(k)
 }
 
-// Fold normalises a label key: lower case, `.`, `-`, `/` and spaces as `_`.
+// Fold normalises a label key: lower case, `.`, `-`, `/` and spaces as `_`,
+// without the prefix the CloudWatch exporters put before a dimension's
+// name (`dimension_DBInstanceIdentifier` is the DBInstanceIdentifier).
 func Fold(key string) string {
 	key = strings.ToLower(strings.TrimSpace(key))
-	return strings.Map(func(r rune) rune {
+	key = strings.Map(func(r rune) rune {
 		switch r {
 		case '.', '-', '/', ' ':
 			return '_'
 		}
 		return r
 	}, key)
+	if rest, ok := strings.CutPrefix(key, dimensionPrefix); ok && rest != "" {
+		return rest
+	}
+	return key
 }
+
+// dimensionPrefix: the CloudWatch exporters (cloudwatch_exporter, YACE)
+// label a metric's dimensions `dimension_<Name>`.
+const dimensionPrefix = "dimension_"
+
 
 // hostSuffixes end the folded keys a monitoring product gives the machine
 // a check ran on under its own prefix (`opsview_host`, `nagios_hostname`,
@@ -339,7 +350,9 @@ func Extract(labels, annotations map[string]string, texts Fields) []Entity {
 // quoted name in an alert's own text: how monitors write the object they
 // watch ("lesson-api eu-central request volume", "lag pg-crew-delayed",
 // "Queue 'reminders'").
-var reIdent = regexp.MustCompile(`(?i)(?:^|[\s(\[{,;])([a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+)\b|['\x60]([a-z][a-z0-9_.-]{2,62})['\x60]`)
+// A port of a switch or a router is named by its type and its slot,
+// module and port numbers ("Gi1/0/48", "Te1/1/4", "ge-0/0/3", "eth1/7").
+var reIdent = regexp.MustCompile(`(?i)(?:^|[\s(\[{,;:])([a-z]{1,16}-?[0-9]+(?:/[0-9]+)+)\b|(?:^|[\s(\[{,;])([a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+)\b|['\x60]([a-z][a-z0-9_.-]{2,62})['\x60]`)
 
 // Identifiers are the names an alert's text gives to what it watches, when
 // no label does: compound identifiers and quoted names, at most n, not
@@ -351,7 +364,7 @@ func Identifiers(text string, n int) []string {
 	}
 	var out []string
 	for _, m := range reIdent.FindAllStringSubmatch(text, -1) {
-		v := strings.ToLower(strings.TrimRight(m[1]+m[2], "._-"))
+		v := strings.ToLower(strings.TrimRight(m[1]+m[2]+m[3], "._-"))
 		if len(v) < 4 || strings.Count(v, ".") >= 2 || isNumber(strings.NewReplacer("-", "", "_", "", ".", "").Replace(v)) {
 			continue // too short, a host name, or a number or version
 		}

@@ -275,3 +275,22 @@ func TestPrefixedHostKeys(t *testing.T) {
 		t.Errorf("the vocabulary's own key comes first, got %q", got)
 	}
 }
+
+func TestIdentifiersNamePorts(t *testing.T) {
+	tests := []struct {
+		text string
+		want string
+	}{
+		{"Interface Gi1/0/48 utilisation WARN", "gi1/0/48"},
+		{"port ge-0/0/3 flapping on edge-rtr", "ge-0/0/3"},
+		{"link eth1/7 down", "eth1/7"},
+	}
+	for _, tc := range tests {
+		if got := Identifiers(tc.text, 4); !slices.Contains(got, tc.want) {
+			t.Errorf("Identifiers(%q) = %v, want %q among them", tc.text, got, tc.want)
+		}
+	}
+	if got := Identifiers("served 12/400 requests, ratio 1/2", 4); len(got) != 0 {
+		t.Errorf("numbers are no port: %v", got)
+	}
+}

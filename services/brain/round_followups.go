@@ -39,6 +39,8 @@ func (s *Service) followUps(ctx context.Context, st *invState) []pendingCall {
 		return nil
 	}
 	out := s.followUpsOf(ctx, st, defs, res)
+	// A survey whose window was flat throughout, over the hours before.
+	out = append(out, s.longSurvey(ctx, st)...)
 	// The status pages of the outside providers the failing lines name
 	// (the leading finding's first): the provider's own word on an outage,
 	// whatever the leading hypothesis is; once per provider.
