@@ -18,8 +18,8 @@ func TestNagiosFamilyNotification(t *testing.T) {
 			title: "Interface Te1/1/4", hostLabel: "edge-sw-2",
 		},
 		{
-			name: "lower-case service_description, recipient first in order",
-			body: `{"contact_name":"oncall","host_name":"db-9","service_description":"Disk /var","last_state":"OK","output":"DISK CRITICAL - free space: /var 210 MB (2%)"}`,
+			name:  "lower-case service_description, recipient first in order",
+			body:  `{"contact_name":"oncall","host_name":"db-9","service_description":"Disk /var","last_state":"OK","output":"DISK CRITICAL - free space: /var 210 MB (2%)"}`,
 			title: "Disk /var", hostLabel: "db-9",
 		},
 	}

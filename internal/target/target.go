@@ -129,7 +129,6 @@ func Fold(key string) string {
 // label a metric's dimensions `dimension_<Name>`.
 const dimensionPrefix = "dimension_"
 
-
 // hostSuffixes end the folded keys a monitoring product gives the machine
 // a check ran on under its own prefix (`opsview_host`, `nagios_hostname`,
 // `checkmk_host_name`): the last words say what the value is.
