@@ -98,6 +98,11 @@ var standingWords = []string{"known", "flap", "hysteresis", "noisy alert", "fals
 // Empty when the alert names nothing.
 func StandingQuery(a *investigationv1.Alert) string {
 	names := recordNames(a)
+	if n := ruleName(a); n != "" {
+		// A record about the rule itself ("Watchdog always fires by
+		// design", a ticket that raises its threshold) names the rule.
+		names = appendUnique(names, n)
+	}
 	if len(names) == 0 {
 		return ""
 	}
@@ -323,10 +328,13 @@ func inRecordWindow(t, at time.Time, planned bool) bool {
 // (six characters or more, no blank), lower-cased: what a monitor, a
 // ticket or a record writes to name the alert itself. "" otherwise.
 func (ev *Evidence) alertRuleName() string {
-	if ev.Alert == nil {
-		return ""
-	}
-	n := ev.Alert.GetAlertName()
+	return ruleName(ev.Alert)
+}
+
+// ruleName is the alert's rule name, lower case, when it is an
+// identifier a record would name (six characters or more, one word).
+func ruleName(a *investigationv1.Alert) string {
+	n := a.GetAlertName()
 	if len(n) < 6 || strings.ContainsAny(n, " \t") {
 		return ""
 	}

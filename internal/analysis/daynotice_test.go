@@ -77,6 +77,9 @@ func TestStandingQuery(t *testing.T) {
 	if !strings.HasPrefix(q, `("known" OR "flap"`) || !strings.Contains(q, `) AND (`) || !strings.Contains(q, `"rtr-edge-17"`) {
 		t.Fatalf("StandingQuery = %s", q)
 	}
+	if q := StandingQuery(&investigationv1.Alert{AlertName: "Watchdog"}); !strings.Contains(q, `"watchdog"`) {
+		t.Errorf("a rule named by one identifier: StandingQuery = %q, want the rule's name among the names", q)
+	}
 	if q := StandingQuery(&investigationv1.Alert{}); q != "" {
 		t.Fatalf("an alert that names nothing: StandingQuery = %q, want empty", q)
 	}
