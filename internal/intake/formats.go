@@ -95,18 +95,18 @@ func alertLikeObject(obj map[string]any) map[string]any {
 // the envelope itself named by a key ending in name or title; the
 // envelope's other string fields become annotations. ok is false when
 // neither exists: the caller's unknown-format error stands.
-// reRecipientField: a name field of whom a notification is for or what
-// the check runs on, never the alert's name.
-var reRecipientField = regexp.MustCompile(`(?i)(host|user|owner|author|team|contact|assignee|recipient|org|account|project)_?(display_?)?name$`)
-
-func wrappedAlert(obj map[string]any) (map[string]any, bool) {
+//
+// Strictly, a name field of whom it is sent to or what it runs on
+// (CONTACTNAME, HOSTNAME) does not name the alert: a loosely shaped
+// envelope (looseAlert) is read first. Not strictly, any name field does:
+// an envelope that names nothing else (an SNMP trap's hostname) is read
+// rather than refused.
+func wrappedAlert(obj map[string]any, strict bool) (map[string]any, bool) {
 	inner := alertLikeObject(obj)
 	name := ""
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		l := strings.ToLower(k)
-		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" && (strings.HasSuffix(l, "name") || strings.HasSuffix(l, "title")) && !reRecipientField.MatchString(k) {
-			// Not the name of whom it is sent to or what it runs on
-			// (CONTACTNAME, HOSTNAME): those name no alert.
+		if v, ok := obj[k].(string); ok && strings.TrimSpace(v) != "" && (strings.HasSuffix(l, "name") || strings.HasSuffix(l, "title")) && !(strict && reRecipientField.MatchString(k)) {
 			name = v
 			break
 		}
@@ -139,6 +139,10 @@ func wrappedAlert(obj map[string]any) (map[string]any, bool) {
 	return out, true
 }
 
+// reRecipientField: a name field of whom a notification is for or what
+// the check runs on.
+var reRecipientField = regexp.MustCompile(`(?i)(host|user|owner|author|team|contact|assignee|recipient|org|account|project)_?(display_?)?name$`)
+
 func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 	envelope := obj
 	wrapped := false
@@ -146,9 +150,11 @@ func parseGeneric(obj map[string]any) ([]*investigationv1.Alert, error) {
 		// A nested alert (a ticket, a check) first; the envelope's own
 		// string event type (eventNamed) names it only when nothing
 		// nested or loosely shaped does.
-		if w, ok := wrappedAlert(obj); ok {
+		if w, ok := wrappedAlert(obj, true); ok {
 			obj, wrapped = w, true
 		} else if w, ok := looseAlert(obj); ok {
+			obj, wrapped = w, true
+		} else if w, ok := wrappedAlert(obj, false); ok {
 			obj, wrapped = w, true
 		}
 	}

@@ -273,7 +273,7 @@ func Detect(obj map[string]any) (string, error) {
 	if hasAnyKey(obj, genericKeys) || eventNamed(obj) {
 		return SourceGeneric, nil
 	}
-	if _, ok := wrappedAlert(obj); ok {
+	if _, ok := wrappedAlert(obj, false); ok {
 		return SourceGeneric, nil
 	}
 	if _, ok := looseAlert(obj); ok {

@@ -46,3 +46,16 @@ func TestNagiosFamilyNotification(t *testing.T) {
 		})
 	}
 }
+
+// An envelope named by nothing but the machine it came from (an SNMP
+// trap forwarded as JSON) is read, not refused: its host names it.
+func TestHostNamedEnvelopeIsRead(t *testing.T) {
+	body := `{"agent_address":"10.9.0.4","forwarder":"snmptrapd","hostname":"tor-sw-3","trap_oid":"IF-MIB::linkDown","varbinds":{"ifIndex":"17","ifOperStatus":"down"}}`
+	as, err := Parse([]byte(body), "")
+	if err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	if got := as[0].GetAlertName(); got != "tor-sw-3" {
+		t.Errorf("alert name %q, want the host that sent it", got)
+	}
+}

@@ -2,12 +2,12 @@
 """tablerows.py TAG: README evaluation table rows from /tmp/TAG-<set>/corpus/summary.json."""
 import json, sys, os
 tag = sys.argv[1]
-labels = {s: f'{s} (a development set since its after-run)' for s in ['blind'] + [f'blind{i}' for i in range(2, 30)]}
-labels['blind30'] = 'blind30 (scored once before and once after this round, see below; this row after reading its failures)'
-labels['blind31'] = 'blind31 (scored once before and once after this round, see below; this row after reading its failures)'
+labels = {s: f'{s} (a development set since its after-run)' for s in ['blind'] + [f'blind{i}' for i in range(2, 32)]}
+labels['blind32'] = 'blind32 (scored once before and once after this round, see below; this row after reading its failures)'
+labels['blind33'] = 'blind33 (scored once before and once after this round, see below; this row after reading its failures)'
 labels['heldout'] = 'held-out (a development set now)'
 labels['corpus'] = 'our corpus'
-order = ['corpus', 'blind'] + [f'blind{i}' for i in range(2, 32)] + ['heldout']
+order = ['corpus', 'blind'] + [f'blind{i}' for i in range(2, 34)] + ['heldout']
 for s in order:
     p = f'/tmp/{tag}-{s}/corpus/summary.json'
     if not os.path.exists(p):
