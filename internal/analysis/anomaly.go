@@ -356,7 +356,10 @@ func (ev *Evidence) anomalyCandidates() []*candidate {
 func (c *candidate) measures(ev *Evidence, s Series) bool {
 	switch c.kind {
 	case "node":
-		return strings.EqualFold(labelOf(s.Series, "node", "kubernetes_node", "nodename"), c.name) || strings.EqualFold(ev.nodeOfInstance(labelOf(s.Series, "instance")), c.name)
+		// By its node label, its scrape target's node, or the machine a
+		// candidate was made of by its scrape target's host.
+		return strings.EqualFold(labelOf(s.Series, "node", "kubernetes_node", "nodename"), c.name) || strings.EqualFold(ev.nodeOfInstance(labelOf(s.Series, "instance")), c.name) ||
+			strings.EqualFold(instanceHost(labelOf(s.Series, "instance")), c.name)
 	case "workload":
 		own := labelOf(s.Series, "service", "app", "deployment", "container", "job", "pod")
 		return own != "" && (strings.EqualFold(own, c.name) || strings.HasPrefix(strings.ToLower(own), strings.ToLower(c.name)+"-"))
@@ -618,8 +621,10 @@ func (ev *Evidence) findCandidates() []*candidate {
 				// load that rose is demand, not a suspect). An
 				// application's own counters on that host are its
 				// process's, not the machine's.
+				// A machine's measurement at its published bound (its
+				// connection-tracking table full) is one too.
 				h := instanceHost(labelOf(s.Series, "instance", "host", "hostname"))
-				if h == "" || !failingSeries(s) || !machineSeries(s.Name) {
+				if h == "" || !(failingSeries(s) || ev.atItsLimit(s)) || !machineSeries(s.Name) {
 					continue
 				}
 				c = get("node/"+h, h, "node")

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	investigationv1 "github.com/rcamesh/rcamesh/gen/rcamesh/investigation/v1"
@@ -237,6 +238,13 @@ const nothingFoundConfidence = 0.3
 // every tool answered (none failed), something was read, no log line is
 // an error, no event a warning, no pod unhealthy, no series moved; and
 // what was read.
+// anyFailingSeries: some series of the evidence is a failure signal
+// (failingSeries), whatever entity it belongs to, unless its own
+// environment label says it is not paged.
+func (ev *Evidence) anyFailingSeries() bool {
+	return slices.ContainsFunc(ev.Series, func(s Series) bool { return failingSeries(s) && !ev.nonPagedSeries(s) })
+}
+
 func (ev *Evidence) nothingFound() (string, bool) {
 	if ev == nil || len(ev.Failed) > 0 || len(ev.Sources) == 0 {
 		return "", false
@@ -267,12 +275,15 @@ func (ev *Evidence) nothingFound() (string, bool) {
 	if len(ev.anomalyCandidates()) > 0 {
 		return "", false
 	}
-	for _, s := range ev.Series {
-		if failingSeries(s) {
-			// An error, latency or steal series that rose, even one no
-			// workload claims: not "nothing found".
-			return "", false
-		}
+	if ev.anyFailingSeries() {
+		// An error, latency or steal series that rose, even one no
+		// workload claims: not "nothing found".
+		return "", false
+	}
+	if len(ev.limitsReached()) > 0 {
+		// A measurement at its published bound (a table full, a pool at
+		// its maximum): not "nothing found" either.
+		return "", false
 	}
 	var read []string
 	if n := len(ev.Pods); n > 0 {

@@ -62,6 +62,16 @@ func (ev *Evidence) limitsReached() []limitHit {
 	return ev.limits
 }
 
+// atItsLimit: s is the measurement of a limit reached.
+func (ev *Evidence) atItsLimit(s Series) bool {
+	for _, h := range ev.limitsReached() {
+		if h.usage.Name == s.Name && labelKey(h.usage.Labels, "") == labelKey(s.Labels, "") {
+			return true
+		}
+	}
+	return false
+}
+
 // limitPair is a measurement and the bound published beside it; free
 // says the measurement is what is left of the bound.
 type limitPair struct {

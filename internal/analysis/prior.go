@@ -198,7 +198,7 @@ func applyPrior(in Input, ev *Evidence, d *investigationv1.Diagnosis) {
 		return
 	}
 	unknown := d.GetCategory() == catUnknown || d.GetCategory() == investigationv1.RootCauseCategory_ROOT_CAUSE_CATEGORY_UNSPECIFIED
-	if unknown && r.Healthy > unknownHealthyLogOdds && len(r.HealthyTop) > 0 {
+	if unknown && r.Healthy > unknownHealthyLogOdds && len(r.HealthyTop) > 0 && !ev.anyFailingSeries() {
 		// No detector established a failure, and the words do not say
 		// fault clearly (they lean to activity that needed no action,
 		// planned, approved, a drill, or weigh near the boundary): most

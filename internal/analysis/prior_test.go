@@ -291,6 +291,24 @@ func TestUnknownLeansToNoAction(t *testing.T) {
 			}
 		})
 	}
+	t.Run("mild lean, but an error series rose", func(t *testing.T) {
+		errs := metric("ifInErrors", map[string]string{"instance": "dist-sw-9", "ifDescr": "Te1/1/2"}, step(0, 400, 20, 10)...)
+		in := Input{Pins: []*evidencev1.EvidencePin{logPin(t, "p1", mild...), pin(t, "p2", "survey_metrics", "prometheus", facts.KeySeries, []facts.Series{errs})}, Prior: inventedPrior()}
+		d := &investigationv1.Diagnosis{RootCause: "Undetermined.", Category: catUnknown}
+		applyPrior(in, NewEvidence(nil, in.Pins), d)
+		if d.GetCategory() == catHealthy {
+			t.Fatalf("read as no action needed while an error series rose: %s", text(d))
+		}
+	})
+	t.Run("mild lean, an error series rose in staging", func(t *testing.T) {
+		errs := metric("http_requests_total", map[string]string{"service": "berth-search", "env": "staging", "code": "504"}, step(0, 400, 20, 10)...)
+		in := Input{Pins: []*evidencev1.EvidencePin{logPin(t, "p1", mild...), pin(t, "p2", "survey_metrics", "prometheus", facts.KeySeries, []facts.Series{errs})}, Prior: inventedPrior()}
+		d := &investigationv1.Diagnosis{RootCause: "Undetermined.", Category: catUnknown}
+		applyPrior(in, NewEvidence(nil, in.Pins), d)
+		if d.GetCategory() != catHealthy {
+			t.Fatalf("a staging series' errors kept the reading from no action needed: %s", text(d))
+		}
+	})
 }
 
 // The wording overrides a mechanism reading only by overrideMargin or

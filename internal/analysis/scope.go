@@ -23,6 +23,20 @@ var NonPagedEnvironments = []string{"staging", "stage", "stg", "dev", "developme
 // fault (the environment is not paged).
 const explainsAll = "*"
 
+// nonPagedSeries: the series' own environment label names an environment
+// that is not paged (a staging soak test's errors).
+func (ev *Evidence) nonPagedSeries(s Series) bool {
+	v := strings.ToLower(target.Lookup(s.Labels, target.Environment))
+	if v == "" {
+		return false
+	}
+	list := ev.NonPaged
+	if list == nil {
+		list = NonPagedEnvironments
+	}
+	return slices.ContainsFunc(list, func(e string) bool { return strings.EqualFold(strings.TrimSpace(e), v) })
+}
+
 func (ev *Evidence) nonPaged() (where, value string) {
 	if ev.Alert == nil {
 		return "", ""
