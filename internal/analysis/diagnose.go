@@ -234,10 +234,6 @@ func (ev *Evidence) contextClaims(known string) []*investigationv1.Claim {
 // absence of failure, not positive evidence of health.
 const nothingFoundConfidence = 0.3
 
-// nothingFound says whether the evidence read shows no failure at all:
-// every tool answered (none failed), something was read, no log line is
-// an error, no event a warning, no pod unhealthy, no series moved; and
-// what was read.
 // anyFailingSeries: some series of the evidence is a failure signal
 // (failingSeries), whatever entity it belongs to, unless its own
 // environment label says it is not paged.
@@ -245,6 +241,10 @@ func (ev *Evidence) anyFailingSeries() bool {
 	return slices.ContainsFunc(ev.Series, func(s Series) bool { return failingSeries(s) && !ev.nonPagedSeries(s) })
 }
 
+// nothingFound says whether the evidence read shows no failure at all:
+// every tool answered (none failed), something was read, no log line is
+// an error, no event a warning, no pod unhealthy, no series moved; and
+// what was read.
 func (ev *Evidence) nothingFound() (string, bool) {
 	if ev == nil || len(ev.Failed) > 0 || len(ev.Sources) == 0 {
 		return "", false

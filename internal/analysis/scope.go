@@ -27,28 +27,28 @@ const explainsAll = "*"
 // that is not paged (a staging soak test's errors).
 func (ev *Evidence) nonPagedSeries(s Series) bool {
 	v := strings.ToLower(target.Lookup(s.Labels, target.Environment))
-	if v == "" {
-		return false
-	}
+	return v != "" && ev.nonPagedSet()[v]
+}
+
+// nonPagedSet is the environments that are not paged (the brain's list,
+// else the package default), lower case.
+func (ev *Evidence) nonPagedSet() map[string]bool {
 	list := ev.NonPaged
 	if list == nil {
 		list = NonPagedEnvironments
 	}
-	return slices.ContainsFunc(list, func(e string) bool { return strings.EqualFold(strings.TrimSpace(e), v) })
+	set := make(map[string]bool, len(list))
+	for _, e := range list {
+		set[strings.ToLower(strings.TrimSpace(e))] = true
+	}
+	return set
 }
 
 func (ev *Evidence) nonPaged() (where, value string) {
 	if ev.Alert == nil {
 		return "", ""
 	}
-	set := map[string]bool{}
-	list := ev.NonPaged
-	if list == nil {
-		list = NonPagedEnvironments
-	}
-	for _, e := range list {
-		set[strings.ToLower(strings.TrimSpace(e))] = true
-	}
+	set := ev.nonPagedSet()
 	a := ev.Alert
 	for _, m := range []map[string]string{a.GetLabels(), a.GetAnnotations()} {
 		if v := target.Lookup(m, target.Environment); v != "" {
