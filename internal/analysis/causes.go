@@ -40,6 +40,11 @@ var families = []family{
 	// Unambiguous capacity signatures first: "forbidden: exceeded quota"
 	// is a quota, not a permission problem.
 	{catResource, regexp.MustCompile(`(?i)(exceeded quota|quota exceeded|space exceeded|insufficient (cpu|memory|pods|ephemeral|nvidia|gpu)|oomkilled|oom[ -]?kill|out of (?:shared )?memory|outofmemoryerror|no space left|enospc|disk (is )?full|evicted|evictionthresholdmet|the node was low on resource|has \[?\d+\]?\s*/\s*\[?\d+\]? maximum|fork\(\) failed|cannot fork|disk (?:usage|watermark)[^\n]{0,40}exceeded|flood[- ]stage|read-only-allow-delete|can't fork|unable to create (?:new )?native thread|pthread_create failed|\bpids\.max\b|max(?:imum)? (?:number of )?[a-z_ ]{0,24}(?:reached|exceeded)|would exceed (?:the )?(?:maximum|limit)|(?:to avoid|imminent) (?:transaction id )?wraparound|wraparound data loss|\bexceeds (?:the |its )?[\w-]+ limit\b|\bthread exhaustion\b|\bdata too large\b|\blarger than the limit\b)`), "a capacity limit (quota, memory, CPU, disk) is exhausted"},
+	// The machine's own hardware reports a fault (a sensor over its
+	// threshold, a fan stopped, a power supply lost): whatever it then
+	// throttles or slows is the hardware's effect, not a capacity the
+	// workload ran out of.
+	{catInfra, regexp.MustCompile(`(?i)(\btemperature (?:is )?above (?:the )?(?:threshold|critical|limit)|\bover-?temperature\b|\boverheat(?:ing|ed)?\b|\bthermal (?:event|trip|shutdown|throttl\w*)|\bfan\b[^\n]{0,30}\b(?:failure|failed|fault|stopped|not spinning|0 rpm)|\b(?:power supply|psu)\b[^\n]{0,30}\b(?:failure|failed|fault|lost)\b)`), "the machine's hardware reports a fault (a temperature over its threshold, a fan or a power supply failed)"},
 	// A configured value the client cannot put in a request header (a
 	// trailing newline, a control character): the value's setting, not
 	// the input data, whatever the character complaint says.
