@@ -617,12 +617,11 @@ func (ev *Evidence) findCandidates() []*candidate {
 				// its scrape target's host, when the series measures the
 				// machine (a platform exporter's: node_exporter, a
 				// collector's system metrics) and is a failure signal of
-				// its own (errors, latency, steal time: a batch's CPU or
-				// load that rose is demand, not a suspect). An
-				// application's own counters on that host are its
-				// process's, not the machine's.
-				// A machine's measurement at its published bound (its
-				// connection-tracking table full) is one too.
+				// its own (errors, latency, steal time, a measurement at
+				// its published bound such as a full connection-tracking
+				// table: a batch's CPU or load that rose is demand, not a
+				// suspect). An application's own counters on that host
+				// are its process's, not the machine's.
 				h := instanceHost(labelOf(s.Series, "instance", "host", "hostname"))
 				if h == "" || !(failingSeries(s) || ev.atItsLimit(s)) || !machineSeries(s.Name) {
 					continue

@@ -318,57 +318,69 @@ func decidingLines(ev *Evidence, top []catprior.Term, d *investigationv1.Diagnos
 		w     float64
 		terms []string
 	}
-	var lines, details []line
 	seen := map[string]bool{}
-	pool := &lines
-	consider := func(text, who string, c Cite) {
+	// consider weighs a line by the deciding terms it carries; ok when it
+	// carries some and is neither quoted already nor seen before.
+	consider := func(text, who string, c Cite) (l line, ok bool) {
 		text = strings.TrimSpace(text)
 		key := strings.ToLower(text[:min(len(text), 80)])
 		if text == "" || seen[key] || strings.Contains(known, text[:min(len(text), 60)]) {
-			return
+			return line{}, false
 		}
 		seen[key] = true
 		tt := catprior.Terms{}
 		tt.AddText(text)
-		l := line{text: quote(text), pins: c.PinIDs}
+		l = line{text: quote(text), pins: c.PinIDs}
 		for t := range tt {
 			if w, ok := weight[t]; ok {
 				l.w += w
 				l.terms = append(l.terms, t)
 			}
 		}
-		if l.w > 0 {
-			slices.Sort(l.terms)
-			if who != "" {
-				l.text = who + ": " + l.text
-			}
-			*pool = append(*pool, l)
+		if l.w <= 0 {
+			return line{}, false
+		}
+		slices.Sort(l.terms)
+		if who != "" {
+			l.text = who + ": " + l.text
+		}
+		return l, true
+	}
+	var lines []line
+	keep := func(l line, ok bool) {
+		if ok {
+			lines = append(lines, l)
 		}
 	}
 	for _, l := range ev.Logs {
-		consider(l.Message, firstNonEmptyStr(l.Service, l.Pod, l.Host), l.Cite)
+		keep(consider(l.Message, firstNonEmptyStr(l.Service, l.Pod, l.Host), l.Cite))
 	}
 	for _, e := range ev.Events {
-		consider(e.Message, strings.Trim(e.InvolvedKind+"/"+e.InvolvedName+" "+e.Reason, "/ "), e.Cite)
+		keep(consider(e.Message, strings.Trim(e.InvolvedKind+"/"+e.InvolvedName+" "+e.Reason, "/ "), e.Cite))
 	}
 	for _, c := range ev.Commits {
-		consider(c.Message, "commit "+c.SHA, c.Cite)
+		keep(consider(c.Message, "commit "+c.SHA, c.Cite))
 	}
 	// What a commit changed (its summary, the lines its diff adds or
 	// removes) is where a setting's or a call's own words are written:
-	// the best of them is quoted besides the lines above.
-	pool = &details
+	// the best of them (the first of equals) is quoted besides the lines
+	// above.
+	var detail line
+	best := func(l line, ok bool) {
+		if ok && l.w > detail.w {
+			detail = l
+		}
+	}
 	for _, c := range ev.Commits {
-		consider(c.Summary, "commit "+c.SHA+" summary", c.Cite)
+		best(consider(c.Summary, "commit "+c.SHA+" summary", c.Cite))
 		for _, dl := range changedLines(c.Diff) {
-			consider(clip(dl, 240), "commit "+c.SHA+" changes", c.Cite)
+			best(consider(clip(dl, 240), "commit "+c.SHA+" changes", c.Cite))
 		}
 	}
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].w > lines[j].w })
-	sort.SliceStable(details, func(i, j int) bool { return details[i].w > details[j].w })
 	lines = lines[:min(len(lines), maxDecidingLines)]
-	if len(details) > 0 {
-		lines = append(lines, details[0])
+	if detail.w > 0 {
+		lines = append(lines, detail)
 	}
 	var out []*investigationv1.Claim
 	for _, l := range lines {

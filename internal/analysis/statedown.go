@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rcamesh/rcamesh/internal/facts"
+	"github.com/rcamesh/rcamesh/internal/target"
 )
 
 // ---- a state gauge that went from 1 to 0 ----
@@ -40,20 +41,18 @@ func stateDown(s facts.Series) bool {
 	return true
 }
 
-// workloadKeys are the (canonical) label keys that tie a series to a
-// workload rather than to a machine, a device or a link.
-var workloadKeys = []string{"service", "app", "deployment", "statefulset", "daemonset", "pod", "container", "job_name", "cronjob"}
-
-// machineState: a state gauge of a machine, a device or a link (no
-// workload's label; not a probe of an address, which measures the far
-// end's reachability from here).
+// machineState: a state gauge of a machine, a device or a link (no label
+// of a workload, by the label vocabulary's kinds; not a probe of an
+// address, which measures the far end's reachability from here).
 func machineState(s facts.Series) bool {
-	for _, k := range workloadKeys {
-		if s.Labels[k] != "" {
+	for k, v := range s.Labels {
+		if v == "" {
+			continue
+		}
+		switch target.KindOf(k) {
+		case target.Service, target.Deployment, target.StatefulSet, target.DaemonSet, target.Pod, target.Container, target.Job, target.CronJob:
 			return false
 		}
-	}
-	for _, v := range s.Labels {
 		if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" {
 			return false
 		}
